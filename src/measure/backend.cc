@@ -17,6 +17,16 @@ std::vector<double> Operand(uint64_t rows, uint64_t cols, uint64_t salt) {
   return v;
 }
 
+// The stored form of a row-major rows x cols matrix: itself, or its transpose (cols x rows).
+std::vector<double> Stored(const std::vector<double>& v, uint64_t rows, uint64_t cols, bool transposed) {
+  if (!transposed) return v;
+  std::vector<double> t(v.size());
+  for (uint64_t i = 0; i < rows; ++i) {
+    for (uint64_t j = 0; j < cols; ++j) t[j * rows + i] = v[i * cols + j];
+  }
+  return t;
+}
+
 std::vector<double> NaiveProduct(const GemmShape& s, const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> c(s.m * s.n, 0.0);
   for (uint64_t i = 0; i < s.m; ++i) {
@@ -29,18 +39,32 @@ std::vector<double> NaiveProduct(const GemmShape& s, const std::vector<double>& 
   return c;
 }
 
-// The rounding of C when it is stored at the input's width (cuBLAS writes bf16 and fp16 results in
-// kind): half a unit in the last place of its significand (8 bits for bf16, 11 for fp16).
+// The rounding of C when it is stored narrow (cuBLAS writes bf16 and fp16 results in kind, and fp8
+// ones as bf16): half a unit in the last place of its significand (8 bits for bf16, 11 for fp16).
 double OutputTolerance(GemmDType d) {
   switch (d) {
+    case GemmDType::kFp8:
     case GemmDType::kBf16: return 1.0 / 256;
     case GemmDType::kFp16: return 1.0 / 2048;
-    case GemmDType::kFp8: return 1.0 / 16;
     case GemmDType::kFp32:
     case GemmDType::kFp64:
     case GemmDType::kTf32: break;
   }
   return 1e-6;
+}
+
+std::vector<GemmShape> CheckShapes(GemmDType dtype) {
+  std::vector<GemmShape> dims = {{3, 5, 7}, {17, 13, 11}, {64, 33, 63}};
+  if (dtype == GemmDType::kFp8) dims = {{16, 32, 48}, {48, 16, 32}, {64, 48, 16}};
+  std::vector<GemmShape> out;
+  for (GemmShape s : dims) {
+    for (int layout = 0; layout < 4; ++layout) {
+      s.trans_a = (layout & 2) != 0;
+      s.trans_b = (layout & 1) != 0;
+      out.push_back(s);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -52,10 +76,11 @@ std::unique_ptr<GemmBackend> MakeBackend(const std::string& device) {
 }
 
 void CheckAgainstNaive(GemmBackend& backend, GemmDType dtype) {
-  for (const GemmShape& s : {GemmShape{3, 5, 7}, GemmShape{17, 13, 11}, GemmShape{64, 33, 63}}) {
+  for (const GemmShape& s : CheckShapes(dtype)) {
     const std::vector<double> a = Operand(s.m, s.k, 1), b = Operand(s.k, s.n, 4);
     const std::vector<double> want = NaiveProduct(s, a, b);
-    const std::vector<double> got = backend.Multiply(s, dtype, a, b);
+    const std::vector<double> got =
+        backend.Multiply(s, dtype, Stored(a, s.m, s.k, s.trans_a), Stored(b, s.k, s.n, s.trans_b));
     for (size_t i = 0; i < want.size(); ++i) {
       // Exact by construction (see Operand) up to the rounding of a narrow C.
       if (i < got.size() && std::fabs(got[i] - want[i]) <= OutputTolerance(dtype) * (1 + std::fabs(want[i]))) {

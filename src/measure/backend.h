@@ -44,7 +44,8 @@ class GemmBackend {
   virtual void SetThreads(int threads) = 0;
   virtual int Threads() const = 0;
 
-  // C = A·B once, for checking: row-major inputs rounded to `dtype`, the result widened to double.
+  // C = op(A)·op(B) once, for checking: row-major inputs stored as the shape's layout says (A is
+  // k x m when trans_a), rounded to `dtype`; the result widened to double.
   virtual std::vector<double> Multiply(const GemmShape& shape, GemmDType dtype, const std::vector<double>& a,
                                        const std::vector<double>& b) = 0;
   virtual std::unique_ptr<PreparedGemm> Prepare(const GemmShape& shape, GemmDType dtype) = 0;
@@ -55,6 +56,8 @@ struct CudaLibraryNames {
   std::vector<std::string> driver = {"libcuda.so.1", "libcuda.so"};
   std::vector<std::string> runtime = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"};
   std::vector<std::string> cublas = {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11"};
+  std::vector<std::string> cublas_lt = {"libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12",
+                                        "libcublasLt.so.11"};
 };
 
 struct OpenBlasLibraryNames {
@@ -68,8 +71,9 @@ std::unique_ptr<GemmBackend> MakeBackend(const std::string& device);
 std::unique_ptr<GemmBackend> MakeOpenBlasBackend(const OpenBlasLibraryNames& names = {});
 std::unique_ptr<GemmBackend> MakeCudaBackend(const CudaLibraryNames& names = {});
 
-// Checks the backend against a naive triple loop on small odd shapes (3x5x7, 17x13x11, 64x33x70)
-// before anything is timed; a wrong element is a RuntimeError, so a broken BLAS reports no speed.
+// Checks the backend against a naive triple loop on small odd shapes (3x5x7, 17x13x11, 64x33x63)
+// in every layout (NN, NT, TN, TT) before anything is timed; a wrong element is a RuntimeError, so
+// a broken BLAS reports no speed. fp8 uses multiples of 16, the only shapes cuBLASLt takes.
 void CheckAgainstNaive(GemmBackend& backend, GemmDType dtype);
 
 }  // namespace tally

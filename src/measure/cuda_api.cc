@@ -12,10 +12,18 @@ void Resolve(const DynamicLibrary& lib, const char* symbol, Fn& fn) {
   if (fn == nullptr) throw RuntimeError(lib.Name() + " lacks " + symbol + "; is the CUDA installation complete?");
 }
 
+// The driver's own text, or, where it has none (the toolkit's stub libcuda answers every call with
+// CUDA_ERROR_STUB_LIBRARY and no text), what cuda.h's CUresult says of the common codes.
 std::string DriverError(const Api& api, int status) {
   const char* text = nullptr;
-  if (api.cu_get_error_string != nullptr) api.cu_get_error_string(status, &text);
-  return (text != nullptr ? std::string(text) : "CUDA driver error") + " (code " + std::to_string(status) + ")";
+  if (api.cu_get_error_string != nullptr && api.cu_get_error_string(status, &text) != 0) text = nullptr;
+  std::string said = text != nullptr ? text
+                     : status == 34  ? "libcuda is the toolkit's stub library, not a driver; install the NVIDIA "
+                                       "driver, or put its libcuda.so.1 before the stubs/ folder on the library path"
+                     : status == 35  ? "the installed NVIDIA driver is older than this CUDA runtime"
+                     : status == 999 ? "unknown error"
+                                     : "CUDA driver error";
+  return said + " (code " + std::to_string(status) + ")";
 }
 
 void LoadDriver(Api& api, const CudaLibraryNames& names) {
@@ -66,12 +74,39 @@ void LoadCublas(Api& api, const CudaLibraryNames& names) {
   Resolve(api.cublas, "cublasGemmEx", api.cublas_gemm_ex);
 }
 
+// cuBLAS 11+ itself depends on cuBLASLt, so this rarely fails; when it does, only fp8 is lost.
+void LoadCublasLt(Api& api, const CudaLibraryNames& names) {
+  api.cublas_lt = DynamicLibrary::Open(names.cublas_lt);
+  if (!api.cublas_lt.loaded()) {
+    api.cublas_lt_error = "cannot load cuBLASLt: " + api.cublas_lt.Error();
+    return;
+  }
+  const DynamicLibrary& lt = api.cublas_lt;
+  Resolve(lt, "cublasLtCreate", api.lt_create);
+  Resolve(lt, "cublasLtDestroy", api.lt_destroy);
+  Resolve(lt, "cublasLtMatmulDescCreate", api.lt_desc_create);
+  Resolve(lt, "cublasLtMatmulDescDestroy", api.lt_desc_destroy);
+  Resolve(lt, "cublasLtMatmulDescSetAttribute", api.lt_desc_set);
+  Resolve(lt, "cublasLtMatrixLayoutCreate", api.lt_layout_create);
+  Resolve(lt, "cublasLtMatrixLayoutDestroy", api.lt_layout_destroy);
+  Resolve(lt, "cublasLtMatmulPreferenceCreate", api.lt_pref_create);
+  Resolve(lt, "cublasLtMatmulPreferenceDestroy", api.lt_pref_destroy);
+  Resolve(lt, "cublasLtMatmulPreferenceSetAttribute", api.lt_pref_set);
+  Resolve(lt, "cublasLtMatmulAlgoGetHeuristic", api.lt_heuristic);
+  Resolve(lt, "cublasLtMatmul", api.lt_matmul);
+}
+
 }  // namespace
+
+void LoadToolkit(Api& api, const CudaLibraryNames& names) {
+  LoadRuntime(api, names);
+  LoadCublas(api, names);
+  LoadCublasLt(api, names);
+}
 
 void Load(Api& api, const CudaLibraryNames& names) {
   LoadDriver(api, names);
-  LoadRuntime(api, names);
-  LoadCublas(api, names);
+  LoadToolkit(api, names);
 }
 
 void CheckRuntime(const Api& api, int status, const std::string& what) {

@@ -1,11 +1,13 @@
-// cuBLAS through dlopen: cublasGemmEx for fp32, tf32, fp16, bf16 and fp64, timed with CUDA events
-// on the default stream. Row-major C = A·B is computed as the column-major Cᵀ = Bᵀ·Aᵀ, which reads
-// the same buffers without any transpose.
+// cuBLAS through dlopen: cublasGemmEx for fp32, tf32, fp16, bf16 and fp64, and cublasLtMatmul for
+// fp8 (e4m3), timed with CUDA events on the default stream. Row-major C = op(A)·op(B) is computed as
+// the column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, which reads the same buffers with the same transpose flags.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "measure/cuda_api.h"
 #include "measure/float_convert.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 #include "util/units.h"
 
@@ -40,6 +42,8 @@ std::vector<unsigned char> Encode(GemmDType d, const std::vector<double>& values
     const float f = static_cast<float>(values[i]);
     if (d == GemmDType::kFp64) {
       std::memcpy(at, &values[i], 8);
+    } else if (d == GemmDType::kFp8) {
+      *at = FloatToFp8E4M3(f);
     } else if (d == GemmDType::kFp16 || d == GemmDType::kBf16) {
       const uint16_t h = d == GemmDType::kFp16 ? FloatToHalf(f) : FloatToBf16(f);
       std::memcpy(at, &h, 2);
@@ -82,47 +86,34 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
-class DeviceGemm : public PreparedGemm {
+// A transposed copy of a row-major rows x cols matrix.
+std::vector<double> Transpose(const std::vector<double>& v, uint64_t rows, uint64_t cols) {
+  std::vector<double> t(v.size());
+  for (uint64_t i = 0; i < rows; ++i) {
+    for (uint64_t j = 0; j < cols; ++j) t[j * rows + i] = v[i * cols + j];
+  }
+  return t;
+}
+
+// A product on the device: operands and result in device memory, timed by CUDA events around
+// back-to-back launches of Run().
+class TimedDeviceGemm : public PreparedGemm {
  public:
-  DeviceGemm(const cuda::Api& api, void* handle, const GemmShape& s, GemmDType d)
-      : api_(api), handle_(handle), shape_(s), types_(TypesOf(d)), dtype_(d),
-        a_(api, s.m * s.k * GemmDTypeBytes(d)), b_(api, s.k * s.n * GemmDTypeBytes(d)),
-        c_(api, s.m * s.n * GemmDTypeBytes(d)) {
+  explicit TimedDeviceGemm(const cuda::Api& api) : api_(api) {
     cuda::CheckRuntime(api, api.event_create(&start_), "cudaEventCreate");
     cuda::CheckRuntime(api, api.event_create(&stop_), "cudaEventCreate");
   }
-  DeviceGemm(const DeviceGemm&) = delete;
-  DeviceGemm& operator=(const DeviceGemm&) = delete;
-  ~DeviceGemm() override {
+  TimedDeviceGemm(const TimedDeviceGemm&) = delete;
+  TimedDeviceGemm& operator=(const TimedDeviceGemm&) = delete;
+  ~TimedDeviceGemm() override {
     api_.event_destroy(start_);
     api_.event_destroy(stop_);
   }
 
-  void Upload(const std::vector<double>& a, const std::vector<double>& b) {
-    const std::vector<unsigned char> ha = Encode(dtype_, a), hb = Encode(dtype_, b);
-    cuda::CheckRuntime(api_, api_.cuda_memcpy(a_.get(), ha.data(), ha.size(), cuda::kHostToDevice), "cudaMemcpy");
-    cuda::CheckRuntime(api_, api_.cuda_memcpy(b_.get(), hb.data(), hb.size(), cuda::kHostToDevice), "cudaMemcpy");
-  }
-
-  std::vector<double> Download() {
-    std::vector<unsigned char> host(shape_.m * shape_.n * GemmDTypeBytes(dtype_));
-    cuda::CheckRuntime(api_, api_.cuda_memcpy(host.data(), c_.get(), host.size(), cuda::kDeviceToHost), "cudaMemcpy");
-    std::vector<double> out(shape_.m * shape_.n);
-    for (size_t i = 0; i < out.size(); ++i) out[i] = Decode(dtype_, host.data() + i * GemmDTypeBytes(dtype_));
-    return out;
-  }
-
-  void Run() {
-    const float one_f = 1, zero_f = 0;
-    const double one_d = 1, zero_d = 0;
-    const void* alpha = types_.fp64 ? static_cast<const void*>(&one_d) : &one_f;
-    const void* beta = types_.fp64 ? static_cast<const void*>(&zero_d) : &zero_f;
-    const int m = static_cast<int>(shape_.m), n = static_cast<int>(shape_.n), k = static_cast<int>(shape_.k);
-    cuda::CheckCublas(api_.cublas_gemm_ex(handle_, cuda::kOpN, cuda::kOpN, n, m, k, alpha, b_.get(), types_.ab, n,
-                                          a_.get(), types_.ab, k, beta, c_.get(), types_.c, n, types_.compute,
-                                          cuda::kGemmDefault),
-                      "cublasGemmEx " + shape_.Text() + " " + GemmDTypeName(dtype_));
-  }
+  // Row-major operands stored as the shape's layout says, rounded to the dtype.
+  virtual void Upload(const std::vector<double>& a, const std::vector<double>& b) = 0;
+  virtual void Run() = 0;
+  virtual std::vector<double> Download() = 0;
 
   double Time(uint64_t iterations) override {
     cuda::CheckRuntime(api_, api_.event_record(start_, nullptr), "cudaEventRecord");
@@ -134,15 +125,178 @@ class DeviceGemm : public PreparedGemm {
     return static_cast<double>(ms) / 1e3;
   }
 
- private:
+ protected:
+  void CopyIn(const DeviceBuffer& to, GemmDType d, const std::vector<double>& values) const {
+    const std::vector<unsigned char> host = Encode(d, values);
+    cuda::CheckRuntime(api_, api_.cuda_memcpy(to.get(), host.data(), host.size(), cuda::kHostToDevice), "cudaMemcpy");
+  }
+  std::vector<double> CopyOut(const DeviceBuffer& from, GemmDType d, uint64_t elements) const {
+    std::vector<unsigned char> host(elements * GemmDTypeBytes(d));
+    cuda::CheckRuntime(api_, api_.cuda_memcpy(host.data(), from.get(), host.size(), cuda::kDeviceToHost),
+                       "cudaMemcpy");
+    std::vector<double> out(elements);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = Decode(d, host.data() + i * GemmDTypeBytes(d));
+    return out;
+  }
+
   const cuda::Api& api_;
+
+ private:
+  void* start_ = nullptr;
+  void* stop_ = nullptr;
+};
+
+// cublasGemmEx: every layout, fp32/tf32/fp16/bf16/fp64.
+class ExGemm : public TimedDeviceGemm {
+ public:
+  ExGemm(const cuda::Api& api, void* handle, const GemmShape& s, GemmDType d)
+      : TimedDeviceGemm(api), handle_(handle), shape_(s), types_(TypesOf(d)), dtype_(d),
+        a_(api, s.m * s.k * GemmDTypeBytes(d)), b_(api, s.k * s.n * GemmDTypeBytes(d)),
+        c_(api, s.m * s.n * GemmDTypeBytes(d)) {}
+
+  void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
+    CopyIn(a_, dtype_, a);
+    CopyIn(b_, dtype_, b);
+  }
+
+  std::vector<double> Download() override { return CopyOut(c_, dtype_, shape_.m * shape_.n); }
+
+  void Run() override {
+    const float one_f = 1, zero_f = 0;
+    const double one_d = 1, zero_d = 0;
+    const void* alpha = types_.fp64 ? static_cast<const void*>(&one_d) : &one_f;
+    const void* beta = types_.fp64 ? static_cast<const void*>(&zero_d) : &zero_f;
+    const int m = static_cast<int>(shape_.m), n = static_cast<int>(shape_.n), k = static_cast<int>(shape_.k);
+    // Column-major Cᵀ (n x m) = op(B)ᵀ (n x k) · op(A)ᵀ (k x m). A row-major buffer is its own
+    // transpose in column-major, so each operand keeps its flag; the leading dimension is the
+    // length of a stored row.
+    const int op_b = shape_.trans_b ? cuda::kOpT : cuda::kOpN, ldb = shape_.trans_b ? k : n;
+    const int op_a = shape_.trans_a ? cuda::kOpT : cuda::kOpN, lda = shape_.trans_a ? m : k;
+    cuda::CheckCublas(api_.cublas_gemm_ex(handle_, op_b, op_a, n, m, k, alpha, b_.get(), types_.ab, ldb, a_.get(),
+                                          types_.ab, lda, beta, c_.get(), types_.c, n, types_.compute,
+                                          cuda::kGemmDefault),
+                      "cublasGemmEx " + shape_.Text() + " " + GemmDTypeName(dtype_));
+  }
+
+ private:
   void* handle_;
   GemmShape shape_;
   Types types_;
   GemmDType dtype_;
   DeviceBuffer a_, b_, c_;
-  void* start_ = nullptr;
-  void* stop_ = nullptr;
+};
+
+// A cuBLASLt descriptor destroyed with its owner.
+class LtObject {
+ public:
+  explicit LtObject(int (*destroy)(void*)) : destroy_(destroy) {}
+  LtObject(const LtObject&) = delete;
+  LtObject& operator=(const LtObject&) = delete;
+  ~LtObject() {
+    if (ptr_ != nullptr) destroy_(ptr_);
+  }
+  void** out() { return &ptr_; }
+  void* get() const { return ptr_; }
+
+ private:
+  int (*destroy_)(void*);
+  void* ptr_ = nullptr;
+};
+
+// Workspace for cuBLASLt's fp8 kernels: NVIDIA recommends 32 MiB on Hopper (cuBLAS docs, §2.1.x
+// cublasSetWorkspace).
+constexpr uint64_t kLtWorkspaceBytes = 32ULL << 20;
+constexpr uint64_t kFp8Align = 16;
+
+// cublasLtMatmul in fp8 e4m3 with fp32 accumulation, per-tensor scale factors and a bf16 result:
+// the call of an fp8 training step (Transformer Engine). Hopper's fp8 kernels take only the "TN"
+// column-major layout, which is row-major A (m x k) times B stored as (n x k), so B is uploaded in
+// that form whatever layout was asked, as Transformer Engine keeps a transposed fp8 copy; and each
+// dimension is padded with zeros to a multiple of 16, which the kernels require (the real shape's
+// FLOPs are credited).
+class LtFp8Gemm : public TimedDeviceGemm {
+ public:
+  LtFp8Gemm(const cuda::Api& api, void* lt, const GemmShape& s)
+      : TimedDeviceGemm(api), lt_(lt), shape_(s), m_(PadTo16(s.m)), n_(PadTo16(s.n)), k_(PadTo16(s.k)),
+        a_(api, m_ * k_), b_(api, n_ * k_), d_(api, m_ * n_ * 2), scales_(api, 2 * sizeof(float)),
+        workspace_(api, kLtWorkspaceBytes), desc_(api.lt_desc_destroy), a_layout_(api.lt_layout_destroy),
+        b_layout_(api.lt_layout_destroy), d_layout_(api.lt_layout_destroy), pref_(api.lt_pref_destroy) {
+    const std::string what = "cuBLASLt fp8 " + s.Text();
+    const float ones[2] = {1, 1};
+    cuda::CheckRuntime(api, api.cuda_memcpy(scales_.get(), ones, sizeof ones, cuda::kHostToDevice), "cudaMemcpy");
+    cuda::CheckCublas(api.lt_desc_create(desc_.out(), cuda::kCompute32F, cuda::kR32F), what + ": descriptor");
+    const int op_t = cuda::kOpT, op_n = cuda::kOpN;
+    const float* a_scale = static_cast<const float*>(scales_.get());
+    const float* b_scale = a_scale + 1;
+    SetDesc(cuda::kLtDescTransA, &op_t, sizeof op_t, what);
+    SetDesc(cuda::kLtDescTransB, &op_n, sizeof op_n, what);
+    SetDesc(cuda::kLtDescAScalePointer, &a_scale, sizeof a_scale, what);
+    SetDesc(cuda::kLtDescBScalePointer, &b_scale, sizeof b_scale, what);
+    // Column-major D (n x m) = op(A')·B': cuBLASLt's A' is our B buffer, (n x k) row-major read as
+    // k x n and transposed; its B' is our A buffer, (m x k) row-major read as k x m.
+    const auto n = static_cast<int64_t>(n_), k = static_cast<int64_t>(k_);
+    cuda::CheckCublas(api.lt_layout_create(b_layout_.out(), cuda::kR8FE4M3, k_, n_, k), what + ": layout");
+    cuda::CheckCublas(api.lt_layout_create(a_layout_.out(), cuda::kR8FE4M3, k_, m_, k), what + ": layout");
+    cuda::CheckCublas(api.lt_layout_create(d_layout_.out(), cuda::kR16BF, n_, m_, n), what + ": layout");
+    cuda::CheckCublas(api.lt_pref_create(pref_.out()), what + ": preference");
+    const uint64_t workspace = kLtWorkspaceBytes;
+    cuda::CheckCublas(api.lt_pref_set(pref_.get(), cuda::kLtPrefMaxWorkspaceBytes, &workspace, sizeof workspace),
+                      what + ": preference");
+    int found = 0;
+    const int status = api.lt_heuristic(lt_, desc_.get(), b_layout_.get(), a_layout_.get(), d_layout_.get(),
+                                        d_layout_.get(), pref_.get(), 1, &algo_, &found);
+    if (status != 0 || found == 0) {
+      cuda::CheckCublas(status, what + ": cublasLtMatmulAlgoGetHeuristic");
+      throw RuntimeError(what + ": cuBLASLt offers no fp8 algorithm for this shape on this GPU");
+    }
+  }
+
+  void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
+    // Row-major A (m x k) and B as (n x k), each padded with zeros.
+    const std::vector<double> a_rows = shape_.trans_a ? Transpose(a, shape_.k, shape_.m) : a;
+    const std::vector<double> b_rows = shape_.trans_b ? b : Transpose(b, shape_.k, shape_.n);
+    CopyIn(a_, GemmDType::kFp8, Padded(a_rows, shape_.m, shape_.k, m_, k_));
+    CopyIn(b_, GemmDType::kFp8, Padded(b_rows, shape_.n, shape_.k, n_, k_));
+  }
+
+  std::vector<double> Download() override {
+    const std::vector<double> d = CopyOut(d_, GemmDType::kBf16, m_ * n_);
+    std::vector<double> c(shape_.m * shape_.n);
+    for (uint64_t i = 0; i < shape_.m; ++i) {
+      for (uint64_t j = 0; j < shape_.n; ++j) c[i * shape_.n + j] = d[i * n_ + j];
+    }
+    return c;
+  }
+
+  void Run() override {
+    const float one = 1, zero = 0;
+    cuda::CheckCublas(api_.lt_matmul(lt_, desc_.get(), &one, b_.get(), b_layout_.get(), a_.get(), a_layout_.get(),
+                                     &zero, d_.get(), d_layout_.get(), d_.get(), d_layout_.get(), algo_.algo,
+                                     workspace_.get(), kLtWorkspaceBytes, nullptr),
+                      "cublasLtMatmul fp8 " + shape_.Text());
+  }
+
+ private:
+  static uint64_t PadTo16(uint64_t d) { return CeilDiv(d, kFp8Align) * kFp8Align; }
+
+  // rows x cols inside a zero matrix of padded_rows x padded_cols, row-major.
+  static std::vector<double> Padded(const std::vector<double>& v, uint64_t rows, uint64_t cols, uint64_t padded_rows,
+                                    uint64_t padded_cols) {
+    std::vector<double> out(padded_rows * padded_cols, 0.0);
+    for (uint64_t i = 0; i < rows; ++i) std::copy_n(v.data() + i * cols, cols, out.data() + i * padded_cols);
+    return out;
+  }
+
+  void SetDesc(int attribute, const void* value, size_t bytes, const std::string& what) {
+    cuda::CheckCublas(api_.lt_desc_set(desc_.get(), attribute, value, bytes), what + ": descriptor attribute");
+  }
+
+  void* lt_;
+  GemmShape shape_;
+  uint64_t m_, n_, k_;  // padded
+  DeviceBuffer a_, b_, d_, scales_, workspace_;
+  LtObject desc_, a_layout_, b_layout_, d_layout_, pref_;
+  cuda::LtHeuristicResult algo_;
 };
 
 // Pseudo-random operands in [-1, 1), made on the host once per shape (outside the timed region).
@@ -183,10 +337,14 @@ class CudaBackend : public GemmBackend {
         2.0 * Attribute(api_, cuda::kAttrMemoryClockKhz) * 1e3 * Attribute(api_, cuda::kAttrMemoryBusBits) / 8;
     major_ = Attribute(api_, cuda::kAttrMajor);
     minor_ = Attribute(api_, cuda::kAttrMinor);
+    if (api_.cublas_lt.loaded()) cuda::CheckCublas(api_.lt_create(&lt_), "cublasLtCreate");
   }
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
-  ~CudaBackend() override { api_.cublas_destroy(handle_); }
+  ~CudaBackend() override {
+    if (lt_ != nullptr) api_.lt_destroy(lt_);
+    api_.cublas_destroy(handle_);
+  }
 
   std::string Device() const override { return "cuda"; }
   DeviceFacts Facts() const override { return facts_; }
@@ -202,11 +360,21 @@ class CudaBackend : public GemmBackend {
             {"driver", api_.driver.Path("cuInit") + " (CUDA " + Version(driver) + ")"},
             {"runtime", api_.runtime.Path("cudaMalloc") + " (CUDA " + Version(runtime) + ")"},
             {"library", api_.cublas.Path("cublasGemmEx") + " (cuBLAS " + std::to_string(cublas) + ")"},
+            {"fp8_library", lt_ != nullptr ? api_.cublas_lt.Path("cublasLtMatmul") : api_.cublas_lt_error},
             {"CUDA_VISIBLE_DEVICES", visible == nullptr ? "unset" : visible}};
   }
 
   std::string Unsupported(GemmDType d) const override {
-    if (d == GemmDType::kFp8) return "fp8 GEMMs need cuBLASLt (cublasLtMatmul with scale factors), not wired up yet";
+    if (d == GemmDType::kFp8) {
+      if (lt_ == nullptr) return "fp8 GEMMs run through cuBLASLt; " + api_.cublas_lt_error;
+      // Tensor-core fp8 arrived with Ada (8.9) and Hopper (9.0) (CUDA C++ Programming Guide,
+      // "Compute Capabilities").
+      if (major_ * 10 + minor_ < 89) {
+        return "fp8 GEMMs need compute capability 8.9 (Ada) or 9.0 (Hopper) or later; this GPU is " +
+               std::to_string(major_) + "." + std::to_string(minor_);
+      }
+      return "";
+    }
     if ((d == GemmDType::kBf16 || d == GemmDType::kTf32) && major_ < 8) {
       return std::string(GemmDTypeName(d)) + " needs compute capability 8.0 (Ampere) or later";
     }
@@ -218,25 +386,35 @@ class CudaBackend : public GemmBackend {
 
   std::vector<double> Multiply(const GemmShape& s, GemmDType d, const std::vector<double>& a,
                                const std::vector<double>& b) override {
-    DeviceGemm gemm(api_, handle_, s, d);
-    gemm.Upload(a, b);
-    gemm.Run();
+    const std::unique_ptr<TimedDeviceGemm> gemm = Make(s, d);
+    gemm->Upload(a, b);
+    gemm->Run();
     cuda::CheckRuntime(api_, api_.device_synchronize(), "cudaDeviceSynchronize");
-    return gemm.Download();
+    return gemm->Download();
   }
 
   std::unique_ptr<PreparedGemm> Prepare(const GemmShape& s, GemmDType d) override {
-    if (s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX) {
-      throw InputError("GEMM " + s.Text() + ": cublasGemmEx takes dimensions up to 2^31 - 1");
-    }
-    auto gemm = std::make_unique<DeviceGemm>(api_, handle_, s, d);
+    std::unique_ptr<TimedDeviceGemm> gemm = Make(s, d);
     gemm->Upload(Fill(s.m * s.k, 1), Fill(s.k * s.n, 2));
     return gemm;
   }
 
  private:
+  std::unique_ptr<TimedDeviceGemm> Make(const GemmShape& s, GemmDType d) {
+    if (s.m > INT32_MAX || s.n > INT32_MAX || s.k > INT32_MAX) {
+      throw InputError("GEMM " + s.Text() + ": cuBLAS takes dimensions up to 2^31 - 1");
+    }
+    if (d == GemmDType::kFp8) {
+      const std::string why = Unsupported(d);
+      if (!why.empty()) throw RuntimeError(why);
+      return std::make_unique<LtFp8Gemm>(api_, lt_, s);
+    }
+    return std::make_unique<ExGemm>(api_, handle_, s, d);
+  }
+
   cuda::Api api_;
   void* handle_ = nullptr;
+  void* lt_ = nullptr;
   DeviceFacts facts_;
   int major_ = 0, minor_ = 0;
 };

@@ -10,6 +10,7 @@ Report::Record Record(const GemmResult& r) {
   Report::Record record = {{"m", r.shape.m},
                            {"n", r.shape.n},
                            {"k", r.shape.k},
+                           {"layout", r.shape.Layout()},
                            {"dtype", std::string(GemmDTypeName(r.dtype))},
                            {"device", r.device},
                            {"threads", static_cast<uint64_t>(r.threads)},
@@ -61,14 +62,20 @@ void AddResults(Report& report, const std::vector<GemmResult>& results, double d
   if (best == nullptr) return;
   report.Set("measure.peak_flop_per_s", std::string("peak, ") + GemmDTypeName(best->dtype) + " (whole device)",
              device_peak, Unit::kRatio);
-  report.Set("measure.best_mfu", "best MFU (vs computed peak)", best->Mfu(), Unit::kRatio,
-             "achieved / the computed peak of the cores its threads occupy");
+  const bool cpu = best->device == "cpu";
+  if (cpu) {
+    report.Set("measure.best_mfu", "best MFU (vs computed peak)", best->Mfu(), Unit::kRatio,
+               "achieved / the computed peak of the cores its threads occupy");
+  } else {
+    report.Set("measure.best_mfu", "best MFU (vs datasheet peak)", best->Mfu(), Unit::kRatio,
+               "achieved / the dense peak of the hardware catalog, or --peak");
+  }
   report.Group("measure.best", "Best result");
   report.Set("measure.best.shape", "shape (m x n x k)", best->shape.Text(), Unit::kText);
   report.Set("measure.best.dtype", "dtype", std::string(GemmDTypeName(best->dtype)), Unit::kText);
   report.Set("measure.best.threads", "threads", static_cast<uint64_t>(best->threads), Unit::kNumber);
   report.Set("measure.best.flop_per_s", "achieved FLOP/s (median)", best->flop_per_s, Unit::kRatio);
-  report.Set("measure.best.mfu_probed", "MFU against the FMA probe", best->MfuProbed(), Unit::kRatio);
+  if (cpu) report.Set("measure.best.mfu_probed", "MFU against the FMA probe", best->MfuProbed(), Unit::kRatio);
 }
 
 }  // namespace tally

@@ -61,15 +61,20 @@ std::string Cell(const Report::Record& r, const std::string& key) {
 
 std::string ResultsTable(const Report& report) {
   const bool model = !report.records.empty() && Field(report.records.front(), "count") != nullptr;
-  const std::vector<std::string> keys =
+  // A GPU has no FMA probe: its mfu_probed column would be all zeros.
+  const bool cpu = !report.records.empty() && Cell(report.records.front(), "device") == "cpu";
+  std::vector<std::string> keys =
       model ? std::vector<std::string>{"shape", "count", "passes", "dtype", "threads", "seconds", "cv", "flop_per_s",
                                        "mfu", "step_seconds", "path"}
             : std::vector<std::string>{"shape", "dtype", "threads", "seconds", "seconds_min", "seconds_max", "cv",
                                        "flop_per_s", "mfu", "mfu_probed"};
+  if (!cpu && !model) keys.pop_back();
   std::vector<std::vector<std::string>> lines = {{"m x n x k"}};
   for (size_t i = 1; i < keys.size(); ++i) lines[0].push_back(keys[i] == "seconds" ? "median" : keys[i]);
   for (const Report::Record& r : report.records) {
-    std::vector<std::string> line = {Cell(r, "m") + "x" + Cell(r, "n") + "x" + Cell(r, "k")};
+    const std::string layout = Cell(r, "layout");
+    std::vector<std::string> line = {Cell(r, "m") + "x" + Cell(r, "n") + "x" + Cell(r, "k") +
+                                     (layout.empty() || layout == "NN" ? "" : ":" + layout)};
     for (size_t i = 1; i < keys.size(); ++i) line.push_back(Cell(r, keys[i]));
     lines.push_back(line);
   }

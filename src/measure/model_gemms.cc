@@ -20,9 +20,11 @@ std::vector<StepGemm> StepGemms(const LayerGraph& graph) {
       auto add = [&](GemmShape shape, GemmPass pass) {
         out.push_back({shape, g.count, g.halved, pass, l.path, GemmPassName(pass)});
       };
+      // The backward reads the forward's stored operands, so dA takes B transposed and dB takes A
+      // transposed: the NT and TN calls a framework makes, not copies of the operands.
       add({g.m, g.n, g.k}, GemmPass::kForward);
-      if (g.grad_a) add({g.m, g.k, g.n}, GemmPass::kGradInput);
-      if (g.grad_b) add({g.k, g.n, g.m}, GemmPass::kGradWeight);
+      if (g.grad_a) add({g.m, g.k, g.n, false, true}, GemmPass::kGradInput);
+      if (g.grad_b) add({g.k, g.n, g.m, true, false}, GemmPass::kGradWeight);
     }
   }
   return out;

@@ -24,11 +24,13 @@ struct StepGemm {
   std::string passes;     // once merged: "forward,dX"
 };
 
-// One entry per (layer, Gemm, pass) in graph order. For Y (m x n) = A (m x k) · B (k x n):
-// dA = dY·Bᵀ is an (m, k, n) product and dB = Aᵀ·dY a (k, n, m) one, each of the forward's size.
+// One entry per (layer, Gemm, pass) in graph order. For Y (m x n) = A (m x k) · B (k x n), layout
+// NN: dA = dY·Bᵀ is an (m, k, n) product of layout NT and dB = Aᵀ·dY a (k, n, m) one of layout TN,
+// each of the forward's size. (PyTorch's Linear stores W as (n, k): its forward is the NT call, dX
+// the NN one, and dW comes out as the (n, k) transpose; the FLOPs are the same.)
 std::vector<StepGemm> StepGemms(const LayerGraph& graph);
 
-// Merged by (m, n, k, halved) in order of first appearance, counts summed: what measure times.
+// Merged by (m, n, k, layout, halved) in order of first appearance, counts summed: what measure times.
 std::vector<StepGemm> DistinctGemms(const std::vector<StepGemm>& gemms);
 
 // Σ 2·m·n·k·count, halved where marked (exact; overflow is an InputError).

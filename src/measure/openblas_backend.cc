@@ -17,7 +17,7 @@ namespace {
 // Values of CBLAS_ORDER and CBLAS_TRANSPOSE in OpenBLAS's cblas.h; blasint is int in the LP64
 // library (libopenblas.so.0; the ILP64 one is libopenblas64.so.0).
 constexpr int kRowMajor = 101;
-constexpr int kNoTrans = 111;
+constexpr int kNoTrans = 111, kTrans = 112;
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
                          int);
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
@@ -77,19 +77,30 @@ class CpuGemm : public PreparedGemm {
   AlignedBuffer<Out> c_;
 };
 
-void CallSgemm(const OpenBlas& o, const GemmShape& s, const float* a, const float* b, float* c) {
+// The row-major arguments of one call: each operand's op and leading dimension (its stored row).
+struct Args {
+  int m, n, k, trans_a, trans_b, lda, ldb;
+};
+
+Args ArgsOf(const GemmShape& s) {
   const int m = Dim(s.m, s), n = Dim(s.n, s), k = Dim(s.k, s);
-  o.sgemm(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  return {m, n, k, s.trans_a ? kTrans : kNoTrans, s.trans_b ? kTrans : kNoTrans, s.trans_a ? m : k,
+          s.trans_b ? k : n};
+}
+
+void CallSgemm(const OpenBlas& o, const GemmShape& s, const float* a, const float* b, float* c) {
+  const Args x = ArgsOf(s);
+  o.sgemm(kRowMajor, x.trans_a, x.trans_b, x.m, x.n, x.k, 1.0f, a, x.lda, b, x.ldb, 0.0f, c, x.n);
 }
 
 void CallDgemm(const OpenBlas& o, const GemmShape& s, const double* a, const double* b, double* c) {
-  const int m = Dim(s.m, s), n = Dim(s.n, s), k = Dim(s.k, s);
-  o.dgemm(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, c, n);
+  const Args x = ArgsOf(s);
+  o.dgemm(kRowMajor, x.trans_a, x.trans_b, x.m, x.n, x.k, 1.0, a, x.lda, b, x.ldb, 0.0, c, x.n);
 }
 
 void CallSbgemm(const OpenBlas& o, const GemmShape& s, const uint16_t* a, const uint16_t* b, float* c) {
-  const int m = Dim(s.m, s), n = Dim(s.n, s), k = Dim(s.k, s);
-  o.sbgemm(kRowMajor, kNoTrans, kNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  const Args x = ArgsOf(s);
+  o.sbgemm(kRowMajor, x.trans_a, x.trans_b, x.m, x.n, x.k, 1.0f, a, x.lda, b, x.ldb, 0.0f, c, x.n);
 }
 
 float AsFloat(float f) { return f; }

@@ -1,5 +1,6 @@
 #include "measure/session.h"
 
+#include <algorithm>
 #include <cctype>
 #include <new>
 
@@ -74,7 +75,10 @@ void CheckBackend(Session& s) {
     s.backend->SetThreads(t);
     for (GemmDType d : s.dtypes) CheckAgainstNaive(*s.backend, d);
   }
-  s.report.Set("measure.check", "checked against a naive product", std::string("3x5x7, 17x13x11, 64x33x63: equal"),
+  const bool fp8 = std::find(s.dtypes.begin(), s.dtypes.end(), GemmDType::kFp8) != s.dtypes.end();
+  s.report.Set("measure.check", "checked against a naive product",
+               std::string("3x5x7, 17x13x11, 64x33x63") + (fp8 ? " (fp8: 16x32x48, 48x16x32, 64x48x16)" : "") +
+                   ", each as NN, NT, TN and TT: equal",
                Unit::kText);
 }
 

@@ -8,6 +8,8 @@
 # CASE_PREFIX.stdout  expected stdout, byte for byte (missing: must be empty)
 # CASE_PREFIX.stderr  expected stderr, byte for byte (missing: must be empty)
 # CASE_PREFIX.exit    expected exit code (missing: 0)
+# CASE_PREFIX.skip_if a shell condition; when it holds the case is skipped (exit 77, which ctest
+#                     reports as skipped): for cases that assume something of the machine
 #
 # The binary runs in the current directory (ctest: the repository root), so relative paths in
 # .args and in the output are relative to it. On a mismatch this prints a unified diff and exits 1.
@@ -34,6 +36,11 @@ fi
 if [[ ! -f "$prefix.args" ]]; then
   echo "run_case.sh: $prefix.args: no such file" >&2
   exit 2
+fi
+
+if [[ $update -eq 0 && -f "$prefix.skip_if" ]] && bash -c "$(<"$prefix.skip_if")" >/dev/null 2>&1; then
+  echo "cli.$name: skipped on this machine: $(<"$prefix.skip_if")"
+  exit 77
 fi
 
 args_line=$(<"$prefix.args")

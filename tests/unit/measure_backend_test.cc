@@ -3,17 +3,23 @@
 #include <doctest/doctest.h>
 
 #include "measure/backend.h"
+#include "measure/cuda_api.h"
 #include "measure/dynamic_library.h"
 #include "util/error.h"
 
 namespace tally {
 namespace {
 
+// C = op(A)·op(B) with A stored k x m when trans_a and B stored n x k when trans_b.
 std::vector<double> Naive(const GemmShape& s, const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> c(s.m * s.n, 0);
   for (uint64_t i = 0; i < s.m; ++i) {
     for (uint64_t j = 0; j < s.n; ++j) {
-      for (uint64_t p = 0; p < s.k; ++p) c[i * s.n + j] += a[i * s.k + p] * b[p * s.n + j];
+      for (uint64_t p = 0; p < s.k; ++p) {
+        const double x = s.trans_a ? a[p * s.m + i] : a[i * s.k + p];
+        const double y = s.trans_b ? b[j * s.k + p] : b[p * s.n + j];
+        c[i * s.n + j] += x * y;
+      }
     }
   }
   return c;
@@ -34,10 +40,14 @@ TEST_CASE("measure backend: OpenBLAS sgemm and dgemm equal a naive triple loop")
     CHECK(blas->Unsupported(d).empty());
     for (int threads : {1, 2}) {
       blas->SetThreads(threads);
-      for (const GemmShape& s : {GemmShape{3, 5, 7}, GemmShape{17, 13, 11}, GemmShape{1, 1, 1}, GemmShape{40, 2, 90}}) {
-        CAPTURE(s.Text());
-        const std::vector<double> a = Quarters(s.m * s.k, 1), b = Quarters(s.k * s.n, 2);
-        CHECK(blas->Multiply(s, d, a, b) == Naive(s, a, b));
+      for (GemmShape s : {GemmShape{3, 5, 7}, GemmShape{17, 13, 11}, GemmShape{1, 1, 1}, GemmShape{40, 2, 90}}) {
+        for (const std::string layout : {"NN", "NT", "TN", "TT"}) {
+          s.trans_a = layout[0] == 'T';
+          s.trans_b = layout[1] == 'T';
+          CAPTURE(s.Text());
+          const std::vector<double> a = Quarters(s.m * s.k, 1), b = Quarters(s.k * s.n, 2);
+          CHECK(blas->Multiply(s, d, a, b) == Naive(s, a, b));
+        }
       }
       CHECK_NOTHROW(CheckAgainstNaive(*blas, d));
     }
@@ -89,6 +99,35 @@ TEST_CASE("measure backend: without a GPU, --device cuda stops at the driver or 
   }
 }
 
+TEST_CASE("measure backend: every CUDA symbol tally calls exists in an installed toolkit") {
+  // The toolkit's libraries load without a driver; LoadToolkit resolves each symbol by name and
+  // throws naming any that is missing. Skipped where no toolkit is installed.
+  if (!DynamicLibrary::Open(CudaLibraryNames{}.runtime).loaded()) {
+    MESSAGE("no CUDA toolkit on this machine: symbol check skipped");
+    return;
+  }
+  cuda::Api api;
+  REQUIRE_NOTHROW(cuda::LoadToolkit(api, CudaLibraryNames{}));
+  CHECK(api.cublas_lt_error.empty());
+  CHECK((api.cublas_gemm_ex != nullptr && api.lt_matmul != nullptr && api.lt_heuristic != nullptr &&
+         api.event_elapsed_time != nullptr));
+}
+
+TEST_CASE("measure backend: the toolkit's stub libcuda is named as a stub, not a driver") {
+  // CUDA toolkits ship lib64/stubs/libcuda.so for linking; its cuInit fails with
+  // CUDA_ERROR_STUB_LIBRARY (34) and cuGetErrorString has no text for it.
+  const std::string stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (!DynamicLibrary::Open({stub}).loaded()) {
+    MESSAGE("no stub libcuda at " << stub << ": skipped");
+    return;
+  }
+  CHECK_THROWS_WITH_AS(MakeCudaBackend({.driver = {stub}}),
+                       "the CUDA driver failed to start: cuInit: libcuda is the toolkit's stub library, not a driver; "
+                       "install the NVIDIA driver, or put its libcuda.so.1 before the stubs/ folder on the library "
+                       "path (code 34)",
+                       RuntimeError);
+}
+
 // A BLAS that gets one element wrong: the check must refuse it.
 class WrongBlas : public GemmBackend {
  public:
@@ -100,7 +139,7 @@ class WrongBlas : public GemmBackend {
   std::vector<double> Multiply(const GemmShape& s, GemmDType, const std::vector<double>& a,
                                const std::vector<double>& b) override {
     std::vector<double> c = Naive(s, a, b);
-    if (s.m == 17) c[2 * s.n + 3] += 0.5;
+    if (s.m == 17 && s.Layout() == "TN") c[2 * s.n + 3] += 0.5;
     return c;
   }
   std::unique_ptr<PreparedGemm> Prepare(const GemmShape&, GemmDType) override { return nullptr; }
@@ -108,9 +147,10 @@ class WrongBlas : public GemmBackend {
 
 TEST_CASE("measure backend: a wrong result stops the measurement") {
   WrongBlas wrong;
-  // Operand values: ((i·7 + salt) mod 11 − 5) / 8; element (2, 3) of the 17x13x11 product.
+  // Operand values: ((i·7 + salt) mod 11 − 5) / 8; element (2, 3) of the 17x13x11 product when A
+  // is read transposed: every layout is checked, not only NN.
   CHECK_THROWS_WITH_AS(CheckAgainstNaive(wrong, GemmDType::kFp32),
-                       doctest::Contains("cpu fp32 GEMM 17x13x11 is wrong at element (2, 3): got "),
+                       doctest::Contains("cpu fp32 GEMM 17x13x11:TN is wrong at element (2, 3): got "),
                        RuntimeError);
 }
 

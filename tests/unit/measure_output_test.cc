@@ -33,21 +33,64 @@ TEST_CASE("measure output: shapes and dtypes from the command line") {
   CHECK(GemmShape{2048, 2048, 2048}.Flops() == 17'179'869'184);  // 2 · 2048³
 }
 
+TEST_CASE("measure output: a shape may name its layout") {
+  const GemmShape nt = ParseGemmShape("2048x768x3072:NT", "shapes");
+  CHECK(nt == GemmShape{2048, 768, 3072, false, true});
+  CHECK(nt.Text() == "2048x768x3072:NT");
+  CHECK(nt.Layout() == "NT");
+  CHECK(ParseGemmShape("8x8x8:TT", "shapes").Layout() == "TT");
+  CHECK(ParseGemmShape("8x8x8:NN", "shapes").Text() == "8x8x8");  // NN is the default and unmarked
+  CHECK_THROWS_WITH_AS(ParseGemmShape("8x8x8:NX", "shapes"),
+                       "tally: error: --shapes: '8x8x8:NX': unknown layout 'NX' (did you mean 'NN'?); use NN, NT, TN "
+                       "or TT (op(A) then op(B); T reads the stored operand transposed)",
+                       InputError);
+  CHECK_THROWS_AS(ParseGemmShape("8x8x8:", "shapes"), InputError);
+  CHECK_THROWS_AS(ParseGemmShape("8x8:NT", "shapes"), InputError);
+}
+
+TEST_CASE("measure output: fp8 e4m3 follows the OCP spec, rounding to nearest even and saturating") {
+  // OCP 8-bit Floating Point Specification (OFP8) v1.0, Table 1: E4M3 has bias 7, max normal
+  // S.1111.110 = 448, min normal 2^-6, min subnormal 2^-9, NaN S.1111.111, no infinities.
+  CHECK(FloatToFp8E4M3(1.0f) == 0x38);
+  CHECK(FloatToFp8E4M3(-1.0f) == 0xB8);
+  CHECK(FloatToFp8E4M3(448.0f) == 0x7E);
+  CHECK(FloatToFp8E4M3(0.015625f) == 0x08);      // 2^-6, the smallest normal
+  CHECK(FloatToFp8E4M3(0.001953125f) == 0x01);   // 2^-9, the smallest subnormal
+  CHECK(FloatToFp8E4M3(0.0009765625f) == 0x00);  // 2^-10: a tie between 0 and 2^-9, to even
+  CHECK(FloatToFp8E4M3(1.0625f) == 0x38);        // 1 + 1/16: a tie between 1 and 1.125, to even
+  CHECK(FloatToFp8E4M3(1.1875f) == 0x3A);        // 1 + 3/16: a tie, to even (up, 1.25)
+  CHECK(FloatToFp8E4M3(1e6f) == 0x7E);           // saturates, as satfinite casts do
+  CHECK(FloatToFp8E4M3(-1e6f) == 0xFE);
+  CHECK(FloatToFp8E4M3(NAN) == 0x7F);
+  CHECK(Fp8E4M3ToFloat(0x7E) == 448.0f);
+  CHECK(Fp8E4M3ToFloat(0x01) == 0.001953125f);
+  CHECK(std::isnan(Fp8E4M3ToFloat(0xFF)));
+  CHECK(Fp8E4M3ToFloat(0x78) == 256.0f);  // 1.000 x 2^(15-7): exponent 15 is finite in E4M3
+  for (int b = 0; b < 256; ++b) {  // every finite code survives the round trip
+    CAPTURE(b);
+    if ((b & 0x7F) == 0x7F) continue;
+    CHECK(FloatToFp8E4M3(Fp8E4M3ToFloat(static_cast<uint8_t>(b))) == b);
+  }
+}
+
 TEST_CASE("measure output: bf16 and fp16 round to nearest even") {
   CHECK(FloatToBf16(1.0f) == 0x3F80);
   CHECK(Bf16ToFloat(0x3F80) == 1.0f);
   CHECK(FloatToBf16(1.00390625f) == 0x3F80);  // 1 + 2^-8: a tie, to even
   CHECK(FloatToBf16(1.01171875f) == 0x3F82);  // 1 + 3·2^-8: a tie, to even (up)
   CHECK(FloatToHalf(1.0f) == 0x3C00);
+  CHECK(FloatToHalf(0.0f) == 0x0000);
+  CHECK(FloatToHalf(-0.0f) == 0x8000);
   CHECK(FloatToHalf(-2.0f) == 0xC000);
   CHECK(FloatToHalf(65504.0f) == 0x7BFF);
   CHECK(FloatToHalf(1e6f) == 0x7C00);
   CHECK(FloatToHalf(1.0f + 1.0f / 2048) == 0x3C00);  // a tie, to even
   CHECK(FloatToHalf(5.9604645e-8f) == 0x0001);       // the smallest subnormal, 2^-24
   CHECK(FloatToHalf(6.1035156e-5f) == 0x0400);       // the smallest normal, 2^-14
-  for (uint16_t h : {uint16_t{0x0001}, uint16_t{0x03FF}, uint16_t{0x3555}, uint16_t{0xC000}, uint16_t{0x7BFF}}) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {  // every finite half survives the round trip
+    if ((h & 0x7C00) == 0x7C00) continue;
     CAPTURE(h);
-    CHECK(FloatToHalf(HalfToFloat(h)) == h);
+    CHECK(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))) == h);
   }
 }
 
@@ -74,11 +117,12 @@ TEST_CASE("measure output: results in JSON and CSV") {
   const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
   const nlohmann::json& results = doc["measure"]["results"];
   REQUIRE(results.size() == 2);
-  for (const char* key : {"m", "n", "k", "dtype", "device", "threads", "seconds", "flop_per_s", "mfu"}) {
+  for (const char* key : {"m", "n", "k", "layout", "dtype", "device", "threads", "seconds", "flop_per_s", "mfu"}) {
     CAPTURE(key);
     CHECK(results[0].contains(key));
   }
   CHECK(results[0]["m"] == 1024);
+  CHECK(results[0]["layout"] == "NN");
   CHECK(results[0]["dtype"] == "fp32");
   CHECK(results[0]["threads"] == 2);
   CHECK(results[0]["seconds"] == 0.03125);
@@ -90,9 +134,9 @@ TEST_CASE("measure output: results in JSON and CSV") {
 
   const std::string csv = FormatDelimited(report, ',');
   CHECK(csv.substr(0, csv.find('\n')) ==
-        "m,n,k,dtype,device,threads,seconds,flop_per_s,mfu,seconds_min,seconds_max,cv,reps,iterations_per_rep,"
+        "m,n,k,layout,dtype,device,threads,seconds,flop_per_s,mfu,seconds_min,seconds_max,cv,reps,iterations_per_rep,"
         "peak_flop_per_s,probed_peak_flop_per_s,mfu_probed,arithmetic_intensity");
-  CHECK(csv.find("\n1024,1024,1024,fp32,cpu,2,0.03125,68719476736,") != std::string::npos);
+  CHECK(csv.find("\n1024,1024,1024,NN,fp32,cpu,2,0.03125,68719476736,") != std::string::npos);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + one row per result
 }
 
@@ -110,6 +154,23 @@ TEST_CASE("measure output: the table shows each figure in its unit") {
   CHECK(table.find("  1024x1024x1024 fp32        2 31.25 ms") != std::string::npos);
   CHECK(FormatSeconds(2.5) == "2.50 s");
   CHECK(FormatSeconds(3e-6) == "3.00 us");
+}
+
+TEST_CASE("measure output: a GPU's table names its peak and has no probe column; layouts are shown") {
+  Report report;
+  report.Group("measure", "Measurement");
+  GemmResult r = Result(1024, GemmDType::kBf16, 1, 1.0 / 32);
+  r.device = "cuda";
+  r.shape.trans_b = true;
+  AddResults(report, {r}, 989.5e12);
+  const std::string table = FormatMeasureTable(report, UnitSystem::kIec, false);
+  CHECK(table.find("best MFU (vs datasheet peak)") != std::string::npos);
+  CHECK(table.find("MFU against the FMA probe") == std::string::npos);
+  CHECK(table.find("mfu_probed") == std::string::npos);
+  CHECK(table.find("  1024x1024x1024:NT bf16        1 31.25 ms") != std::string::npos);
+  const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
+  CHECK(doc["measure"]["results"][0]["layout"] == "NT");
+  CHECK(doc["measure"]["best"]["shape"] == "1024x1024x1024:NT");
 }
 
 TEST_CASE("measure output: the roofline SVG") {

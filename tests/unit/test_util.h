@@ -1,6 +1,8 @@
-// Helpers shared by the unit tests: load a preset or an inline config and build its graph.
+// Helpers shared by the unit tests: load a preset or an inline config and build its graph; set an
+// environment variable for one scope.
 #pragma once
 
+#include <cstdlib>
 #include <string>
 
 #include "config/load_config.h"
@@ -15,5 +17,17 @@ inline LayerGraph PresetGraph(const std::string& name, Settings settings = {}) {
 inline LayerGraph InlineGraph(const std::string& yaml, Settings settings = {}) {
   return BuildGraph(LoadModelText("inline.yaml", yaml), settings);
 }
+
+// Sets an environment variable for one scope (the fake CUDA stack's knobs).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  ~ScopedEnv() { unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
 
 }  // namespace tally::testing
