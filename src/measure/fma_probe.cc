@@ -170,9 +170,14 @@ double RunThreads(Kernel kernel, int threads, uint64_t iterations) {
 double MeasureClockHz() {
 #if defined(__x86_64__)
   constexpr uint64_t kIterations = 1 << 17;  // 8.4 M cycles: a few ms at any clock
-  AddChain(4 * kIterations);                  // let the clock ramp up first
+  // A core can run slow for tens of milliseconds after waking (a VM's vCPU: 2.4-2.7 GHz instead
+  // of 3.5 in about one process in 30), so: 30 ms of warm-up, then the fastest of as many trials
+  // as fill 120 ms.
+  const Clock::time_point warm = Clock::now();
+  while (Seconds(warm) < 0.03) AddChain(kIterations);
   double best = 0;
-  for (int trial = 0; trial < 7; ++trial) {
+  const Clock::time_point trials = Clock::now();
+  for (int trial = 0; trial < 7 || Seconds(trials) < 0.12; ++trial) {
     const Clock::time_point start = Clock::now();
     AddChain(kIterations);
     const double t = Seconds(start);

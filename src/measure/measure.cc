@@ -24,6 +24,7 @@ void RunSweep(Session& s, std::vector<GemmResult>& results) {
       for (const GemmShape& shape : shapes) results.push_back(TimeOne(s, shape, d, t));
     }
   }
+  FinishTiming(s, results);
 }
 
 double DevicePeak(const Session& s, GemmDType d) { return s.peaks->Computed(d, s.peaks->Cores()); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <utility>
 
 #include "measure/backend.h"
@@ -25,6 +26,10 @@ class PeakTable {
   bool IsCpu() const { return cpu_; }
   const CpuInfo& cpu() const { return cpu_info_; }
   double ClockHz() const { return clock_hz_; }
+  // On a CPU, reads the clock again after the timing and keeps the higher reading: a neighbour
+  // busy at start-up (a shell pipeline's next process starting) can hold the add chain at 2.5-3 GHz
+  // for the whole first reading. Returns a note when the two differ by more than 3%, else "".
+  std::string RemeasureClock();
 
   // measure.cpu.* (or measure.gpu.*) and measure.peak.<dtype>.{computed,probed,...} for `dtypes`,
   // whole device; probing here if not done yet.
@@ -38,6 +43,7 @@ class PeakTable {
   CpuInfo cpu_info_;
   DeviceFacts gpu_;
   double clock_hz_ = 0;
+  double start_clock_hz_ = 0, end_clock_hz_ = 0;  // the two CPU readings, once RemeasureClock ran
   std::map<GemmDType, double> overrides_;
   std::map<std::pair<GemmDType, int>, double> probed_;
 };

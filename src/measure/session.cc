@@ -121,4 +121,10 @@ GemmResult TimeOne(Session& s, const GemmShape& shape, GemmDType d, int threads)
   return r;
 }
 
+void FinishTiming(Session& s, std::vector<GemmResult>& results) {
+  const std::string note = s.peaks->RemeasureClock();
+  if (!note.empty()) s.report.notes.push_back(note);
+  for (GemmResult& r : results) r.peak_flop_per_s = s.peaks->Computed(r.dtype, r.threads);
+}
+
 }  // namespace tally

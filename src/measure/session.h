@@ -32,4 +32,8 @@ void OpenSession(Session& s);
 // Prepares `shape` (allocation and fill outside the timing), then warm-up and repetitions.
 GemmResult TimeOne(Session& s, const GemmShape& shape, GemmDType dtype, int threads);
 
+// After the last TimeOne: reads the CPU clock again (PeakTable::RemeasureClock) and sets each
+// result's peaks from the final clock.
+void FinishTiming(Session& s, std::vector<GemmResult>& results);
+
 }  // namespace tally

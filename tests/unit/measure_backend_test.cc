@@ -4,6 +4,7 @@
 
 #include "measure/backend.h"
 #include "measure/cuda_api.h"
+#include "measure/measure.h"
 #include "measure/dynamic_library.h"
 #include "util/error.h"
 
@@ -126,6 +127,32 @@ TEST_CASE("measure backend: the toolkit's stub libcuda is named as a stub, not a
                        "install the NVIDIA driver, or put its libcuda.so.1 before the stubs/ folder on the library "
                        "path (code 34)",
                        RuntimeError);
+}
+
+TEST_CASE("measure backend: the clock is read on both sides of the timing and the higher kept") {
+  MeasureRequest request;
+  request.dtypes = {GemmDType::kFp32};
+  request.shapes = {{64, 64, 64}};
+  request.threads = {1};
+  request.bench.budget_s = 0.005;
+  request.bench.warmup_s = 0.001;
+  const MeasureOutcome out = RunMeasure(request);
+  auto number = [&](const std::string& key) {
+    const ReportNode* node = out.report.Find(key);
+    REQUIRE(node != nullptr);
+    return std::get<double>(node->value);
+  };
+  const double clock = number("measure.cpu.clock_hz");
+  CHECK(clock == std::max(number("measure.cpu.clock_before_hz"), number("measure.cpu.clock_after_hz")));
+  CHECK(clock > 0);
+  // The result's peak is one core's at the final clock: FLOP/cycle x 1 x clock.
+  const double per_cycle = number("measure.peak.fp32.flop_per_cycle");
+  REQUIRE(out.report.records.size() == 1);
+  double peak = 0;
+  for (const auto& [key, value] : out.report.records.front()) {
+    if (key == "peak_flop_per_s") peak = std::get<double>(value);
+  }
+  CHECK(peak == doctest::Approx(per_cycle * clock));
 }
 
 // A BLAS that gets one element wrong: the check must refuse it.
