@@ -12,8 +12,10 @@ namespace tally {
 namespace {
 
 
-// One device's share of a tensor: Megatron splits sharded tensors across the tensor-parallel group.
-uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) { return t.tp_sharded ? CeilDiv(t.elements, tp) : t.elements; }
+// One device's share of a tensor: Megatron splits sharded tensors across the tensor-parallel group
+// (K and V across at most their heads).
+uint64_t Shards(const ParamEntry& t, uint64_t tp) { return TpShards(t.tp_sharded, t.tp_max_shards, tp); }
+uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) { return CeilDiv(t.elements, Shards(t, tp)); }
 
 
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "the memory ledger"); }
@@ -58,7 +60,7 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
     ledger.gradients = Add(ledger.gradients, BytesOf(n, d.grad, "gradients"));
     if (d.master) ledger.master = Add(ledger.master, BytesOf(n, *d.master, "master weights"));
     ledger.optimizer = Add(ledger.optimizer, OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements,
-                                                                 t.tp_sharded ? s.tp : 1));
+                                                                 Shards(t, s.tp)));
   }
   return ledger;
 }
@@ -69,6 +71,7 @@ uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, con
   e.elements = 1;
   for (uint64_t d : tensor.shape) e.elements = CheckedMul(e.elements, d, "a parameter tensor");
   e.tp_sharded = tensor.tp_sharded;
+  e.tp_max_shards = tensor.tp_max_shards;
   e.block_matrix = layer.block >= 0 && tensor.shape.size() >= 2;
   return QuantizedBytes(e, DeviceElements(e, settings.tp), settings.quant, weight);
 }

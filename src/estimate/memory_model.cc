@@ -30,7 +30,7 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
     const bool after = l.block < 0 && after_blocks;
     for (const ParamTensor& t : l.param_tensors) {
       m.params.push_back({t.shape, Product(t.shape), t.tp_sharded, l.trainable, l.block, after,
-                          l.block >= 0 && t.shape.size() >= 2, false});
+                          l.block >= 0 && t.shape.size() >= 2, false, t.tp_max_shards});
     }
     if (l.weights_of) {
       const Layer& owner = graph.layers[*l.weights_of];

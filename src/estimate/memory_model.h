@@ -21,6 +21,7 @@ struct ParamEntry {
   bool after_blocks = false;  // outside the blocks, after them (final norm, head)
   bool block_matrix = false;  // a matrix inside a block: what weight quantization applies to
   bool tied_copy = false;     // the embedding copy a tied head keeps on a later pipeline stage
+  uint64_t tp_max_shards = 0; // ParamTensor::tp_max_shards
 };
 
 struct SavedEntry {

@@ -122,8 +122,8 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   if (s.lora_rank > 0 && !s.frozen.empty()) r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
   if (spec.family == Family::kTransformer && s.tp > spec.transformer.n_kv_heads) {
     r.notes.push_back("--tp " + N(s.tp) + " exceeds the " + N(spec.transformer.n_kv_heads) +
-                      " KV heads: ranks replicate K and V (the KV cache counts that); the K/V projection weights "
-                      "are counted as evenly split, slightly under the truth");
+                      " KV heads: each rank holds one K/V head, replicated " + N(s.tp / spec.transformer.n_kv_heads) +
+                      " times, in its weights and its KV cache (the FLOPs count each K/V projection once)");
   }
 }
 

@@ -128,9 +128,19 @@ class TransformerBuilder {
     const uint64_t q_width = Count(P("attn"), {a, d}), kv_width = Count(P("attn"), {g, d});
     const uint64_t qkv_width = CheckedAdd(q_width, Count(P("attn"), {2, kv_width}), "width of " + P("attn.qkv"));
     const uint64_t scores = Count(P("attn"), {b_, a, s_, kv_});
-    AddLinear(MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_, true,
-                         TpSplit::kColumn),
-              {b_, s_, qkv_width}, "qkv");
+    Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_,
+                                  true, TpSplit::kColumn);
+    // Q splits over every tensor-parallel rank; K and V over at most their g heads, each rank past
+    // them holding a replica (Megatron-LM requires tp to divide g or g to divide tp: build_graph.cc).
+    qkv_linear.params = 0;
+    qkv_linear.param_tensors.clear();
+    AddParamTensor(qkv_linear, {h, q_width}, true);
+    AddParamTensor(qkv_linear, {h, Count(P("attn"), {2, kv_width})}, true, g);
+    if (t_.qkv_bias) {
+      AddParamTensor(qkv_linear, {q_width}, true);
+      AddParamTensor(qkv_linear, {Count(P("attn"), {2, kv_width})}, true, g);
+    }
+    AddLinear(std::move(qkv_linear), {b_, s_, qkv_width}, "qkv");
     const std::string qkv = cur_;
     if (t_.position == PositionKind::kRope) {
       const uint64_t rotary = t_.rotary_dim == 0 ? d : t_.rotary_dim;

@@ -75,7 +75,16 @@ struct SavedTensor {
 struct ParamTensor {
   std::vector<uint64_t> shape;
   bool tp_sharded = false;
+  // 0: split over every tensor-parallel rank. Else split at most this many ways: the K/V heads of
+  // grouped-query attention, which ranks beyond them replicate (Megatron-LM's query groups).
+  uint64_t tp_max_shards = 0;
 };
+
+// How many ways a tensor is split over `tp` tensor-parallel ranks.
+inline uint64_t TpShards(bool tp_sharded, uint64_t tp_max_shards, uint64_t tp) {
+  if (!tp_sharded) return 1;
+  return tp_max_shards == 0 || tp < tp_max_shards ? tp : tp_max_shards;
+}
 
 struct Layer {
   std::string path;  // "blocks.3.attn.qkv"

@@ -25,11 +25,11 @@ inline uint64_t Count(const std::string& path, std::initializer_list<uint64_t> f
 }
 
 // Adds a parameter tensor to `l`, keeping `l.params` its exact sum.
-inline void AddParamTensor(Layer& l, std::vector<uint64_t> shape, bool tp_sharded) {
+inline void AddParamTensor(Layer& l, std::vector<uint64_t> shape, bool tp_sharded, uint64_t tp_max_shards = 0) {
   uint64_t n = 1;
   for (uint64_t d : shape) n = CheckedMul(n, d, "parameters of '" + l.path + "'");
   l.params = CheckedAdd(l.params, n, "parameters of '" + l.path + "'");
-  l.param_tensors.push_back({std::move(shape), tp_sharded});
+  l.param_tensors.push_back({std::move(shape), tp_sharded, tp_max_shards});
 }
 
 // Megatron-LM's tensor-parallel split (Shoeybi et al. 2019, §3): a column-parallel linear splits its

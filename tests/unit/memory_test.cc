@@ -177,6 +177,33 @@ TEST_CASE("memory: tensor and pipeline parallelism split the weights") {
   CHECK(pp.weights == 2 * (8 * block + 4096 + 32000ULL * 4096));
 }
 
+TEST_CASE("memory: tensor parallelism past the K/V heads replicates them (Megatron-LM query groups)") {
+  // Llama-3-8B: 32 query heads, 8 K/V heads of 128, d 4096; 8,030,261,248 parameters, of which 65
+  // RMSNorm vectors stay whole and the K/V projections are 32 · 4096 · 2048. At tp = 16 every other
+  // matrix splits 16 ways; K and V split 8 ways, each head held by two ranks.
+  const uint64_t total = 8'030'261'248, norms = 65ULL * 4096, kv = 32ULL * 4096 * 2048;
+  const uint64_t device = (total - norms - kv) / 16 + kv / 8 + norms;  // 518,918,144
+  CHECK(device == 518'918'144);
+  const TrainMemory tp16 = Train("llama-3-8b", {.gpus = 16, .tp = 16});
+  CHECK(tp16.weights == 2 * device);
+  CHECK(tp16.gradients == 2 * device);
+  CHECK(tp16.optimizer == 8 * device);  // Adam's two fp32 moments
+  // At tp = 8 the K/V heads split like everything else.
+  CHECK(Train("llama-3-8b", {.gpus = 8, .tp = 8}).weights == 2 * ((total - norms) / 8 + norms));
+  // Inference weights follow the same split.
+  Settings infer = Make({.mode = Mode::kInfer, .gpus = 16, .tp = 16});
+  const ModelSpec spec = ResolveModel("llama-3-8b");
+  CHECK(InferenceMemory(spec, infer, BuildMemoryModel(spec, infer), 1).weights == 2 * device);
+  // tp must divide the K/V heads or be a multiple of them: 6 heads cannot be shared by 4 ranks.
+  const std::string six_kv = "family: transformer\nvocab_size: 100\ncontext_length: 16\nd_model: 96\nn_layers: 1\n"
+                             "n_heads: 12\nn_kv_heads: 6\nd_ff: 256\n";
+  CHECK_THROWS_WITH_AS(TrainInline(six_kv, {.gpus = 4, .tp = 4}),
+                       "tally: error: --tp: 4 ranks cannot share the 6 key/value heads of 'inline' (one must divide "
+                       "the other)",
+                       InputError);
+  CHECK_NOTHROW(TrainInline(six_kv, {.gpus = 12, .tp = 12}));
+}
+
 TEST_CASE("memory: KV cache per token and for a batch") {
   const std::pair<const char*, uint64_t> rows[] = {{"gpt2-small", 36'864},  {"gpt2-medium", 98'304},
                                                    {"gpt2-large", 184'320}, {"gpt2-xl", 307'200},
