@@ -8,6 +8,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
+#include "config/syntax_scan.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -133,36 +134,15 @@ bool HandleNextDocument(const std::string& file, YAML::Parser& parser, DocumentS
 
 }  // namespace
 
-// yaml-cpp reads JSON as YAML flow style, which allows a trailing comma; JSON does not.
-void CheckJsonCommas(const std::string& file, const std::string& text) {
-  bool in_string = false, escaped = false;
-  int line = 1, column = 0, comma_line = 0, comma_column = 0;
-  for (char c : text) {
-    ++column;
-    if (c == '\n') {
-      ++line;
-      column = 0;
-    }
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == ',') {
-      comma_line = line;
-      comma_column = column;
-    } else if ((c == '}' || c == ']') && comma_line > 0) {
-      throw InputError({file, comma_line, comma_column}, "syntax error: a trailing ',' is not allowed in JSON");
-    }
-    if (c != ',' && c != ' ' && c != '\t' && c != '\r' && c != '\n') comma_line = 0;
-  }
-}
-
 YAML::Node ParseYaml(const std::string& file, const std::string& text) {
   CheckUtf8(file, text);
-  if (file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0) CheckJsonCommas(file, text);
+  // yaml-cpp reads JSON as YAML flow style, which allows trailing commas, and names the line after
+  // a missing comma or bracket; the scans name the mistake's own place.
+  if (file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0) {
+    CheckJsonSyntax(file, text);
+  } else {
+    CheckYamlClosed(file, text);
+  }
   try {
     // The documents are walked first: yaml-cpp 0.7's LoadAll never returns on a stray ',' after
     // (or instead of) a document (jbeder/yaml-cpp#1040), as its parser keeps yielding empty
