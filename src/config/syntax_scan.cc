@@ -14,7 +14,7 @@ struct Pos {
 // Walks a text byte by byte, keeping the 1-based line and column (in bytes, as yaml-cpp counts).
 class Cursor {
  public:
-  explicit Cursor(const std::string& text) : text_(text) {}
+  explicit Cursor(const std::string& text, size_t start = 0) : text_(text), i_(start) {}
   bool End() const { return i_ >= text_.size(); }
   char Peek() const { return text_[i_]; }
   Pos At() const { return pos_; }
@@ -63,13 +63,20 @@ char Closer(char open) { return open == '{' ? '}' : ']'; }
 }  // namespace
 
 void CheckJsonSyntax(const std::string& file, const std::string& text) {
+  // UTF-16 and UTF-32 (a zero byte among the first four, RFC 8259 §8.1's detection) are left to
+  // yaml-cpp, which decodes them; a UTF-8 byte order mark is skipped.
+  for (size_t i = 0; i < 4 && i < text.size(); ++i) {
+    if (text[i] == '\0') return;
+  }
+  if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0) return;
+  const size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   // What may come next, where the last value ended (for a missing ','), and the last ',' (for a
   // trailing one).
   enum class Want { kValue, kValueOrClose, kKey, kKeyOrClose, kColon, kCommaOrClose };
   Want want = Want::kValue;
   std::vector<Open> open;
   Pos value_end, comma;
-  Cursor c(text);
+  Cursor c(text, start);
   auto end_value = [&] {
     value_end = c.At();
     want = Want::kCommaOrClose;
@@ -164,6 +171,8 @@ void CheckYamlClosed(const std::string& file, const std::string& text) {
   Cursor c(text);
   char prev = '\n';  // the last byte that was not blank on this line, '\n' at its start
   bool blank_before = true;
+  bool dash_first = false;  // prev is a '-' where a node could start: a sequence entry
+  bool property = false;    // an anchor or tag just ended at a node's start: the node starts after it
   while (!c.End()) {
     const char ch = c.Peek();
     if (ch == '\n' || ch == ' ' || ch == '\t' || ch == '\r') {
@@ -176,11 +185,19 @@ void CheckYamlClosed(const std::string& file, const std::string& text) {
       while (!c.End() && c.Peek() != '\n') c.Next();
       continue;
     }
-    // Where a scalar or a flow collection can start: at the start of a line, after '[', '{', ','
-    // or '?', or after ':' or '-' and a blank (or a ':' in flow, as JSON writes it).
-    const bool after_indicator = prev == ':' || prev == '-';
-    const bool starts = prev == '\n' || prev == '[' || prev == '{' || prev == ',' || prev == '?' ||
-                        (after_indicator && (blank_before || (prev == ':' && !flow.empty())));
+    // Where a node can start: at the start of a line's content, after ': ' or a sequence's '- ',
+    // after '[', '{' or ',' inside a flow collection (or ':' there, as JSON writes it), and after
+    // an anchor or tag that itself stood there.
+    const bool in_flow = !flow.empty();
+    const bool starts = property || prev == '\n' || (prev == ':' && (blank_before || in_flow)) ||
+                        (prev == '-' && dash_first && blank_before) ||
+                        (in_flow && (prev == '[' || prev == '{' || prev == ','));
+    property = false;
+    if (starts && (ch == '&' || ch == '!')) {  // an anchor or tag: skip it, the node follows
+      while (!c.End() && !Blank(c.Peek())) c.Next();
+      property = true;
+      continue;
+    }
     const Pos at = c.At();
     if (starts && (ch == '"' || ch == '\'')) {
       c.Next();
@@ -203,17 +220,42 @@ void CheckYamlClosed(const std::string& file, const std::string& text) {
       continue;
     }
     if (starts && flow.empty() && (ch == '|' || ch == '>')) return;  // a block scalar: its text is literal
-    if ((ch == '[' || ch == '{') && (starts || !flow.empty())) {
+    if ((ch == '[' || ch == '{') && (starts || in_flow)) {
       flow.push_back({ch, at});
-    } else if ((ch == ']' || ch == '}') && !flow.empty()) {
+    } else if ((ch == ']' || ch == '}') && in_flow) {
       if (ch != Closer(flow.back().bracket)) return;  // mismatched: yaml-cpp reports it
       flow.pop_back();
     }
+    dash_first = ch == '-' && starts;
     prev = ch;
     blank_before = false;
     c.Next();
   }
   if (!flow.empty()) Fail(file, flow.back().at, "'" + std::string(1, flow.back().bracket) + "' is never closed");
+}
+
+size_t OpeningQuote(const std::string& text, size_t pos) {
+  while (pos < text.size() && (text[pos] == '&' || text[pos] == '!')) {
+    while (pos < text.size() && !Blank(text[pos])) ++pos;
+    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t')) ++pos;
+  }
+  return pos < text.size() && (text[pos] == '"' || text[pos] == '\'') ? pos : std::string::npos;
+}
+
+bool QuoteCloses(const std::string& text, size_t pos) {
+  const char quote = text[pos];
+  for (size_t i = pos + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;  // an escape: the next byte is never the closing quote
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside single quotes
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace tally

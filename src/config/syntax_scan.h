@@ -13,9 +13,16 @@ namespace tally {
 // checked here; the typed readers name a bad one.
 void CheckJsonSyntax(const std::string& file, const std::string& text);
 
-// A YAML text's flow brackets and quoted scalars, where they are certainly unclosed at the end of
-// the file. Conservative: a text with a block scalar (| or >) is not scanned, and a quote counts
-// only where a scalar can start.
+// For a YAML text yaml-cpp has already refused: a flow bracket or quoted scalar still open at the
+// end of the file, named at its opening. A heuristic (a quote counts where a node can start; a
+// block scalar stops the scan), so it only ever relocates an error, never makes one.
 void CheckYamlClosed(const std::string& file, const std::string& text);
+
+// Where a node starting at text[pos] (yaml-cpp's mark) opens its quote, after any anchor and tag
+// on the same line; std::string::npos when it does not start with one.
+size_t OpeningQuote(const std::string& text, size_t pos);
+
+// Whether the quoted scalar opening at text[quote] (a ' or ") closes before the end of the text.
+bool QuoteCloses(const std::string& text, size_t quote);
 
 }  // namespace tally

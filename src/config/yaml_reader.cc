@@ -43,13 +43,15 @@ class DocumentStarts : public YAML::EventHandler {
  public:
   std::vector<YAML::Mark> nodes;
   std::vector<YAML::Mark> open;
+  std::vector<YAML::Mark> quoted;  // where each quoted scalar starts
 
   void OnDocumentStart(const YAML::Mark&) override { open_ = true; }
   void OnDocumentEnd() override { open_ = false; }
   void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { Node(mark); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t, const std::string&) override {
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t, const std::string&) override {
     Node(mark);
+    if (tag == "!") quoted.push_back(mark);  // yaml-cpp tags quoted scalars "!", plain ones "?"
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
                        YAML::EmitterStyle::value) override {
@@ -138,11 +140,8 @@ YAML::Node ParseYaml(const std::string& file, const std::string& text) {
   CheckUtf8(file, text);
   // yaml-cpp reads JSON as YAML flow style, which allows trailing commas, and names the line after
   // a missing comma or bracket; the scans name the mistake's own place.
-  if (file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0) {
-    CheckJsonSyntax(file, text);
-  } else {
-    CheckYamlClosed(file, text);
-  }
+  const bool json = file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0;
+  if (json) CheckJsonSyntax(file, text);
   try {
     // The documents are walked first: yaml-cpp 0.7's LoadAll never returns on a stray ',' after
     // (or instead of) a document (jbeder/yaml-cpp#1040), as its parser keeps yielding empty
@@ -165,8 +164,20 @@ YAML::Node ParseYaml(const std::string& file, const std::string& text) {
       throw InputError({file, second.line + 1, second.column + 1},
                        "a config holds one document, but a second one starts here");
     }
+    // yaml-cpp ends a quoted scalar left open at the end of the file there, without complaint.
+    for (const YAML::Mark& mark : starts.quoted) {
+      const size_t node = static_cast<size_t>(mark.pos);
+      const size_t quote = OpeningQuote(text, node);
+      if (quote == std::string::npos || QuoteCloses(text, quote)) continue;
+      const int column = mark.column + 1 + static_cast<int>(quote - node);  // anchors and tags share its line
+      throw InputError({file, mark.line + 1, column},
+                       "syntax error: " + std::string(text[quote] == '"' ? "'\"'" : "\"'\"") + " is never closed");
+    }
     return starts.nodes.empty() ? YAML::Node() : YAML::Load(text);
   } catch (const YAML::ParserException& e) {
+    // yaml-cpp notices an unclosed bracket or quote a line late: name its opening where a scan
+    // finds one.
+    if (!json) CheckYamlClosed(file, text);
     throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "syntax error: " + e.msg);
   } catch (const YAML::Exception& e) {
     throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "cannot read: " + e.msg);

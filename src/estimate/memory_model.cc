@@ -42,7 +42,7 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
       if (t.dw_only && !weight_trains) continue;
       if (t.id == kInputTensor || !seen.insert(t.id).second) continue;
       const bool checkpoint = l.block >= 0 && blocks_with_checkpoint.insert(l.block).second;
-      m.saved.push_back({t.elements, t.cls, t.tp_sharded, t.selective, l.block, after, checkpoint});
+      m.saved.push_back({t.elements, t.cls, t.tp_sharded, t.selective, l.block, after, checkpoint, t.tp_max_shards});
     }
     if (l.component == Component::kLmHead) m.vocab = l.shape.back();
     if (l.component == Component::kLmHead || l.component == Component::kLoss) continue;

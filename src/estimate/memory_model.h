@@ -32,6 +32,7 @@ struct SavedEntry {
   int block = -1;
   bool after_blocks = false;
   bool checkpoint = false;  // the block's input: what full recomputation keeps
+  uint64_t tp_max_shards = 0;
 };
 
 struct MemoryModel {

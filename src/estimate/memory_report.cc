@@ -123,7 +123,8 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   if (spec.family == Family::kTransformer && s.tp > spec.transformer.n_kv_heads) {
     r.notes.push_back("--tp " + N(s.tp) + " exceeds the " + N(spec.transformer.n_kv_heads) +
                       " KV heads: each rank holds one K/V head, replicated " + N(s.tp / spec.transformer.n_kv_heads) +
-                      " times, in its weights and its KV cache (the FLOPs count each K/V projection once)");
+                      " times, in its weights, saved K/V activations, KV cache and K/V compute (vLLM's layout; "
+                      "Megatron-Core training allows tp up to the KV heads); the model FLOPs count each once");
   }
 }
 

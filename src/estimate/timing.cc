@@ -23,6 +23,22 @@ bool TensorParallel(const Layer& l) {
   return std::any_of(l.param_tensors.begin(), l.param_tensors.end(), [](const ParamTensor& t) { return t.tp_sharded; });
 }
 
+// How many ways tensor parallelism divides a node's compute: tp, or less where some of its matrices
+// split fewer ways (K and V past their heads, each rank computing its replica): the ratio of the
+// node's matrix elements to one rank's share of them.
+double TpDivisor(const Layer& l, uint64_t tp) {
+  if (!TensorParallel(l)) return 1;
+  double total = 0, device = 0;
+  for (const ParamTensor& t : l.param_tensors) {
+    if (t.shape.size() < 2) continue;
+    double n = 1;
+    for (uint64_t d : t.shape) n *= static_cast<double>(d);
+    total += n;
+    device += n / static_cast<double>(TpShards(t.tp_sharded, t.tp_max_shards, tp));
+  }
+  return device > 0 ? total / device : static_cast<double>(tp);
+}
+
 // A row-parallel linear ends in an all-reduce of its output across the tensor-parallel group.
 bool RowParallel(const Layer& l) {
   return l.kind == LayerKind::kLinear && !l.saved.empty() && l.saved[0].tp_sharded;
@@ -72,7 +88,7 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
 
 OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, const Settings& s, DType weight) {
   const double act = Bytes(s.dtypes.activation), kv = Bytes(KvDtype(s));
-  const double tp = TensorParallel(l) ? static_cast<double>(s.tp) : 1;
+  const double tp = TpDivisor(l, s.tp);
   if (l.component == Component::kAttentionCore) return AttentionCost(l, spec, s, act, kv);
   OpCost c;
   if (l.kind == LayerKind::kLoss) return c;  // inference computes no loss

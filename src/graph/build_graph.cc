@@ -35,7 +35,8 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
     throw InputError("--tp: " + std::to_string(s.tp) + " does not divide the " + std::to_string(t.n_heads) +
                      " attention heads of '" + spec.name + "'");
   }
-  // Megatron-LM's query groups: ranks split the K/V heads evenly, or each holds one and replicates it.
+  // Ranks split the K/V heads evenly, or each holds one and replicates it (vLLM; Megatron-Core
+  // training requires the former).
   if (t.n_kv_heads % s.tp != 0 && s.tp % t.n_kv_heads != 0) {
     throw InputError("--tp: " + std::to_string(s.tp) + " ranks cannot share the " + std::to_string(t.n_kv_heads) +
                      " key/value heads of '" + spec.name + "' (one must divide the other)");

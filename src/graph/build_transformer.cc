@@ -130,15 +130,18 @@ class TransformerBuilder {
     const uint64_t scores = Count(P("attn"), {b_, a, s_, kv_});
     Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_,
                                   true, TpSplit::kColumn);
-    // Q splits over every tensor-parallel rank; K and V over at most their g heads, each rank past
-    // them holding a replica (Megatron-LM requires tp to divide g or g to divide tp: build_graph.cc).
-    qkv_linear.params = 0;
-    qkv_linear.param_tensors.clear();
-    AddParamTensor(qkv_linear, {h, q_width}, true);
-    AddParamTensor(qkv_linear, {h, Count(P("attn"), {2, kv_width})}, true, g);
-    if (t_.qkv_bias) {
-      AddParamTensor(qkv_linear, {q_width}, true);
-      AddParamTensor(qkv_linear, {Count(P("attn"), {2, kv_width})}, true, g);
+    if (g < a) {
+      // Grouped-query attention: Q splits over every tensor-parallel rank, K and V over at most
+      // their g heads, each rank past them holding a replica (vLLM's QKVParallelLinear; tp must
+      // divide g or be a multiple of it: build_graph.cc). Three tensors, as such models store
+      // q_proj, k_proj and v_proj (which Adafactor factors apart).
+      qkv_linear.params = 0;
+      qkv_linear.param_tensors.clear();
+      const std::pair<uint64_t, uint64_t> parts[] = {{q_width, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
+      for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {h, width}, true, shards);
+      if (t_.qkv_bias) {
+        for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {width}, true, shards);
+      }
     }
     AddLinear(std::move(qkv_linear), {b_, s_, qkv_width}, "qkv");
     const std::string qkv = cur_;
@@ -153,7 +156,8 @@ class TransformerBuilder {
                                t_.position == PositionKind::kAlibi ? 2 : kFlopsPerElementwise);
     qk.gemms.push_back({.m = s_, .n = kv_, .k = d, .count = Count(P("attn"), {b_, a}), .halved = causal_});
     qk.saved = {{.id = qkv + ":q", .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true},
-                {.id = qkv + ":k", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true}};
+                {.id = qkv + ":k", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true,
+                 .tp_max_shards = g}};
     qk.kv_elements_per_token = Count(P("attn"), {2, kv_width});  // K and V
     Add(std::move(qk), {b_, a, s_, kv_});
     // Softmax: one FLOP per element, as DeepSpeed's profiler counts it. Eager attention saves the
@@ -182,7 +186,8 @@ class TransformerBuilder {
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
     av.gemms.push_back({.m = s_, .n = d, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
-    av.saved = {{.id = qkv + ":v", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true}};
+    av.saved = {{.id = qkv + ":v", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true,
+                 .tp_max_shards = g}};
     if (flash_) {
       // Flash backward needs the output O; it is the out projection's saved input, counted once.
       av.saved.push_back({.id = av.path, .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true});

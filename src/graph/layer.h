@@ -69,6 +69,7 @@ struct SavedTensor {
   bool tp_sharded = false;  // split across the tensor-parallel group (Korthikanti et al. 2022, §4.2.1)
   bool selective = false;   // dropped by selective recomputation: the s² attention tensors
   bool dw_only = false;     // a linear's input, kept only for its weight gradient: none when frozen
+  uint64_t tp_max_shards = 0;  // as ParamTensor's: K and V split over at most their heads
 };
 
 // A parameter tensor; `tp_sharded` ones are split across the tensor-parallel group (Megatron-LM).
@@ -76,7 +77,7 @@ struct ParamTensor {
   std::vector<uint64_t> shape;
   bool tp_sharded = false;
   // 0: split over every tensor-parallel rank. Else split at most this many ways: the K/V heads of
-  // grouped-query attention, which ranks beyond them replicate (Megatron-LM's query groups).
+  // grouped-query attention, which ranks beyond them replicate (vLLM's QKVParallelLinear).
   uint64_t tp_max_shards = 0;
 };
 

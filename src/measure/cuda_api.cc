@@ -82,18 +82,23 @@ void LoadCublasLt(Api& api, const CudaLibraryNames& names) {
     return;
   }
   const DynamicLibrary& lt = api.cublas_lt;
-  Resolve(lt, "cublasLtCreate", api.lt_create);
-  Resolve(lt, "cublasLtDestroy", api.lt_destroy);
-  Resolve(lt, "cublasLtMatmulDescCreate", api.lt_desc_create);
-  Resolve(lt, "cublasLtMatmulDescDestroy", api.lt_desc_destroy);
-  Resolve(lt, "cublasLtMatmulDescSetAttribute", api.lt_desc_set);
-  Resolve(lt, "cublasLtMatrixLayoutCreate", api.lt_layout_create);
-  Resolve(lt, "cublasLtMatrixLayoutDestroy", api.lt_layout_destroy);
-  Resolve(lt, "cublasLtMatmulPreferenceCreate", api.lt_pref_create);
-  Resolve(lt, "cublasLtMatmulPreferenceDestroy", api.lt_pref_destroy);
-  Resolve(lt, "cublasLtMatmulPreferenceSetAttribute", api.lt_pref_set);
-  Resolve(lt, "cublasLtMatmulAlgoGetHeuristic", api.lt_heuristic);
-  Resolve(lt, "cublasLtMatmul", api.lt_matmul);
+  try {
+    Resolve(lt, "cublasLtCreate", api.lt_create);
+    Resolve(lt, "cublasLtDestroy", api.lt_destroy);
+    Resolve(lt, "cublasLtMatmulDescCreate", api.lt_desc_create);
+    Resolve(lt, "cublasLtMatmulDescDestroy", api.lt_desc_destroy);
+    Resolve(lt, "cublasLtMatmulDescSetAttribute", api.lt_desc_set);
+    Resolve(lt, "cublasLtMatrixLayoutCreate", api.lt_layout_create);
+    Resolve(lt, "cublasLtMatrixLayoutDestroy", api.lt_layout_destroy);
+    Resolve(lt, "cublasLtMatmulPreferenceCreate", api.lt_pref_create);
+    Resolve(lt, "cublasLtMatmulPreferenceDestroy", api.lt_pref_destroy);
+    Resolve(lt, "cublasLtMatmulPreferenceSetAttribute", api.lt_pref_set);
+    Resolve(lt, "cublasLtMatmulAlgoGetHeuristic", api.lt_heuristic);
+    Resolve(lt, "cublasLtMatmul", api.lt_matmul);
+  } catch (const RuntimeError& e) {
+    api.cublas_lt_error = e.what();
+    api.cublas_lt = DynamicLibrary();  // unloaded: fp8 is unavailable, the rest runs
+  }
 }
 
 }  // namespace

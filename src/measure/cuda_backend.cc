@@ -226,12 +226,14 @@ class LtFp8Gemm : public TimedDeviceGemm {
     cuda::CheckRuntime(api, api.cuda_memcpy(scales_.get(), ones, sizeof ones, cuda::kHostToDevice), "cudaMemcpy");
     cuda::CheckCublas(api.lt_desc_create(desc_.out(), cuda::kCompute32F, cuda::kR32F), what + ": descriptor");
     const int op_t = cuda::kOpT, op_n = cuda::kOpN;
-    const float* a_scale = static_cast<const float*>(scales_.get());
-    const float* b_scale = a_scale + 1;
+    // cuBLASLt's A is our B buffer and its B our A (below); both scales are 1. The attributes take
+    // the address of a device pointer.
+    const float* lt_a_scale = static_cast<const float*>(scales_.get());
+    const float* lt_b_scale = lt_a_scale + 1;
     SetDesc(cuda::kLtDescTransA, &op_t, sizeof op_t, what);
     SetDesc(cuda::kLtDescTransB, &op_n, sizeof op_n, what);
-    SetDesc(cuda::kLtDescAScalePointer, &a_scale, sizeof a_scale, what);
-    SetDesc(cuda::kLtDescBScalePointer, &b_scale, sizeof b_scale, what);
+    SetDesc(cuda::kLtDescAScalePointer, &lt_a_scale, sizeof lt_a_scale, what);
+    SetDesc(cuda::kLtDescBScalePointer, &lt_b_scale, sizeof lt_b_scale, what);
     // Column-major D (n x m) = op(A')·B': cuBLASLt's A' is our B buffer, (n x k) row-major read as
     // k x n and transposed; its B' is our A buffer, (m x k) row-major read as k x m.
     const auto n = static_cast<int64_t>(n_), k = static_cast<int64_t>(k_);
@@ -337,7 +339,11 @@ class CudaBackend : public GemmBackend {
         2.0 * Attribute(api_, cuda::kAttrMemoryClockKhz) * 1e3 * Attribute(api_, cuda::kAttrMemoryBusBits) / 8;
     major_ = Attribute(api_, cuda::kAttrMajor);
     minor_ = Attribute(api_, cuda::kAttrMinor);
-    if (api_.cublas_lt.loaded()) cuda::CheckCublas(api_.lt_create(&lt_), "cublasLtCreate");
+    // Without a cuBLASLt handle only fp8 is lost (and nothing leaks the cuBLAS handle).
+    if (api_.cublas_lt.loaded() && api_.lt_create(&lt_) != 0) {
+      lt_ = nullptr;
+      api_.cublas_lt_error = "cublasLtCreate failed";
+    }
   }
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;

@@ -79,8 +79,10 @@ GemmShape ParseGemmShape(const std::string& text, const std::string& flag) {
 
 double GemmMinBytes(const GemmShape& s, GemmDType d) {
   const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
-  // C is written at the input width: fp32 for the CPU's bf16 GEMM would move a little more.
-  return static_cast<double>(GemmDTypeBytes(d)) * (m * k + k * n + m * n);
+  // C is written at the input width, except fp8's, written as bf16 (cuda_backend.cc); the CPU's
+  // bf16 GEMM writes fp32 and would move a little more.
+  const double in = static_cast<double>(GemmDTypeBytes(d)), out = d == GemmDType::kFp8 ? 2.0 : in;
+  return in * (m * k + k * n) + out * m * n;
 }
 
 }  // namespace tally

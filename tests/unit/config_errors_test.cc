@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 
 #include "config/syntax_scan.h"
+#include "config/yaml_reader.h"
 #include "cli/app.h"
 #include "config/load_config.h"
 #include "graph/build_graph.h"
@@ -361,6 +362,38 @@ TEST_CASE("config errors: the bracket and quote scans leave valid YAML and JSON 
                        "x.json:1:2: error: syntax error: expected a quoted key, got '1'", InputError);
   CHECK_THROWS_WITH_AS(CheckYamlClosed("x.yaml", "a: {b: [1, 2]\nc: 3\n"),
                        "x.yaml:1:4: error: syntax error: '{' is never closed", InputError);
+}
+
+TEST_CASE("config errors: valid YAML that looks unclosed to a scan is read as yaml-cpp reads it") {
+  // Quotes and brackets inside plain scalars, after anchors and tags, in block scalars, on
+  // continuation lines (found in review); each must parse, with its quote or bracket as text.
+  const char* const texts[] = {"years: 2019, '20\n",
+                               "note: what?'s up\n",
+                               "note: really? 'tis so\n",
+                               "title: A - 'B\n",
+                               "note: x - [draft\n",
+                               "note: a,[b\n",
+                               "k: a{'b\n",
+                               "k: [a:'b]\n",
+                               "note: the model\n  's weights\n",
+                               "k: !!str \"a: 'b\"\n",
+                               "k: &a 'a, [b'\nl: *a\n",
+                               "text: &t |\n  'starts a line\n",
+                               "text: !!str >\n  [starts a line\n",
+                               "description: Llama 3 8B, '24 release (GQA)\n"};
+  for (const char* text : texts) {
+    CAPTURE(text);
+    CHECK_NOTHROW(ParseYaml("ok.yaml", text));
+  }
+  // JSON with a UTF-8 byte order mark, which RFC 8259 §8.1 lets a parser ignore.
+  CHECK_NOTHROW(ParseYaml("bom.json", "\xEF\xBB\xBF{\"model_type\": \"llama\"}\n"));
+  // UTF-16LE JSON: the structure scan leaves it to yaml-cpp, which decodes it.
+  static const char kUtf16[] = "{\0\"\0a\0\"\0:\0 \0" "1\0}\0";
+  const std::string utf16(kUtf16, sizeof kUtf16 - 1);
+  CHECK_NOTHROW(CheckJsonSyntax("utf16.json", utf16));
+  // What yaml-cpp accepts but is not closed: a quote still open at the end of the file.
+  CHECK_THROWS_WITH_AS(ParseYaml("x.yaml", "a: 1\nb: &x 'open\n"), "x.yaml:2:7: error: syntax error: \"'\" is never closed",
+                       InputError);
 }
 
 // bloaty's fuzz_driver idea over real files: bad input may only ever be an InputError.

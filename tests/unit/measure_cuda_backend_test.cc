@@ -104,6 +104,13 @@ TEST_CASE("measure cuda backend: what a GPU cannot run is said, not attempted") 
         "fp8 GEMMs run through cuBLASLt; cannot load cuBLASLt: libtally-no-such-cublasLt.so: cannot open shared "
         "object file: No such file or directory");
   CHECK(gpu->Unsupported(GemmDType::kFp32).empty());
+  // A library of that name without cuBLASLt's functions costs fp8 only.
+  CudaLibraryNames wrong_lt = Fake();
+  wrong_lt.cublas_lt = {"libm.so.6"};
+  std::unique_ptr<GemmBackend> partial = MakeCudaBackend(wrong_lt);
+  CHECK(partial->Unsupported(GemmDType::kFp8) ==
+        "fp8 GEMMs run through cuBLASLt; libm.so.6 lacks cublasLtCreate; is the CUDA installation complete?");
+  CHECK_NOTHROW(CheckAgainstNaive(*partial, GemmDType::kBf16));
 }
 
 TEST_CASE("measure cuda backend: a GPU run fails with one line naming the cause") {

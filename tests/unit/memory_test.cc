@@ -1,6 +1,7 @@
 // Memory ledgers against published formulas (ZeRO, Korthikanti et al.) and hand derivations.
 #include <doctest/doctest.h>
 
+#include "estimate/activations.h"
 #include "estimate/fit.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
@@ -190,6 +191,13 @@ TEST_CASE("memory: tensor parallelism past the K/V heads replicates them (Megatr
   CHECK(tp16.optimizer == 8 * device);  // Adam's two fp32 moments
   // At tp = 8 the K/V heads split like everything else.
   CHECK(Train("llama-3-8b", {.gpus = 8, .tp = 8}).weights == 2 * ((total - norms) / 8 + norms));
+  // Saved K and V split over at most their heads too: one K-sized entry capped at 2 shards and
+  // one ordinary entry, 1000 elements each at bf16, over tp 8: 1000/2·2 + 1000/8·2 = 1250 bytes.
+  MemoryModel saved;
+  saved.n_layers = 1;
+  saved.saved = {{.elements = 1000, .tp_sharded = true, .block = 0, .tp_max_shards = 2},
+                 {.elements = 1000, .tp_sharded = true, .block = 0}};
+  CHECK(TrainingActivations(saved, Make({.gpus = 8, .tp = 8}), 0).per_layer == 1250);
   // Inference weights follow the same split.
   Settings infer = Make({.mode = Mode::kInfer, .gpus = 16, .tp = 16});
   const ModelSpec spec = ResolveModel("llama-3-8b");
