@@ -10,9 +10,15 @@ namespace {
 
 std::string N(uint64_t n) { return std::to_string(n); }
 
-std::string Sharding(const Settings& s, uint64_t from_stage) {
-  std::string out;
-  if (s.tp > 1) out += "; tensor-parallel tensors / " + N(s.tp);
+// "tensor-parallel tensors / tp", with the K/V projections' cap where tp passes the KV heads.
+std::string TensorParallelShare(const ModelSpec& spec, const Settings& s) {
+  if (s.tp <= 1) return "";
+  const uint64_t kv = spec.family == Family::kTransformer ? spec.transformer.n_kv_heads : s.tp;
+  return "; tensor-parallel tensors / " + N(s.tp) + (s.tp > kv ? " (K/V / " + N(kv) + ")" : "");
+}
+
+std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_stage) {
+  std::string out = TensorParallelShare(spec, s);
   if (s.pp > 1) out += "; this pipeline stage's layers";
   if (s.zero >= from_stage && s.dp() > 1) out += "; / " + N(s.dp()) + " data-parallel ranks (ZeRO-" + N(s.zero) + ")";
   return out;
@@ -27,14 +33,14 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   const bool qlora = s.quant != Quant::kNone && (s.lora_rank > 0 || !s.frozen.empty());
   r.Set("memory.train.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + N(BitsPer(d.param) / 8) + " B (" + DTypeName(d.param) + ")" +
-            (qlora ? std::string(", frozen block matrices quantized to ") + QuantName(s.quant) : "") + Sharding(s, 3));
+            (qlora ? std::string(", frozen block matrices quantized to ") + QuantName(s.quant) : "") + Sharding(spec, s, 3));
   r.Set("memory.train.gradients", "gradients", m.gradients, Unit::kByte,
-        std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" + Sharding(s, 2));
+        std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" + Sharding(spec, s, 2));
   r.Set("memory.train.master_weights", "master weights", m.master_weights, Unit::kByte,
-        d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(s, 1)
+        d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(spec, s, 1)
                  : std::string("none: the policy keeps no master copy"));
   r.Set("memory.train.optimizer", "optimizer states", m.optimizer, Unit::kByte,
-        std::string(OptimizerStateFormula(s.optimizer)) + ", " + DTypeName(d.state) + Sharding(s, 1) +
+        std::string(OptimizerStateFormula(s.optimizer)) + ", " + DTypeName(d.state) + Sharding(spec, s, 1) +
             " (ZeRO, Rajbhandari et al. 2019, §5)");
   r.Set("memory.train.activations", "activations", m.activations, Unit::kByte,
         "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
@@ -61,7 +67,7 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   r.Set("memory.infer.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + DTypeName(weight) +
             (s.quant != Quant::kNone ? std::string(", block matrices quantized to ") + QuantName(s.quant) : "") +
-            (s.tp > 1 ? "; tensor-parallel tensors / " + N(s.tp) : ""));
+            TensorParallelShare(spec, s));
   if (spec.family == Family::kTransformer) {
     const TransformerSpec& t = spec.transformer;
     const uint64_t heads = t.n_kv_heads / s.tp + (t.n_kv_heads % s.tp != 0);

@@ -17,16 +17,6 @@ std::vector<double> Operand(uint64_t rows, uint64_t cols, uint64_t salt) {
   return v;
 }
 
-// The stored form of a row-major rows x cols matrix: itself, or its transpose (cols x rows).
-std::vector<double> Stored(const std::vector<double>& v, uint64_t rows, uint64_t cols, bool transposed) {
-  if (!transposed) return v;
-  std::vector<double> t(v.size());
-  for (uint64_t i = 0; i < rows; ++i) {
-    for (uint64_t j = 0; j < cols; ++j) t[j * rows + i] = v[i * cols + j];
-  }
-  return t;
-}
-
 std::vector<double> NaiveProduct(const GemmShape& s, const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<double> c(s.m * s.n, 0.0);
   for (uint64_t i = 0; i < s.m; ++i) {
@@ -69,6 +59,14 @@ std::vector<GemmShape> CheckShapes(GemmDType dtype) {
 
 }  // namespace
 
+std::vector<double> Transposed(const std::vector<double>& v, uint64_t rows, uint64_t cols) {
+  std::vector<double> t(v.size());
+  for (uint64_t i = 0; i < rows; ++i) {
+    for (uint64_t j = 0; j < cols; ++j) t[j * rows + i] = v[i * cols + j];
+  }
+  return t;
+}
+
 std::unique_ptr<GemmBackend> MakeBackend(const std::string& device) {
   if (device == "cpu") return MakeOpenBlasBackend();
   if (device == "cuda") return MakeCudaBackend();
@@ -80,7 +78,7 @@ void CheckAgainstNaive(GemmBackend& backend, GemmDType dtype) {
     const std::vector<double> a = Operand(s.m, s.k, 1), b = Operand(s.k, s.n, 4);
     const std::vector<double> want = NaiveProduct(s, a, b);
     const std::vector<double> got =
-        backend.Multiply(s, dtype, Stored(a, s.m, s.k, s.trans_a), Stored(b, s.k, s.n, s.trans_b));
+        backend.Multiply(s, dtype, s.trans_a ? Transposed(a, s.m, s.k) : a, s.trans_b ? Transposed(b, s.k, s.n) : b);
     for (size_t i = 0; i < want.size(); ++i) {
       // Exact by construction (see Operand) up to the rounding of a narrow C.
       if (i < got.size() && std::fabs(got[i] - want[i]) <= OutputTolerance(dtype) * (1 + std::fabs(want[i]))) {

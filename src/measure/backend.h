@@ -71,6 +71,10 @@ std::unique_ptr<GemmBackend> MakeBackend(const std::string& device);
 std::unique_ptr<GemmBackend> MakeOpenBlasBackend(const OpenBlasLibraryNames& names = {});
 std::unique_ptr<GemmBackend> MakeCudaBackend(const CudaLibraryNames& names = {});
 
+// The transpose of a row-major rows x cols matrix (cols x rows): how an operand is stored when
+// the shape reads it transposed.
+std::vector<double> Transposed(const std::vector<double>& v, uint64_t rows, uint64_t cols);
+
 // Checks the backend against a naive triple loop on small odd shapes (3x5x7, 17x13x11, 64x33x63)
 // in every layout (NN, NT, TN, TT) before anything is timed; a wrong element is a RuntimeError, so
 // a broken BLAS reports no speed. fp8 uses multiples of 16, the only shapes cuBLASLt takes.

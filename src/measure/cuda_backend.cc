@@ -86,15 +86,6 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
-// A transposed copy of a row-major rows x cols matrix.
-std::vector<double> Transpose(const std::vector<double>& v, uint64_t rows, uint64_t cols) {
-  std::vector<double> t(v.size());
-  for (uint64_t i = 0; i < rows; ++i) {
-    for (uint64_t j = 0; j < cols; ++j) t[j * rows + i] = v[i * cols + j];
-  }
-  return t;
-}
-
 // A product on the device: operands and result in device memory, timed by CUDA events around
 // back-to-back launches of Run().
 class TimedDeviceGemm : public PreparedGemm {
@@ -255,8 +246,8 @@ class LtFp8Gemm : public TimedDeviceGemm {
 
   void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
     // Row-major A (m x k) and B as (n x k), each padded with zeros.
-    const std::vector<double> a_rows = shape_.trans_a ? Transpose(a, shape_.k, shape_.m) : a;
-    const std::vector<double> b_rows = shape_.trans_b ? b : Transpose(b, shape_.k, shape_.n);
+    const std::vector<double> a_rows = shape_.trans_a ? Transposed(a, shape_.k, shape_.m) : a;
+    const std::vector<double> b_rows = shape_.trans_b ? b : Transposed(b, shape_.k, shape_.n);
     CopyIn(a_, GemmDType::kFp8, Padded(a_rows, shape_.m, shape_.k, m_, k_));
     CopyIn(b_, GemmDType::kFp8, Padded(b_rows, shape_.n, shape_.k, n_, k_));
   }

@@ -27,6 +27,24 @@ TEST_CASE("time: the lecture's 8 H100 for one week at MFU 1") {
   CHECK(t.model_flops == doctest::Approx(4.788e21).epsilon(1e-3));
 }
 
+TEST_CASE("time: past the K/V heads each rank computes its K/V replica in full") {
+  // Multi-query attention (g = 1): d 64, 4 heads of 16, 32 tokens, no biases, tp = 2. The qkv
+  // projection is 2 · 32 · 64 · (64 + 16 + 16) FLOPs; Q splits over both ranks, K and V do not:
+  // per rank 2 · 32 · 64 · 64 / 2 + 2 · 32 · 64 · 32 = 131,072 + 131,072 (not 393,216 / 2).
+  const std::string mqa = "family: transformer\nvocab_size: 100\ncontext_length: 32\nd_model: 64\nn_layers: 1\n"
+                          "n_heads: 4\nn_kv_heads: 1\nd_ff: 256\nbias: false\n";
+  Settings s;
+  s.mode = Mode::kInfer;
+  s.seq = 32;
+  s.gpus = s.tp = 2;
+  const ModelSpec spec = LoadModelText("mqa.yaml", mqa);
+  LayerGraph g = BuildGraph(spec, s);
+  std::erase_if(g.layers, [](const Layer& l) { return !l.path.ends_with("attn.qkv"); });
+  REQUIRE(g.layers.size() == 1);
+  const Roofline r = ForwardRoofline(g, spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e12, .mbu = 1});
+  CHECK(r.flops == 262'144.0);
+}
+
 TEST_CASE("time: nanoGPT's GPT-2 124M on 8 A100 at 30% MFU, 300B tokens, by 6·N·D") {
   // 6 · 124,439,808 · 300e9 / (8 · 312e12 · 0.3) = 299,134 s: about 3.5 days.
   LayerGraph g = testing::PresetGraph("gpt2-small");
