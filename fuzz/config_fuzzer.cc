@@ -9,8 +9,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tally::fuzz::Expect([&] {
     const tally::ModelSpec spec = tally::LoadModelText("fuzz.yaml", tally::fuzz::Text(data, size));
     const tally::Settings settings;
-    const tally::LayerGraph graph = tally::BuildGraph(spec, settings);
-    tally::EstimateGraph(spec, settings, graph, {.memory = true, .layers = true});
+    tally::Evaluation evaluation(spec);
+    tally::EstimateReport(evaluation, settings, {.memory = true, .layers = true});
   });
   return 0;
 }

@@ -36,8 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tally::fuzz::Expect([&] {
     const tally::ModelSpec spec = tally::LoadModelText("config.json", text);
     const tally::Settings settings;
-    const tally::LayerGraph graph = tally::BuildGraph(spec, settings);
-    tally::EstimateGraph(spec, settings, graph, {.memory = true});
+    tally::Evaluation evaluation(spec);
+    tally::EstimateReport(evaluation, settings, {.memory = true});
   });
   return 0;
 }

@@ -17,7 +17,6 @@
 #include "cli/time_command.h"
 #include "config/load_config.h"
 #include "estimate/estimate_graph.h"
-#include "graph/build_graph.h"
 #include "report/format.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
@@ -92,10 +91,9 @@ std::string Render(const Report& report, const Options& o, std::ostream& err) {
 std::string RunModelCommand(const Options& o, ReportRequest request, bool workload, std::ostream& err) {
   ReadFormat(o);  // flag errors before the model is read
   Settings settings = workload ? ReadSettings(o.workload) : Settings{};
-  ModelSpec spec = ResolveModel(o.model);
-  LayerGraph graph = BuildGraph(spec, settings);
+  Evaluation evaluation(ResolveModel(o.model));
   request.layers = o.layers;
-  return Render(EstimateGraph(spec, settings, graph, request), o, err);
+  return Render(EstimateReport(evaluation, settings, request), o, err);
 }
 
 std::string RunDtypes(const Options& o, std::ostream& err) {
@@ -120,9 +118,9 @@ std::string RunTime(const Options& o, std::ostream& err) {
   ReadFormat(o);
   Settings settings = ReadSettings(o.workload);
   TimeRequest request = ReadTimeRequest(o.time, o.workload.gpus.has_value(), settings.gpus);
-  ModelSpec spec = ResolveModel(o.model);
-  Report report = EstimateGraph(spec, settings, BuildGraph(spec, settings), {.params = false, .flops = false});
-  AddTime(spec, settings, request, report);
+  Evaluation evaluation(ResolveModel(o.model));
+  Report report = EstimateReport(evaluation, settings, {.params = false, .flops = false});
+  AddTime(evaluation, settings, request, report);
   return Render(report, o, err);
 }
 

@@ -6,7 +6,6 @@
 #include "config/load_config.h"
 #include "config/yaml_reader.h"
 #include "estimate/estimate_graph.h"
-#include "graph/build_graph.h"
 #include "report/format.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
@@ -205,7 +204,8 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
       if (loc && e.loc().file.empty()) throw InputError(*loc, e.message());
       throw;
     }
-    Report report = EstimateGraph(spec, settings, BuildGraph(spec, settings), {.memory = true});
+    Evaluation evaluation(spec);
+    Report report = EstimateReport(evaluation, settings, {.memory = true});
     for (const Limit& limit : budget.limits) {
       const ReportNode* node = report.Find(limit.key);
       if (node == nullptr || node->is_group || node->unit == Unit::kText || node->unit == Unit::kBool) {

@@ -2,7 +2,6 @@
 
 #include "estimate/estimate_graph.h"
 #include "estimate/fit.h"
-#include "graph/build_graph.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
 #include "util/units.h"
@@ -27,12 +26,12 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
   const Solve solve = static_cast<Solve>(it - kinds.begin());
   Settings base = settings;
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
-  FitResult result = Fit(spec, base, solve, limit);
+  Evaluation evaluation(spec);
+  FitResult result = Fit(evaluation, base, solve, limit);
 
   FitOutcome out;
   out.fits = result.fits;
-  LayerGraph graph = BuildGraph(spec, result.settings);
-  out.report = EstimateGraph(spec, result.settings, graph, {.params = false, .flops = false, .memory = true});
+  out.report = EstimateReport(evaluation, result.settings, {.params = false, .flops = false, .memory = true});
   Report& r = out.report;
   r.Group("fit", "Fit");
   r.Set("fit.limit", "memory limit per device", limit, Unit::kByte);
@@ -41,7 +40,7 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
   r.Set("fit.batch", "batch per replica (micro-batch x grad-accum)", result.settings.batch, Unit::kNumber);
   r.Set("fit.global_batch", "global batch (x data-parallel replicas)", result.settings.global_batch(), Unit::kNumber);
   r.Set("fit.micro_batch", "micro-batch per device", result.settings.micro_batch, Unit::kNumber);
-  r.Set("fit.seq", "sequence length", graph.seq, Unit::kNumber);
+  r.Set("fit.seq", "sequence length", evaluation.Summary(result.settings)->seq, Unit::kNumber);
   r.Set("fit.gpus", "devices", result.settings.gpus, Unit::kNumber);
   r.Set("fit.memory", "memory per device at the answer", result.bytes, Unit::kByte);
   if (!result.fits) {

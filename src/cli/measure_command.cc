@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "config/load_config.h"
-#include "graph/build_graph.h"
+#include "estimate/evaluation.h"
 #include "measure/measure.h"
 #include "measure/measure_table.h"
 #include "util/error.h"
@@ -175,7 +175,7 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
                               const std::optional<std::string>& get, std::ostream& err) {
   MeasureRequest request;
   ReadLists(f, request);
-  std::optional<LayerGraph> graph;
+  std::shared_ptr<const LayerGraph> graph;
   if (f.model) {
     if (request.peak_only) throw InputError("--peak: alone it shows the peak and times nothing; drop --model");
     if (f.sizes || f.shapes) throw InputError("--model: times the model's own GEMM shapes; drop --sizes and --shapes");
@@ -183,9 +183,11 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
       throw InputError("--model: times one dtype at one thread count; give one value to --dtype and --threads");
     }
     const Settings settings = ReadSettings(f.workload);
-    const ModelSpec spec = ResolveModel(*f.model);
-    graph = BuildGraph(spec, settings);
-    request.model = &*graph;
+    Evaluation evaluation(ResolveModel(*f.model));
+    const ModelSpec& spec = evaluation.spec();
+    evaluation.Summary(settings);  // checks the settings against the model
+    graph = evaluation.Graph(GraphSettingsOf(settings));
+    request.model = graph.get();
     request.model_label = spec.name + ", batch " + std::to_string(graph->batch) +
                           (graph->family == Family::kTransformer ? ", seq " + std::to_string(graph->seq) : "");
   } else if (f.workload.batch || f.workload.seq || f.workload.lora || f.workload.causal ||

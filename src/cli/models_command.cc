@@ -4,7 +4,7 @@
 #include "config/load_config.h"
 #include "config/presets.h"
 #include "estimate/params.h"
-#include "graph/build_graph.h"
+#include "estimate/evaluation.h"
 #include "report/format.h"
 #include "util/units.h"
 
@@ -17,7 +17,7 @@ Report ListModels() {
     ModelSpec spec = LoadModelText(p.path, p.text);
     ReportNode& m = models.AddGroup(p.name, p.name);
     m.AddLeaf("family", "family", FamilyName(spec.family), Unit::kText);
-    m.AddLeaf("params", "params", CountParams(BuildGraph(spec, Settings{})).total, Unit::kCount);
+    m.AddLeaf("params", "params", Evaluation(spec).Summary(Settings{})->params.total, Unit::kCount);
     m.AddLeaf("source", "config", p.path, Unit::kText);
     m.AddLeaf("description", "description", spec.description, Unit::kText);
   }

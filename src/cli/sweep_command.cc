@@ -5,7 +5,6 @@
 #include "config/load_config.h"
 #include "estimate/estimate_graph.h"
 #include "estimate/point_eval.h"
-#include "graph/build_graph.h"
 #include "report/format.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -140,6 +139,7 @@ std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const 
   // Keys are checked once, against the full report at the grid's first point that is valid.
   std::optional<Report> reference;
   PointEvaluator eval(spec);
+  Evaluation evaluation(spec);
   std::vector<Row> rows;
   rows.reserve(points);
   std::vector<size_t> index(axes.size(), 0);
@@ -153,13 +153,13 @@ std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const 
     try {
       const Settings s = ReadSettings(point);
       if (!reference) {
-        reference = EstimateGraph(spec, s, BuildGraph(spec, s), {.memory = true});
+        reference = EstimateReport(evaluation, s, {.memory = true});
         CheckKeys(*reference, keys);
       }
       row.values = eval.Evaluate(keys, s);
       for (size_t k = 0; k < keys.size(); ++k) {
         if (row.values[k] || PointEvaluator::IsFastKey(keys[k])) continue;
-        Report full = EstimateGraph(spec, s, BuildGraph(spec, s), {.memory = true});
+        Report full = EstimateReport(evaluation, s, {.memory = true});
         for (size_t j = k; j < keys.size(); ++j) {
           if (const ReportNode* n = full.Find(keys[j]); n != nullptr && !n->is_group) row.values[j] = n->value;
         }

@@ -2,6 +2,24 @@
 
 namespace tally {
 
+std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) {
+  if (t.layer_specs.empty()) {
+    LayerSpec uniform;
+    if (t.sliding_window > 0) uniform = {AttentionKind::kSliding, t.sliding_window};
+    uniform.moe = t.n_experts > 0;
+    return {{uniform, t.n_layers}};
+  }
+  std::vector<std::pair<LayerSpec, uint64_t>> runs;
+  for (const LayerSpec& l : t.layer_specs) {
+    if (!runs.empty() && runs.back().first == l) {
+      ++runs.back().second;
+    } else {
+      runs.push_back({l, 1});
+    }
+  }
+  return runs;
+}
+
 const char* FamilyName(Family f) { return f == Family::kTransformer ? "transformer" : "sequential"; }
 
 const char* MlpName(MlpKind k) {

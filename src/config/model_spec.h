@@ -19,6 +19,21 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
 enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid };
 
+// Which keys an attention layer's queries see, and so what its KV cache holds per sequence:
+// every earlier token (full); the last `span` tokens (sliding window: Beltagy et al. 2020, Mistral);
+// the tokens of the current `span`-token chunk (Llama 4's chunked attention); or, for multi-head
+// latent attention (DeepSeek-V2 §2.1), every token as one compressed latent vector.
+enum class AttentionKind { kFull, kSliding, kChunked, kLatent };
+
+// What sets one transformer block apart from another: its attention and whether its MLP is a
+// mixture of experts. Blocks with equal LayerSpecs are built once (graph/layer_graph.h).
+struct LayerSpec {
+  AttentionKind attention = AttentionKind::kFull;
+  uint64_t span = 0;  // window (sliding) or chunk (chunked) in tokens; 0 otherwise
+  bool moe = false;
+  auto operator<=>(const LayerSpec&) const = default;
+};
+
 struct TransformerSpec {
   uint64_t vocab_size = 0;
   uint64_t context_length = 0;
@@ -49,7 +64,10 @@ struct TransformerSpec {
   uint64_t norms_per_block = 2;
   uint64_t n_experts = 0;  // mixture of experts: MLPs per block (0 = dense) ...
   uint64_t top_k = 0;      // ... and how many each token is routed to
-  uint64_t sliding_window = 0;  // attention window in tokens (0 = none); caps the KV cache
+  uint64_t sliding_window = 0;  // attention window in tokens (0 = none) of every layer, unless layer_specs say
+  // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE);
+  // empty: every block alike, sliding when sliding_window > 0, MoE when n_experts > 0.
+  std::vector<LayerSpec> layer_specs;
   std::string dtype;            // default weight dtype, e.g. "bfloat16" (empty = unstated)
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
 };
@@ -87,6 +105,10 @@ struct ModelSpec {
   SequentialSpec sequential;    // when family == kSequential
   std::vector<std::string> notes;         // assumptions the reader made (defaults a file left out)
 };
+
+// The blocks in order as runs of equal LayerSpecs: {spec, count}. One run for a uniform model,
+// whatever its depth.
+std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t);
 
 const char* FamilyName(Family f);
 const char* MlpName(MlpKind k);

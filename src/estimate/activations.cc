@@ -1,6 +1,7 @@
 #include "estimate/activations.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "util/checked_math.h"
 
@@ -37,39 +38,38 @@ uint64_t DeviceBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
 }  // namespace
 
 ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s, uint64_t stage) {
-  // Saved entries come in graph order, so each block's are contiguous: one pass, no tables.
-  ActivationMemory m;
-  uint64_t blocks = 0, working_set = 0, outside = 0;  // outside: embedding, head, loss, sequential layers
-  uint64_t kept = 0, full = 0, checkpoint = 0;
-  int block = -1;
-  bool first = true;
-  auto finish_block = [&] {
-    if (block < 0) return;
-    // Full recomputation keeps each block's input and rebuilds one block at a time in backward.
-    const uint64_t held = s.recompute == Recompute::kFull ? checkpoint : kept;
-    if (first) m.per_layer = held;
-    first = false;
-    blocks = Add(blocks, held);
-    working_set = std::max(working_set, full);
+  // One block of each distinct type: what it keeps, what it saves in all, its input.
+  struct Block {
+    uint64_t kept = 0, full = 0, checkpoint = 0;
   };
+  std::vector<Block> types;
+  uint64_t outside = 0;  // embedding, head, loss, sequential layers
   for (const SavedEntry& t : model.saved) {
-    if (StageOf(t.block, t.after_blocks, model.n_layers, s.pp) != stage) continue;
-    const uint64_t bytes = DeviceBytes(t, s, s.micro_batch);
-    if (t.block < 0) {
-      outside = Add(outside, bytes);
+    if (t.block_type < 0) {
+      if (StageCopies(model, -1, t.after_blocks, stage, s.pp) > 0) outside = Add(outside, DeviceBytes(t, s, s.micro_batch));
       continue;
     }
-    if (t.block != block) {
-      finish_block();
-      block = t.block;
-      kept = full = checkpoint = 0;
-    }
-    if (t.checkpoint) checkpoint = bytes;
-    full = Add(full, bytes);
+    const auto type = static_cast<size_t>(t.block_type);
+    if (types.size() <= type) types.resize(type + 1);
+    const uint64_t bytes = DeviceBytes(t, s, s.micro_batch);
+    Block& b = types[type];
+    if (t.checkpoint) b.checkpoint = bytes;
+    b.full = Add(b.full, bytes);
     // Selective recomputation drops the s² attention tensors (Korthikanti et al. 2022, §5).
-    if (!(s.recompute == Recompute::kSelective && t.selective)) kept = Add(kept, bytes);
+    if (!(s.recompute == Recompute::kSelective && t.selective)) b.kept = Add(b.kept, bytes);
   }
-  finish_block();
+  ActivationMemory m;
+  uint64_t blocks = 0, working_set = 0;
+  const int first = FirstTypeOnStage(model, stage, s.pp);
+  for (size_t type = 0; type < types.size(); ++type) {
+    const uint64_t copies = StageCopies(model, static_cast<int>(type), false, stage, s.pp);
+    // Full recomputation keeps each block's input and rebuilds one block at a time in backward.
+    const uint64_t held = s.recompute == Recompute::kFull ? types[type].checkpoint : types[type].kept;
+    if (static_cast<int>(type) == first) m.per_layer = held;
+    if (copies == 0) continue;
+    blocks = Add(blocks, CheckedMul(held, copies, "activation memory"));
+    working_set = std::max(working_set, types[type].full);
+  }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021, §2.2).
   const uint64_t in_flight = std::min(s.pp - stage, s.grad_accum);
   m.total = CheckedMul(Add(blocks, outside), in_flight, "activation memory");

@@ -57,23 +57,24 @@ void AddModel(const ModelSpec& spec, Report& r) {
   }
 }
 
-void AddSettings(const LayerGraph& graph, Report& r) {
+void AddSettings(const LayerGraph& graph, const Settings& s, Report& r) {
   r.Group("settings", "Settings");
-  r.Set("settings.batch", "batch", graph.batch, Unit::kNumber);
+  r.Set("settings.batch", "batch", s.batch, Unit::kNumber);
   if (graph.family == Family::kTransformer) {
     r.Set("settings.seq", "sequence length", graph.seq, Unit::kNumber);
-    r.Set("settings.tokens", "tokens (batch x seq)", graph.batch * graph.seq, Unit::kNumber);
+    r.Set("settings.tokens", "tokens (batch x seq)", CheckedMul(s.batch, graph.seq, "the tokens"), Unit::kNumber);
     r.Set("settings.causal", "causal (attention FLOPs halved)", graph.causal, Unit::kBool);
   }
 }
 
-// One block's parameters node by node: "attn_norm 1,536 + attn.qkv 1,771,776 + ... = 7,087,872".
+// The first block's parameters node by node: "attn_norm 1,536 + attn.qkv 1,771,776 + ... = 7,087,872".
 std::string BlockText(const LayerGraph& graph) {
   std::string out;
   uint64_t total = 0;
   const std::string prefix = "blocks.0.";
+  const int first = graph.runs.empty() ? -2 : graph.runs.front().type;
   for (const Layer& l : graph.layers) {
-    if (l.block != 0 || l.params == 0) continue;
+    if (l.block_type != first || l.params == 0) continue;
     out += (out.empty() ? "" : " + ") + l.path.substr(prefix.size()) + " " + G(l.params);
     total += l.params;
   }
@@ -106,10 +107,10 @@ void AddParams(const LayerGraph& graph, const ParamCounts& p, Report& r) {
 
 // Kaplan et al. 2020, Eq. 2.2 and §2.1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn per token, C ≈ 6N
 // per token for training, with N the non-embedding parameters.
-void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t n, const FlopCounts& f,
-                       Report& r) {
+void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t batch, uint64_t n,
+                       const FlopCounts& f, Report& r) {
   const TransformerSpec& t = spec.transformer;
-  const uint64_t tokens = graph.batch * graph.seq;
+  const uint64_t tokens = CheckedMul(batch, graph.seq, "the tokens");
   const std::string what = "the 6·N·D approximation";
   uint64_t six_nd = CheckedProduct({6, n, tokens}, what);
   uint64_t attn = CheckedProduct({2, t.n_layers, graph.seq, t.n_heads, t.head_dim}, what);
@@ -128,12 +129,13 @@ void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t 
   r.Set("flops.approx.kaplan_forward_ratio", "exact forward / Kaplan", ratio(f.forward, kaplan), Unit::kRatio);
 }
 
-void AddFlops(const ModelSpec& spec, const Settings& settings, const LayerGraph& graph, const ParamCounts& p,
-              Report& r) {
-  FlopCounts f = CountFlops(graph);
+void AddFlops(const ModelSpec& spec, const Settings& settings, const GraphSummary& summary, Report& r) {
+  const LayerGraph& graph = *summary.graph;
+  const ParamCounts& p = summary.params;
+  const FlopCounts f = ScaleFlops(summary.flops, settings.batch);
   const bool transformer = graph.family == Family::kTransformer;
-  const uint64_t units = transformer ? graph.batch * graph.seq : graph.batch;
-  const uint64_t recompute = RecomputeFlops(graph, settings.recompute);
+  const uint64_t units = transformer ? CheckedMul(settings.batch, graph.seq, "the tokens") : settings.batch;
+  const uint64_t recompute = RecomputeFlopsOf(summary, settings);
   const uint64_t step = CheckedAdd(f.forward + f.backward, recompute, "the FLOPs of a step");
   r.Group("flops", "FLOPs (matmul: 2·m·n·k per GEMM)");
   r.Set("flops.forward", "forward", f.forward, Unit::kFlop,
@@ -166,11 +168,11 @@ void AddFlops(const ModelSpec& spec, const Settings& settings, const LayerGraph&
     }
   }
   // With experts, N is what a token uses: the experts it is not routed to cost it nothing.
-  if (transformer) AddApproximations(graph, spec, p.non_embedding - (p.total - p.active), f, r);
+  if (transformer) AddApproximations(graph, spec, settings.batch, p.non_embedding - (p.total - p.active), f, r);
 }
 
 void AddLayers(const LayerGraph& graph, Report& r) {
-  for (const Layer& l : graph.layers) {
+  for (const Layer& l : graph.Expanded()) {
     std::vector<std::string> formulas;
     for (const Gemm& g : l.gemms) formulas.push_back(GemmText(g, l.path));
     r.layers.push_back({l.path, LayerKindName(l.kind), ComponentName(l.component), l.shape, l.params,
@@ -185,17 +187,18 @@ Value PerUnit(uint64_t total, uint64_t units) {
   return static_cast<double>(total) / static_cast<double>(units);
 }
 
-Report EstimateGraph(const ModelSpec& spec, const Settings& settings, const LayerGraph& graph,
-                     const ReportRequest& request) {
+Report EstimateReport(Evaluation& evaluation, const Settings& settings, const ReportRequest& request) {
+  const ModelSpec& spec = evaluation.spec();
+  const auto summary = evaluation.Summary(settings);
+  const LayerGraph& graph = *summary->graph;
   Report r;
-  ParamCounts p = CountParams(graph);
   AddModel(spec, r);
-  if (request.settings) AddSettings(graph, r);
+  if (request.settings) AddSettings(graph, settings, r);
   if (request.memory) AddMemorySettings(spec, settings, r);
-  if (request.params) AddParams(graph, p, r);
-  if (request.flops) AddFlops(spec, settings, graph, p, r);
-  if (request.memory) AddMemory(spec, settings, r);
-  if (request.layers) AddLayers(graph, r);
+  if (request.params) AddParams(graph, summary->params, r);
+  if (request.flops) AddFlops(spec, settings, *summary, r);
+  if (request.memory) AddMemory(spec, settings, summary->memory, r);
+  if (request.layers) AddLayers(*evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   if (graph.family == Family::kTransformer && graph.seq > spec.transformer.context_length) {
     r.notes.push_back("sequence length " + std::to_string(graph.seq) + " exceeds the context length " +

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "config/model_spec.h"
+#include "estimate/evaluation.h"
 #include "graph/layer_graph.h"
 #include "report/report.h"
 
@@ -19,8 +20,7 @@ struct ReportRequest {
 // transformers), else a double.
 Value PerUnit(uint64_t total, uint64_t units);
 
-// `graph` is built from `settings` (one replica's batch).
-Report EstimateGraph(const ModelSpec& spec, const Settings& settings, const LayerGraph& graph,
-                     const ReportRequest& request);
+// The report for `settings` (one replica's batch), from the evaluation's cached graph summary.
+Report EstimateReport(Evaluation& evaluation, const Settings& settings, const ReportRequest& request);
 
 }  // namespace tally

@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "estimate/memory.h"
-#include "graph/build_graph.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -37,29 +36,24 @@ uint64_t UpperBound(const ModelSpec& spec, Solve solve) {
 
 }  // namespace
 
-uint64_t DeviceMemory(const ModelSpec& spec, const Settings& s, const MemoryModel& model) {
-  if (s.mode == Mode::kInfer) return InferenceMemory(spec, s, model, InferenceBatch(s)).total;
-  return TrainingMemory(spec, s, model).total;
+uint64_t DeviceMemory(Evaluation& ev, const Settings& s) {
+  const MemoryModel& model = ev.Summary(s)->memory;
+  if (s.mode == Mode::kInfer) return InferenceMemory(ev.spec(), s, model, InferenceBatch(s)).total;
+  return TrainingMemory(s, model).total;
 }
 
-uint64_t DeviceMemory(const ModelSpec& spec, const Settings& s) {
-  return DeviceMemory(spec, s, BuildMemoryModel(spec, s));
-}
-
-FitResult Fit(const ModelSpec& spec, const Settings& base, Solve solve, uint64_t limit) {
+FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit) {
   FitResult r;
   uint64_t bytes = 0;
-  const uint64_t cap = UpperBound(spec, solve);
+  const uint64_t cap = UpperBound(ev.spec(), solve);
   // Whether `v` fits; a figure out of range (past 2^64 bytes, a sequence past the learned
-  // positions) certainly does not.
-  // Batch and devices leave the summary unchanged; a new sequence length needs a new one.
-  std::optional<MemoryModel> model;
-  if (solve != Solve::kSeq) model = BuildMemoryModel(spec, base);
+  // positions) certainly does not. Batch and devices reuse the evaluation's summary; each new
+  // sequence length builds one graph of the distinct blocks.
   auto at = [&](uint64_t v) {
     r.value = v;
     try {
       r.settings = With(base, solve, v);
-      bytes = model ? DeviceMemory(spec, r.settings, *model) : DeviceMemory(spec, r.settings);
+      bytes = DeviceMemory(ev, r.settings);
       return bytes <= limit;
     } catch (const InputError&) {
       return false;

@@ -7,6 +7,7 @@
 
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/evaluation.h"
 
 namespace tally {
 
@@ -20,8 +21,8 @@ struct FitResult {
 };
 
 // Memory per device for the settings: the training total, or the inference total for Mode::kInfer.
-uint64_t DeviceMemory(const ModelSpec& spec, const Settings& settings);
+uint64_t DeviceMemory(Evaluation& evaluation, const Settings& settings);
 
-FitResult Fit(const ModelSpec& spec, const Settings& base, Solve solve, uint64_t limit_bytes);
+FitResult Fit(Evaluation& evaluation, const Settings& base, Solve solve, uint64_t limit_bytes);
 
 }  // namespace tally

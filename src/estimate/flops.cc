@@ -34,13 +34,16 @@ LayerFlops CountLayerFlops(const Layer& layer) {
 FlopCounts CountFlops(const LayerGraph& graph) {
   FlopCounts c;
   const std::string total = "the model's FLOPs";
+  const int first_type = graph.runs.empty() ? -2 : graph.runs.front().type;
   for (const Layer& l : graph.layers) {
-    LayerFlops f = CountLayerFlops(l);
-    c.forward = CheckedAdd(c.forward, f.forward, total);
-    c.backward = CheckedAdd(c.backward, f.backward, total);
-    c.non_matmul_forward = CheckedAdd(c.non_matmul_forward, f.non_matmul_forward, total);
-    c.forward_by_component[l.component] = CheckedAdd(c.forward_by_component[l.component], f.forward, total);
-    if (l.block == 0) c.per_layer_forward += f.forward;
+    const LayerFlops one = CountLayerFlops(l);
+    if (l.block_type == first_type) c.per_layer_forward += one.forward;
+    // Every block this node stands for.
+    const uint64_t forward = CheckedMul(one.forward, l.repeat, total);
+    c.forward = CheckedAdd(c.forward, forward, total);
+    c.backward = CheckedAdd(c.backward, CheckedMul(one.backward, l.repeat, total), total);
+    c.non_matmul_forward = CheckedAdd(c.non_matmul_forward, CheckedMul(one.non_matmul_forward, l.repeat, total), total);
+    c.forward_by_component[l.component] = CheckedAdd(c.forward_by_component[l.component], forward, total);
   }
   // forward + backward must fit too: flops.step is reported.
   CheckedAdd(c.forward, c.backward, total);
@@ -60,7 +63,10 @@ uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute) {
     const bool rerun = recompute == Recompute::kFull ? l.block >= 0
                                                      : recompute == Recompute::kSelective &&
                                                            l.component == Component::kAttentionCore;
-    if (rerun) flops = CheckedAdd(flops, CountLayerFlops(l).forward, "the recomputation FLOPs");
+    if (rerun) {
+      flops = CheckedAdd(flops, CheckedMul(CountLayerFlops(l).forward, l.repeat, "the recomputation FLOPs"),
+                         "the recomputation FLOPs");
+    }
   }
   return flops;
 }

@@ -25,7 +25,7 @@ struct FlopCounts {
   uint64_t forward = 0;
   uint64_t backward = 0;
   uint64_t non_matmul_forward = 0;
-  uint64_t per_layer_forward = 0;  // one transformer block
+  uint64_t per_layer_forward = 0;  // the first transformer block
   std::map<Component, uint64_t> forward_by_component;
 };
 

@@ -5,7 +5,7 @@
 
 #include "estimate/activations.h"
 #include "estimate/optimizer.h"
-#include "graph/build_graph.h"
+#include "estimate/kv_cache.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -48,19 +48,21 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
   ModelStates ledger;
   const Precisions& d = s.dtypes;
   for (const ParamEntry& t : model.params) {
-    if (StageOf(t.block, t.after_blocks, model.n_layers, s.pp) != stage) continue;
+    const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, s.pp);
+    if (copies == 0) continue;
     // A tied head on a later stage keeps its own copy of the embedding weight (Megatron-LM).
     if (t.tied_copy && stage == 0) continue;
     const uint64_t n = DeviceElements(t, s.tp);
+    auto times = [&](uint64_t bytes) { return CheckedMul(bytes, copies, "the memory ledger"); };
     // QLoRA (Dettmers et al. 2023): frozen base weights stay quantized while adapters train.
     const bool quantized = !t.trainable && s.quant != Quant::kNone;
-    ledger.weights = Add(ledger.weights, quantized ? QuantizedBytes(t, n, s.quant, d.param)
-                                                   : BytesOf(n, d.param, "weights"));
+    ledger.weights = Add(ledger.weights, times(quantized ? QuantizedBytes(t, n, s.quant, d.param)
+                                                         : BytesOf(n, d.param, "weights")));
     if (!t.trainable) continue;
-    ledger.gradients = Add(ledger.gradients, BytesOf(n, d.grad, "gradients"));
-    if (d.master) ledger.master = Add(ledger.master, BytesOf(n, *d.master, "master weights"));
-    ledger.optimizer = Add(ledger.optimizer, OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements,
-                                                                 Shards(t, s.tp)));
+    ledger.gradients = Add(ledger.gradients, times(BytesOf(n, d.grad, "gradients")));
+    if (d.master) ledger.master = Add(ledger.master, times(BytesOf(n, *d.master, "master weights")));
+    ledger.optimizer = Add(ledger.optimizer, times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements,
+                                                                       Shards(t, s.tp))));
   }
   return ledger;
 }
@@ -72,17 +74,9 @@ uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, con
   for (uint64_t d : tensor.shape) e.elements = CheckedMul(e.elements, d, "a parameter tensor");
   e.tp_sharded = tensor.tp_sharded;
   e.tp_max_shards = tensor.tp_max_shards;
-  e.block_matrix = layer.block >= 0 && tensor.shape.size() >= 2;
+  e.block_matrix = layer.block_type >= 0 && tensor.shape.size() >= 2;
   return QuantizedBytes(e, DeviceElements(e, settings.tp), settings.quant, weight);
 }
-
-MemoryModel BuildMemoryModel(const ModelSpec& spec, const Settings& settings) {
-  Settings one = settings;
-  one.batch = 1;
-  return SummarizeMemory(BuildGraph(spec, one));
-}
-
-DType KvDtype(const Settings& settings) { return settings.kv_dtype.value_or(settings.dtypes.activation); }
 
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {
   if (settings.param_dtype_given) return settings.dtypes.param;
@@ -92,13 +86,6 @@ DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {
   if (d == "bf16") return DType::kBf16;
   if (d == "fp8") return DType::kFp8E4m3;
   return settings.dtypes.param;
-}
-
-// KV cache (formulas.md): 2 · L · g · d · bytes per token, K and V for every layer.
-uint64_t KvCacheBytesPerToken(const ModelSpec& spec, DType kv) {
-  if (spec.family != Family::kTransformer) return 0;
-  const TransformerSpec& t = spec.transformer;
-  return BytesOf(CheckedProduct({2, t.n_layers, t.n_kv_heads, t.head_dim}, "the KV cache"), kv, "the KV cache");
 }
 
 TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& act, const Settings& s,
@@ -137,8 +124,7 @@ TrainMemory MostLoadedStage(const Settings& settings, const std::function<ModelS
   return best;
 }
 
-TrainMemory TrainingMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model) {
-  (void)spec;
+TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model) {
   return MostLoadedStage(
       settings, [&](uint64_t stage) { return StageModelStates(model, settings, stage); },
       [&](uint64_t stage) { return TrainingActivations(model, settings, stage); });
@@ -152,21 +138,13 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
   for (uint64_t stage = 0; stage < settings.pp; ++stage) {
     InferMemory m;
     for (const ParamEntry& t : model.params) {
-      if (StageOf(t.block, t.after_blocks, model.n_layers, settings.pp) != stage) continue;
+      const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, settings.pp);
+      if (copies == 0) continue;
       if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
-      m.weights = Add(m.weights, QuantizedBytes(t, DeviceElements(t, settings.tp), settings.quant, weight));
+      m.weights = Add(m.weights, CheckedMul(QuantizedBytes(t, DeviceElements(t, settings.tp), settings.quant, weight),
+                                            copies, "the memory ledger"));
     }
-    if (spec.family == Family::kTransformer) {
-      const TransformerSpec& t = spec.transformer;
-      uint64_t layers = 0;
-      for (uint64_t b = 0; b < t.n_layers; ++b) layers += StageOf(static_cast<int>(b), false, t.n_layers, settings.pp) == stage;
-      // Each tensor-parallel rank keeps its share of the KV heads, at least one (MQA replicates it).
-      const uint64_t heads = CeilDiv(t.n_kv_heads, settings.tp);
-      const uint64_t tokens = t.sliding_window > 0 ? std::min(model.seq, t.sliding_window) : model.seq;
-      const uint64_t per_token = BytesOf(CheckedProduct({2, layers, heads, t.head_dim}, "the KV cache"),
-                                         KvDtype(settings), "the KV cache");
-      m.kv_cache = CheckedProduct({per_token, batch, tokens}, "the KV cache");
-    }
+    m.kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage);
     m.activations = InferenceActivations(model, settings, batch);
     const uint64_t subtotal = Add(Add(m.weights, m.kv_cache), m.activations);
     m.overhead = Overhead(subtotal, settings);

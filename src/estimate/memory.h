@@ -9,6 +9,7 @@
 #include "config/model_spec.h"
 #include "config/settings.h"
 #include "estimate/activations.h"
+#include "estimate/kv_cache.h"
 #include "estimate/memory_model.h"
 
 namespace tally {
@@ -33,9 +34,6 @@ struct InferMemory {
   uint64_t total = 0;
 };
 
-// The summary for `settings` (its sequence length, attention kernel, dropout, LoRA, frozen parts).
-MemoryModel BuildMemoryModel(const ModelSpec& spec, const Settings& settings);
-
 // The model states one pipeline stage holds before ZeRO partitions them; they depend on the
 // dtypes, optimizer, tensor and pipeline parallelism and quantization, not on the batch.
 struct ModelStates {
@@ -52,7 +50,7 @@ TrainMemory MostLoadedStage(const Settings& settings, const std::function<ModelS
                             const std::function<ActivationMemory(uint64_t)>& activations);
 
 // Training, for settings.micro_batch sequences per device and pass: the most-loaded stage.
-TrainMemory TrainingMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model);
+TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model);
 
 // Inference over `batch` sequences of model.seq tokens (the KV cache holds them all).
 InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model,
@@ -61,15 +59,9 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
 // Each data-parallel replica serves `batch` sequences at once.
 inline uint64_t InferenceBatch(const Settings& s) { return s.batch; }
 
-// K and V bytes of one token across all layers at `kv` (transformers; 0 otherwise).
-uint64_t KvCacheBytesPerToken(const ModelSpec& spec, DType kv);
-
 // Bytes one device holds of a parameter tensor of `layer` for inference: its tensor-parallel share
 // at `weight`, or quantized per settings.quant (matrices inside blocks only).
 uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const Settings& settings, DType weight);
-
-// The KV cache dtype: --kv-dtype, else the activation dtype.
-DType KvDtype(const Settings& settings);
 
 // The inference weight dtype: --param-dtype when given, else the config's dtype, else the policy's.
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings);

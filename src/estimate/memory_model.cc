@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 #include <stdexcept>
 
 #include "util/checked_math.h"
@@ -17,20 +18,43 @@ uint64_t Product(const std::vector<uint64_t>& shape) {
 
 }  // namespace
 
+uint64_t StageCopies(const MemoryModel& m, int block_type, bool after_blocks, uint64_t stage, uint64_t pp) {
+  if (block_type < 0) {
+    const uint64_t home = pp == 1 || !after_blocks ? 0 : pp - 1;
+    return home == stage ? 1 : 0;
+  }
+  const uint64_t lo = StageFirstBlock(stage, m.n_layers, pp), hi = StageFirstBlock(stage + 1, m.n_layers, pp);
+  uint64_t n = 0;
+  for (const BlockRun& r : m.runs) {
+    if (r.type != block_type) continue;
+    const uint64_t a = std::max(r.first, lo), b = std::min(r.first + r.count, hi);
+    if (a < b) n += b - a;
+  }
+  return n;
+}
+
+int FirstTypeOnStage(const MemoryModel& m, uint64_t stage, uint64_t pp) {
+  const uint64_t first = StageFirstBlock(stage, m.n_layers, pp);
+  for (const BlockRun& r : m.runs) {
+    if (first >= r.first && first < r.first + r.count) return r.type;
+  }
+  return -2;  // no blocks: matches no entry
+}
+
 MemoryModel SummarizeMemory(const LayerGraph& graph) {
   if (graph.batch != 1) throw std::logic_error("SummarizeMemory needs a graph built with batch 1");
   MemoryModel m;
   m.n_layers = graph.n_layers;
   m.seq = graph.seq;
-  std::set<std::string> seen;
-  std::set<int> blocks_with_checkpoint;
-  bool after_blocks = false;
-  for (const Layer& l : graph.layers) {
-    after_blocks = after_blocks || l.block >= 0;
-    const bool after = l.block < 0 && after_blocks;
+  m.runs = graph.runs;
+  std::unordered_set<std::string> seen;
+  std::set<int> types_with_checkpoint;
+  for (size_t i = 0; i < graph.layers.size(); ++i) {
+    const Layer& l = graph.layers[i];
+    const bool after = i >= graph.blocks_end;
     for (const ParamTensor& t : l.param_tensors) {
-      m.params.push_back({t.shape, Product(t.shape), t.tp_sharded, l.trainable, l.block, after,
-                          l.block >= 0 && t.shape.size() >= 2, false, t.tp_max_shards});
+      m.params.push_back({t.shape, Product(t.shape), t.tp_sharded, l.trainable, l.block_type, after,
+                          l.block_type >= 0 && t.shape.size() >= 2, false, t.tp_max_shards});
     }
     if (l.weights_of) {
       const Layer& owner = graph.layers[*l.weights_of];
@@ -41,8 +65,13 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
     for (const SavedTensor& t : l.saved) {
       if (t.dw_only && !weight_trains) continue;
       if (t.id == kInputTensor || !seen.insert(t.id).second) continue;
-      const bool checkpoint = l.block >= 0 && blocks_with_checkpoint.insert(l.block).second;
-      m.saved.push_back({t.elements, t.cls, t.tp_sharded, t.selective, l.block, after, checkpoint, t.tp_max_shards});
+      // A block's first saved tensor is its input: what full recomputation keeps.
+      const bool checkpoint = l.block_type >= 0 && types_with_checkpoint.insert(l.block_type).second;
+      m.saved.push_back(
+          {t.elements, t.cls, t.tp_sharded, t.selective, l.block_type, after, checkpoint, t.tp_max_shards});
+    }
+    if (l.kind == LayerKind::kAttentionScores && l.kv_elements_per_token > 0) {
+      m.kv.push_back({l.kv_elements_per_token, l.kv_tp_max_shards, l.attention, l.attention_span, l.block_type});
     }
     if (l.component == Component::kLmHead) m.vocab = l.shape.back();
     if (l.component == Component::kLmHead || l.component == Component::kLoss) continue;

@@ -8,16 +8,19 @@
 #include <vector>
 
 #include "graph/layer_graph.h"
+#include "config/model_spec.h"
 #include "util/checked_math.h"
 
 namespace tally {
 
+// Entries inside the blocks stand for one block of their block_type; StageCopies says how many
+// blocks of that type a pipeline stage holds.
 struct ParamEntry {
   std::vector<uint64_t> shape;
   uint64_t elements = 0;
   bool tp_sharded = false;
   bool trainable = true;
-  int block = -1;             // transformer block, -1 outside
+  int block_type = -1;        // the distinct block it belongs to, -1 outside the blocks
   bool after_blocks = false;  // outside the blocks, after them (final norm, head)
   bool block_matrix = false;  // a matrix inside a block: what weight quantization applies to
   bool tied_copy = false;     // the embedding copy a tied head keeps on a later pipeline stage
@@ -29,15 +32,26 @@ struct SavedEntry {
   SavedClass cls = SavedClass::kActivation;
   bool tp_sharded = false;
   bool selective = false;
-  int block = -1;
+  int block_type = -1;
   bool after_blocks = false;
   bool checkpoint = false;  // the block's input: what full recomputation keeps
   uint64_t tp_max_shards = 0;
 };
 
+// One attention layer of a distinct block: what its KV cache holds (estimate/kv_cache.h).
+struct KvEntry {
+  uint64_t elements_per_token = 0;  // K and V of one token (the latent, under MLA)
+  uint64_t tp_max_shards = 0;       // split over at most this many tensor-parallel ranks (0: all)
+  AttentionKind kind = AttentionKind::kFull;
+  uint64_t span = 0;
+  int block_type = -1;
+};
+
 struct MemoryModel {
   std::vector<ParamEntry> params;
-  std::vector<SavedEntry> saved;  // unique tensors, the model's input batch left out
+  std::vector<SavedEntry> saved;  // unique tensors of each distinct block, the model's input batch left out
+  std::vector<KvEntry> kv;
+  std::vector<BlockRun> runs;     // the blocks in order (LayerGraph::runs)
   uint64_t n_layers = 0;
   uint64_t seq = 1;
   uint64_t largest_output = 0;        // per sample, without the head, loss and s x s scores
@@ -48,14 +62,20 @@ struct MemoryModel {
 // `graph` must be built with batch 1.
 MemoryModel SummarizeMemory(const LayerGraph& graph);
 
-// The pipeline stage an entry sits on: contiguous runs of blocks per stage, the embedding on the
-// first stage, everything after the blocks on the last (Narayanan et al. 2021, §2.2). --pp is at
-// most the number of blocks (BuildGraph checks), so every stage has blocks.
-// Blocks are spread evenly, stage sizes differing by at most one: block b sits on b · pp / L.
-inline uint64_t StageOf(int block, bool after_blocks, uint64_t n_layers, uint64_t pp) {
-  if (pp == 1) return 0;
-  if (block < 0) return after_blocks ? pp - 1 : 0;
-  return static_cast<uint64_t>(static_cast<u128>(static_cast<uint64_t>(block)) * pp / n_layers);
+// Pipeline stages take contiguous runs of blocks, the embedding on the first stage, everything after
+// the blocks on the last (Narayanan et al. 2021, §2.2). --pp is at most the number of blocks
+// (CheckParallelism), so every stage has blocks. Blocks are spread evenly, stage sizes differing by
+// at most one: block b sits on stage b · pp / L, so stage s holds [⌈s·L/pp⌉, ⌈(s+1)·L/pp⌉).
+inline uint64_t StageFirstBlock(uint64_t stage, uint64_t n_layers, uint64_t pp) {
+  const u128 scaled = static_cast<u128>(stage) * n_layers;
+  return static_cast<uint64_t>((scaled + pp - 1) / pp);
 }
+
+// How many copies of an entry pipeline stage `stage` holds: 1 or 0 outside the blocks, else the
+// blocks of its type on the stage.
+uint64_t StageCopies(const MemoryModel& m, int block_type, bool after_blocks, uint64_t stage, uint64_t pp);
+
+// The distinct block of the first block on `stage`.
+int FirstTypeOnStage(const MemoryModel& m, uint64_t stage, uint64_t pp);
 
 }  // namespace tally

@@ -2,7 +2,8 @@
 
 #include "estimate/memory.h"
 #include "estimate/optimizer.h"
-#include "graph/build_graph.h"
+#include "estimate/kv_cache.h"
+#include "util/checked_math.h"
 #include "util/units.h"
 
 namespace tally {
@@ -24,8 +25,35 @@ std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_sta
   return out;
 }
 
+// The KV cache's formula with its numbers: one term per kind of attention layer.
+std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t batch) {
+  const DType kv = KvDtype(s);
+  const std::string bytes = FormatDouble(static_cast<double>(BitsPer(kv)) / 8) + " (" + DTypeName(kv) + ")";
+  const TransformerSpec& t = spec.transformer;
+  const bool uniform = model.kv.size() == 1 && model.kv[0].kind == AttentionKind::kFull;
+  if (uniform && model.kv[0].elements_per_token == 2 * t.n_kv_heads * t.head_dim) {
+    const uint64_t heads = CeilDiv(t.n_kv_heads, s.tp);
+    return "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(heads) + " · " + N(t.head_dim) +
+           " · " + bytes + " · " + N(batch) + " · " + N(model.seq);
+  }
+  // Σ over layer kinds: layers · elements per token per device · tokens kept · b · bytes.
+  std::string out;
+  for (const KvEntry& e : model.kv) {
+    const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
+    const char* kind = e.kind == AttentionKind::kFull      ? "full"
+                       : e.kind == AttentionKind::kSliding ? "sliding"
+                       : e.kind == AttentionKind::kChunked ? "chunked"
+                                                           : "latent";
+    out += (out.empty() ? "" : " + ") + N(layers) + " " + kind +
+           (e.span > 0 ? "(" + N(e.span) + ")" : "") + " layers · " +
+           N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
+           N(KvTokens(e.kind, e.span, model.seq)) + " tokens";
+  }
+  return out + " · " + N(batch) + " · " + bytes + (s.pp > 1 ? "; the most-loaded stage's share" : "");
+}
+
 void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& model, Report& r) {
-  const TrainMemory m = TrainingMemory(spec, s, model);
+  const TrainMemory m = TrainingMemory(s, model);
   const Precisions& d = s.dtypes;
   ReportNode& group = r.Group("memory.train", "training (micro-batch " + N(s.micro_batch) + ", " +
                                                   PrecisionName(s.precision) + ", " + OptimizerName(s.optimizer) + ")");
@@ -69,21 +97,16 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
             (s.quant != Quant::kNone ? std::string(", block matrices quantized to ") + QuantName(s.quant) : "") +
             TensorParallelShare(spec, s));
   if (spec.family == Family::kTransformer) {
-    const TransformerSpec& t = spec.transformer;
-    const uint64_t heads = t.n_kv_heads / s.tp + (t.n_kv_heads % s.tp != 0);
-    const uint64_t tokens = t.sliding_window > 0 ? std::min(model.seq, t.sliding_window) : model.seq;
-    r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte,
-          "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(heads) + " · " + N(t.head_dim) + " · " +
-              FormatDouble(static_cast<double>(BitsPer(kv)) / 8) + " (" + DTypeName(kv) + ") · " + N(batch) +
-              " · " + N(tokens) + (tokens < model.seq ? " (sliding window)" : ""));
+    r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));
   }
   r.Set("memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
         "the largest node input + output of one forward pass, plus fp32 logits of the last position");
   if (m.overhead > 0) r.Set("memory.infer.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.infer.total", "total", m.total, Unit::kByte, "the sum of the lines above");
   if (spec.family == Family::kTransformer) {
-    r.Set("kv_cache.per_token", "KV cache per token (all layers)", KvCacheBytesPerToken(spec, kv), Unit::kByte,
-          "2 · L · g · d · bytes (K and V for every layer)");
+    r.Set("kv_cache.per_token", "KV cache per token (all layers)", KvBytesPerToken(model, kv), Unit::kByte,
+          "2 · L · g · d · bytes (K and V, or MLA's latent, of every layer; sliding and chunked layers stop "
+          "growing at their span: memory.infer.kv_cache is exact)");
   }
 }
 
@@ -134,14 +157,13 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   }
 }
 
-void AddMemory(const ModelSpec& spec, const Settings& s, Report& r) {
+void AddMemory(const ModelSpec& spec, const Settings& s, const MemoryModel& model, Report& r) {
   NoteMootSettings(spec, s, r);
   r.Group("memory", "Memory per device");
   if (spec.family == Family::kTransformer) {
     if (s.mode != Mode::kInfer) r.Group("activations", "Activations");
     if (s.mode != Mode::kTrain) r.Group("kv_cache", "KV cache");
   }
-  const MemoryModel model = BuildMemoryModel(spec, s);
   if (s.mode != Mode::kInfer) AddTraining(spec, s, model, r);
   if (s.mode != Mode::kTrain) AddInference(spec, s, model, r);
 }

@@ -4,11 +4,12 @@
 
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/memory_model.h"
 #include "report/report.h"
 
 namespace tally {
 
-void AddMemory(const ModelSpec& spec, const Settings& settings, Report& report);
+void AddMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, Report& report);
 
 // The precision, optimizer and parallelism settings, echoed under settings.*.
 void AddMemorySettings(const ModelSpec& spec, const Settings& settings, Report& report);

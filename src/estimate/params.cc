@@ -6,18 +6,21 @@ namespace tally {
 
 ParamCounts CountParams(const LayerGraph& graph) {
   ParamCounts p;
+  const std::string_view what = "the parameter count";
+  const int first_type = graph.runs.empty() ? -2 : graph.runs.front().type;
   for (const Layer& l : graph.layers) {
-    p.total = CheckedAdd(p.total, l.params, "the parameter count");
-    p.by_component[l.component] = CheckedAdd(p.by_component[l.component], l.params, "the parameter count");
-    if (l.component == Component::kEmbedding || l.component == Component::kLmHead) p.embedding += l.params;
-    if (l.block == 0) p.per_layer += l.params;
-    if (l.trainable) p.trainable += l.params;
+    const uint64_t n = CheckedMul(l.params, l.repeat, what);  // every block this node stands for
+    p.total = CheckedAdd(p.total, n, what);
+    p.by_component[l.component] = CheckedAdd(p.by_component[l.component], n, what);
+    if (l.component == Component::kEmbedding || l.component == Component::kLmHead) p.embedding += n;
+    if (l.block_type == first_type) p.per_layer += l.params;
+    if (l.trainable) p.trainable += n;
   }
   p.non_embedding = p.total - p.embedding;
   // Mixtral's "active parameters" (Jiang et al. 2024, §1): each token runs top_k of n_experts MLPs.
   p.active = p.total;
   for (const Layer& l : graph.layers) {
-    if (l.n_experts > 0) p.active -= l.params / l.n_experts * (l.n_experts - l.active_experts);
+    if (l.n_experts > 0) p.active -= l.params / l.n_experts * (l.n_experts - l.active_experts) * l.repeat;
   }
   return p;
 }

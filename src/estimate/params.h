@@ -14,9 +14,9 @@ struct ParamCounts {
   // (§2.1) leave out of N.
   uint64_t embedding = 0;
   uint64_t non_embedding = 0;  // total - embedding: Kaplan's N
-  uint64_t per_layer = 0;      // one transformer block (all blocks are alike); 0 for sequential models
-  uint64_t active = 0;
-  uint64_t trainable = 0;      // parameters that get gradients (all, unless frozen or LoRA)         // what one token uses: total less the experts it is not routed to
+  uint64_t per_layer = 0;      // the first transformer block; 0 for sequential models
+  uint64_t active = 0;         // what one token uses: total less the experts it is not routed to
+  uint64_t trainable = 0;      // parameters that get gradients (all, unless frozen or LoRA)
   std::map<Component, uint64_t> by_component;
 };
 

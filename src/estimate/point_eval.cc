@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "estimate/estimate_graph.h"
-#include "graph/build_graph.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -19,18 +18,6 @@ const std::vector<std::string> kFastKeys = {
     "memory.infer.kv_cache", "memory.infer.activations", "memory.infer.overhead", "memory.infer.total",
     "kv_cache.per_token", "activations.per_layer"};
 
-// What changes the graph: the sequence and the switches the builder reads.
-std::string GraphKey(const Settings& s) {
-  std::string key = std::to_string(s.seq.value_or(0)) + "k" + std::to_string(s.context.value_or(0)) +
-                    (s.causal ? "c" : "") +
-                    (s.attention == Attention::kFlash ? "f" : "e") + "d" +
-                    (s.dropout ? std::to_string(*s.dropout) : "-") + "l" + std::to_string(s.lora_rank);
-  for (const std::string& t : s.lora_targets) key += "," + t;
-  for (const std::string& f : s.frozen) key += "/" + f;
-  return key;
-}
-
-
 }  // namespace
 
 bool PointEvaluator::IsFastKey(const std::string& key) {
@@ -45,61 +32,54 @@ TrainMemory PointEvaluator::Training(GraphCache& c, const Settings& s) {
                                        static_cast<uint64_t>(d.state), static_cast<uint64_t>(s.optimizer),
                                        s.tp, s.pp, static_cast<uint64_t>(s.quant), stage};
     auto it = c.states.find(key);
-    if (it == c.states.end()) it = c.states.emplace(key, StageModelStates(c.memory, s, stage)).first;
+    if (it == c.states.end()) it = c.states.emplace(key, StageModelStates(c.summary->memory, s, stage)).first;
     return it->second;
   };
   auto activations = [&](uint64_t stage) {
     const std::vector<uint64_t> key = {s.micro_batch, s.tp, s.sp, s.pp, static_cast<uint64_t>(s.recompute),
                                        s.grad_accum, static_cast<uint64_t>(d.activation), stage};
     auto it = c.activations.find(key);
-    if (it == c.activations.end()) it = c.activations.emplace(key, TrainingActivations(c.memory, s, stage)).first;
+    if (it == c.activations.end()) it = c.activations.emplace(key, TrainingActivations(c.summary->memory, s, stage)).first;
     return it->second;
   };
   return MostLoadedStage(s, states, activations);
 }
 
 PointEvaluator::GraphCache& PointEvaluator::CacheFor(const Settings& settings) {
-  const std::string key = GraphKey(settings);
-  auto it = caches_.find(key);
+  // The evaluation caches summaries by every setting a graph depends on; the ledger parts are
+  // cached here per summary.
+  std::shared_ptr<const GraphSummary> summary = evaluation_.Summary(settings);
+  auto it = caches_.find(summary.get());
   if (it != caches_.end()) return it->second;
-  Settings one = settings;
-  one.batch = 1;
-  LayerGraph g = BuildGraph(spec_, one);
+  if (caches_.size() >= 1024) caches_.clear();
   GraphCache c;
-  c.memory = SummarizeMemory(g);
-  c.flops = CountFlops(g);
-  c.recompute_selective = RecomputeFlops(g, Recompute::kSelective);
-  c.recompute_full = RecomputeFlops(g, Recompute::kFull);
-  c.params = CountParams(g);
-  c.seq = g.seq;
-  return caches_.emplace(key, std::move(c)).first->second;
+  c.summary = summary;
+  return caches_.emplace(summary.get(), std::move(c)).first->second;
 }
 
 std::vector<std::optional<Value>> PointEvaluator::Evaluate(const std::vector<std::string>& keys,
                                                            const Settings& s) {
   GraphCache& c = CacheFor(s);
+  const GraphSummary& g = *c.summary;
   std::optional<TrainMemory> train;
   std::optional<InferMemory> infer;
-  const bool transformer = spec_.family == Family::kTransformer;
+  const bool transformer = evaluation_.spec().family == Family::kTransformer;
   constexpr std::string_view what = "the FLOPs of the sweep point";
   // Every FLOP count is linear in the batch: each GEMM's m or count carries it.
-  const uint64_t forward = CheckedMul(c.flops.forward, s.batch, what);
-  const uint64_t backward = CheckedMul(c.flops.backward, s.batch, what);
-  const uint64_t recompute_one = s.recompute == Recompute::kFull        ? c.recompute_full
-                                 : s.recompute == Recompute::kSelective ? c.recompute_selective
-                                                                        : 0;
-  const uint64_t recompute = CheckedMul(recompute_one, s.batch, what);
+  const uint64_t forward = CheckedMul(g.flops.forward, s.batch, what);
+  const uint64_t backward = CheckedMul(g.flops.backward, s.batch, what);
+  const uint64_t recompute = RecomputeFlopsOf(g, s);
   const uint64_t step = CheckedAdd(CheckedAdd(forward, backward, what), recompute, what);
-  const uint64_t units = transformer ? CheckedMul(s.batch, c.seq, what) : s.batch;
+  const uint64_t units = transformer ? CheckedMul(s.batch, g.seq, what) : s.batch;
   std::vector<std::optional<Value>> out;
   for (const std::string& k : keys) {
     std::optional<Value> v;
-    if (k == "params.total") v = c.params.total;
-    else if (k == "params.embedding" && transformer) v = c.params.embedding;
-    else if (k == "params.non_embedding" && transformer) v = c.params.non_embedding;
-    else if (k == "params.per_layer" && transformer) v = c.params.per_layer;
-    else if (k == "params.active" && c.params.active != c.params.total) v = c.params.active;
-    else if (k == "params.trainable" && c.params.trainable != c.params.total) v = c.params.trainable;
+    if (k == "params.total") v = g.params.total;
+    else if (k == "params.embedding" && transformer) v = g.params.embedding;
+    else if (k == "params.non_embedding" && transformer) v = g.params.non_embedding;
+    else if (k == "params.per_layer" && transformer) v = g.params.per_layer;
+    else if (k == "params.active" && g.params.active != g.params.total) v = g.params.active;
+    else if (k == "params.trainable" && g.params.trainable != g.params.total) v = g.params.trainable;
     else if (k == "flops.forward") v = forward;
     else if (k == "flops.backward") v = backward;
     else if (k == "flops.recompute") v = recompute;
@@ -108,7 +88,7 @@ std::vector<std::optional<Value>> PointEvaluator::Evaluate(const std::vector<std
     else if (k == (transformer ? "flops.per_token.backward" : "flops.per_sample.backward")) v = PerUnit(backward, units);
     else if (k == (transformer ? "flops.per_token.step" : "flops.per_sample.step")) v = PerUnit(step, units);
     else if (k == "flops.macs.forward") v = forward / 2;
-    else if (k == "flops.non_matmul.forward") v = CheckedMul(c.flops.non_matmul_forward, s.batch, what);
+    else if (k == "flops.non_matmul.forward") v = CheckedMul(g.flops.non_matmul_forward, s.batch, what);
     else if (k.rfind("memory.train.", 0) == 0 || k == "activations.per_layer") {
       if (s.mode == Mode::kInfer) {
         out.push_back(v);
@@ -128,14 +108,14 @@ std::vector<std::optional<Value>> PointEvaluator::Evaluate(const std::vector<std
         out.push_back(v);
         continue;
       }
-      if (!infer) infer = InferenceMemory(spec_, s, c.memory, InferenceBatch(s));
+      if (!infer) infer = InferenceMemory(evaluation_.spec(), s, g.memory, InferenceBatch(s));
       if (k == "memory.infer.weights") v = infer->weights;
       else if (k == "memory.infer.kv_cache" && transformer) v = infer->kv_cache;
       else if (k == "memory.infer.activations") v = infer->activations;
       else if (k == "memory.infer.overhead" && infer->overhead > 0) v = infer->overhead;
       else if (k == "memory.infer.total") v = infer->total;
     } else if (k == "kv_cache.per_token" && transformer && s.mode != Mode::kTrain) {
-      v = KvCacheBytesPerToken(spec_, KvDtype(s));
+      v = KvBytesPerToken(g.memory, KvDtype(s));
     }
     out.push_back(v);
   }

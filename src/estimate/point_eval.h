@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/model_spec.h"
+#include "estimate/evaluation.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
@@ -20,7 +21,7 @@ namespace tally {
 
 class PointEvaluator {
  public:
-  explicit PointEvaluator(const ModelSpec& spec) : spec_(spec) {}
+  explicit PointEvaluator(const ModelSpec& spec) : evaluation_(spec) {}
 
   // Values of `keys` at `settings`, each nullopt when the key is not a fast key.
   std::vector<std::optional<Value>> Evaluate(const std::vector<std::string>& keys, const Settings& settings);
@@ -30,11 +31,7 @@ class PointEvaluator {
  private:
   // Everything that depends on the graph but not on batch, dtypes, optimizer or parallelism.
   struct GraphCache {
-    MemoryModel memory;
-    FlopCounts flops;  // at batch 1
-    uint64_t recompute_selective = 0, recompute_full = 0;  // at batch 1
-    ParamCounts params;
-    uint64_t seq = 1;
+    std::shared_ptr<const GraphSummary> summary;
     // The training ledger's parts, each keyed by the settings it depends on.
     std::map<std::vector<uint64_t>, ModelStates> states;
     std::map<std::vector<uint64_t>, ActivationMemory> activations;
@@ -42,8 +39,8 @@ class PointEvaluator {
   TrainMemory Training(GraphCache& cache, const Settings& settings);
   GraphCache& CacheFor(const Settings& settings);
 
-  ModelSpec spec_;
-  std::map<std::string, GraphCache> caches_;
+  Evaluation evaluation_;
+  std::map<const GraphSummary*, GraphCache> caches_;
 };
 
 }  // namespace tally

@@ -6,7 +6,7 @@
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
-#include "graph/build_graph.h"
+#include "estimate/evaluation.h"
 #include "util/checked_math.h"
 #include "util/units.h"
 
@@ -35,15 +35,15 @@ void CheckFit(uint64_t needed, const HardwareSpec& hw, const char* what, Report&
   }
 }
 
-void AddTraining(const ModelSpec& spec, const Settings& s, const TimeRequest& req, const HardwareSpec& hw,
-                 Report& r) {
-  const LayerGraph g = BuildGraph(spec, s);
-  const FlopCounts f = CountFlops(g);
+void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
+  const auto summary = ev.Summary(s);
+  const FlopCounts f = ScaleFlops(summary->flops, s.batch);
   const uint64_t model_step = CheckedAdd(f.forward, f.backward, "the FLOPs of a step");
-  const uint64_t hardware_step = CheckedAdd(model_step, RecomputeFlops(g, s.recompute), "the FLOPs of a step");
-  const uint64_t tokens_per_step = g.family == Family::kTransformer ? g.batch * g.seq : g.batch;  // per replica
+  const uint64_t hardware_step = CheckedAdd(model_step, RecomputeFlopsOf(*summary, s), "the FLOPs of a step");
+  const bool transformer = ev.spec().family == Family::kTransformer;
+  const uint64_t tokens_per_step = transformer ? CheckedMul(s.batch, summary->seq, "the tokens") : s.batch;  // per replica
   const double peak = PeakFor(hw, s);
-  const ParamCounts params = CountParams(g);
+  const ParamCounts& params = summary->params;
   const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total,
                                    params.active, peak, req.train, s.gpus);
   r.Group("time", std::string("Training time on ") + hw.name);
@@ -72,11 +72,11 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const TimeRequest& re
   // The memory fit at the devices the answer uses (ZeRO shards over them).
   Settings at = s;
   at.gpus = t.gpus_needed;
-  CheckFit(TrainingMemory(spec, at, BuildMemoryModel(spec, at)).total, hw, "training", r);
+  CheckFit(TrainingMemory(at, summary->memory).total, hw, "training", r);
 }
 
-void AddInference(const ModelSpec& spec, const Settings& s, const TimeRequest& req, const HardwareSpec& hw,
-                  Report& r) {
+void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
+  const ModelSpec& spec = ev.spec();
   if (spec.family != Family::kTransformer) {
     throw InputError("--mode infer: inference latency needs a transformer; '" + spec.name + "' is sequential");
   }
@@ -94,12 +94,13 @@ void AddInference(const ModelSpec& spec, const Settings& s, const TimeRequest& r
   prefill.seq = req.prompt;
   prefill.dropout = 0.0;
   prefill.causal = true;
-  const Roofline p = ForwardRoofline(BuildGraph(spec, prefill), spec, prefill, rates);
+  ev.Summary(prefill);  // checks the parallelism
+  const Roofline p = ForwardRoofline(*ev.Graph(GraphSettingsOf(prefill)), spec, prefill, rates);
   // A decode step: one token per sequence against the cache; its mean context over the generation.
   Settings decode = prefill;
   decode.seq = 1;
   decode.context = req.prompt + req.generate / 2;
-  const Roofline d = ForwardRoofline(BuildGraph(spec, decode), spec, decode, rates);
+  const Roofline d = ForwardRoofline(*ev.Graph(GraphSettingsOf(decode)), spec, decode, rates);
   r.Group("time", std::string("Inference latency on ") + hw.name + " (roofline)");
   r.Set("time.hardware", "device", hw.name, Unit::kText);
   r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device",
@@ -126,8 +127,8 @@ void AddInference(const ModelSpec& spec, const Settings& s, const TimeRequest& r
   one.batch = 1;
   Settings two = decode;
   two.batch = 2;
-  const Roofline r1 = ForwardRoofline(BuildGraph(spec, one), spec, one, rates);
-  const Roofline r2 = ForwardRoofline(BuildGraph(spec, two), spec, two, rates);
+  const Roofline r1 = ForwardRoofline(*ev.Graph(GraphSettingsOf(one)), spec, one, rates);
+  const Roofline r2 = ForwardRoofline(*ev.Graph(GraphSettingsOf(two)), spec, two, rates);
   // Both sides are linear in the batch (weights once; compute, KV reads and activations per sequence),
   // so two batches give the crossover where compute time overtakes memory time.
   auto crossover = [](double c1, double c2, double m1, double m2) -> std::optional<double> {
@@ -150,7 +151,7 @@ void AddInference(const ModelSpec& spec, const Settings& s, const TimeRequest& r
   }
   Settings whole = prefill;  // the cache holds the prompt and everything generated
   whole.seq = req.prompt + req.generate;
-  CheckFit(InferenceMemory(spec, s, BuildMemoryModel(spec, whole), batch).total, hw, "inference", r);
+  CheckFit(InferenceMemory(spec, s, ev.Summary(whole)->memory, batch).total, hw, "inference", r);
   if (s.dp() > 1) {
     r.notes.push_back("latency and tokens/s are per model replica; " + std::to_string(s.dp()) +
                       " data-parallel replicas serve that many batches at once");
@@ -159,7 +160,7 @@ void AddInference(const ModelSpec& spec, const Settings& s, const TimeRequest& r
 
 }  // namespace
 
-void AddTime(const ModelSpec& spec, const Settings& s, const TimeRequest& given, Report& r) {
+void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report& r) {
   if (s.hardware.empty()) throw InputError("--hardware: time needs a device; run 'tally hardware' for the catalog");
   const HardwareSpec hw = ResolveHardware(s.hardware);
   // A calibrated hardware file carries the rate measured on it: the throughput unless one is given.
@@ -171,9 +172,9 @@ void AddTime(const ModelSpec& spec, const Settings& s, const TimeRequest& given,
                       " (achieved_flops); --mfu or --achieved overrides it");
   }
   if (s.mode == Mode::kInfer) {
-    AddInference(spec, s, req, hw, r);
+    AddInference(ev, s, req, hw, r);
   } else {
-    AddTraining(spec, s, req, hw, r);
+    AddTraining(ev, s, req, hw, r);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/evaluation.h"
 #include "estimate/timing.h"
 #include "report/report.h"
 
@@ -18,6 +19,6 @@ struct TimeRequest {
 };
 
 // Adds time.* for settings.mode: training (train or both) or inference (infer). Needs a hardware.
-void AddTime(const ModelSpec& spec, const Settings& settings, const TimeRequest& request, Report& report);
+void AddTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request, Report& report);
 
 }  // namespace tally

@@ -5,6 +5,7 @@
 
 #include "estimate/flops.h"
 #include "estimate/memory.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tally {
@@ -67,7 +68,9 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
   const TransformerSpec& t = spec.transformer;
   const double tp = static_cast<double>(s.tp);
   const double heads = static_cast<double>(t.n_heads) / tp, d = static_cast<double>(t.head_dim);
-  const double kv_heads = std::ceil(static_cast<double>(t.n_kv_heads) / tp);
+  // K (or V) elements per key on this device, from the node's cache layout (estimate/kv_cache.h).
+  const double kv_per_key =
+      static_cast<double>(CeilDiv(l.kv_elements_per_token, TpShards(true, l.kv_tp_max_shards, s.tp))) / 2;
   const double scores = b * heads * q * keys;
   OpCost c;
   for (const Gemm& g : l.gemms) c.flops += static_cast<double>(GemmForwardFlops(g, l.path)) / tp;
@@ -75,10 +78,10 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
   const bool flash = s.attention == Attention::kFlash;
   switch (l.kind) {
     case LayerKind::kAttentionScores:  // reads Q and K; eager writes the scores
-      c.bytes = b * heads * q * d * act + b * kv_heads * keys * d * kv + (flash ? 0 : scores * act);
+      c.bytes = b * heads * q * d * act + b * kv_per_key * keys * kv + (flash ? 0 : scores * act);
       break;
     case LayerKind::kAttentionContext:  // reads V (and eager the probabilities), writes the output
-      c.bytes = b * kv_heads * keys * d * kv + b * heads * q * d * act + (flash ? 0 : scores * act);
+      c.bytes = b * kv_per_key * keys * kv + b * heads * q * d * act + (flash ? 0 : scores * act);
       break;
     default:  // softmax and dropout: fused into the kernel under flash, a read and a write otherwise
       c.bytes = flash ? 0 : 2 * scores * act;
@@ -189,7 +192,10 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
   const DType weight = InferenceWeightDtype(spec, s);
   const double act = Bytes(s.dtypes.activation);
   for (const Layer& l : graph.layers) {
-    const OpCost c = NodeCost(l, graph, spec, s, weight);
+    OpCost c = NodeCost(l, graph, spec, s, weight);
+    // A node of a repeated block stands for `repeat` identical ops.
+    c.flops *= static_cast<double>(l.repeat);
+    c.bytes *= static_cast<double>(l.repeat);
     const double compute = c.flops / (r.peak * r.mfu), memory = c.bytes / (r.bandwidth * r.mbu);
     out.flops += c.flops;
     out.bytes += c.bytes;
@@ -204,7 +210,7 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     if (s.tp > 1 && RowParallel(l)) {
       const double t = static_cast<double>(s.tp);
       if (r.interconnect <= 0) throw InputError("--tp: the hardware has no interconnect bandwidth for all-reduces");
-      out.allreduce_seconds += 2 * (t - 1) / t * Elements(l.shape) * act / r.interconnect;
+      out.allreduce_seconds += 2 * (t - 1) / t * Elements(l.shape) * act / r.interconnect * static_cast<double>(l.repeat);
     }
   }
   out.seconds += out.allreduce_seconds;

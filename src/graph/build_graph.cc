@@ -7,7 +7,7 @@ namespace {
 
 // Frozen weights get no gradient: their GEMMs skip dW, and they carry no gradient or optimizer
 // state. LoRA freezes every base weight and trains only the adapters.
-void ApplyTrainability(const Settings& settings, LayerGraph& g) {
+void ApplyTrainability(const GraphSettings& settings, LayerGraph& g) {
   const auto& frozen = settings.frozen;
   for (Layer& l : g.layers) {
     bool listed = std::find(frozen.begin(), frozen.end(), ComponentName(l.component)) != frozen.end();
@@ -20,7 +20,9 @@ void ApplyTrainability(const Settings& settings, LayerGraph& g) {
   }
 }
 
-// Parallelism the model cannot have: Megatron-LM splits attention by heads, pipelines by blocks.
+}  // namespace
+
+// Megatron-LM splits attention by heads, pipelines by blocks.
 void CheckParallelism(const ModelSpec& spec, const Settings& s) {
   if (spec.family == Family::kSequential) {
     if (s.tp > 1 || s.pp > 1) {
@@ -46,8 +48,10 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
   }
 }
 
+namespace {
+
 // Every LoRA target must exist in the model: an adapter on nothing would train nothing.
-void CheckLoraTargets(const ModelSpec& spec, const Settings& s, const LayerGraph& g) {
+void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const LayerGraph& g) {
   if (s.lora_rank == 0) return;
   for (const std::string& target : s.lora_targets) {
     const std::string suffix = (target == "qkv" || target == "out" ? ".attn." : ".") + target + ".lora";
@@ -65,8 +69,12 @@ void CheckLoraTargets(const ModelSpec& spec, const Settings& s, const LayerGraph
 
 }  // namespace
 
-LayerGraph BuildGraph(const ModelSpec& spec, const Settings& settings) {
-  CheckParallelism(spec, settings);
+GraphSettings GraphSettingsOf(const Settings& s) {
+  return {.batch = s.batch, .seq = s.seq, .context = s.context, .causal = s.causal, .attention = s.attention,
+          .dropout = s.dropout, .frozen = s.frozen, .lora_rank = s.lora_rank, .lora_targets = s.lora_targets};
+}
+
+LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {
   LayerGraph g;
   try {
     g = spec.family == Family::kTransformer ? BuildTransformerGraph(spec, settings)

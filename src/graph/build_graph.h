@@ -1,16 +1,42 @@
-// ModelSpec + Settings -> LayerGraph. Settings errors (a sequence longer than learned positions,
+// ModelSpec + GraphSettings -> LayerGraph. Settings errors (a sequence longer than learned positions,
 // --seq on a sequential model) are InputErrors here; shapes that do not chain point at the config line.
+// estimate/evaluation.h is the one caller: it caches graphs by their GraphSettings.
 #pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "config/model_spec.h"
 #include "graph/layer_graph.h"
 
 namespace tally {
 
-LayerGraph BuildGraph(const ModelSpec& spec, const Settings& settings);
+// Everything a graph depends on, and nothing else: two runs with equal GraphSettings share a graph,
+// so the builders read only these (a setting missing here cannot reach a graph).
+struct GraphSettings {
+  uint64_t batch = 1;
+  std::optional<uint64_t> seq;      // default: the model's context length
+  std::optional<uint64_t> context;  // keys each query follows when not seq (a decode step)
+  bool causal = false;
+  Attention attention = Attention::kFlash;
+  std::optional<double> dropout;    // overrides the config's
+  std::vector<std::string> frozen;
+  uint64_t lora_rank = 0;
+  std::vector<std::string> lora_targets;
+  auto operator<=>(const GraphSettings&) const = default;
+};
+
+GraphSettings GraphSettingsOf(const Settings& settings);
+
+LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings);
+
+// Parallelism the model cannot have (heads that do not split, more stages than blocks): an
+// InputError naming the flag.
+void CheckParallelism(const ModelSpec& spec, const Settings& settings);
 
 // One per family; BuildGraph dispatches.
-LayerGraph BuildTransformerGraph(const ModelSpec& spec, const Settings& settings);
-LayerGraph BuildSequentialGraph(const ModelSpec& spec, const Settings& settings);
+LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& settings);
+LayerGraph BuildSequentialGraph(const ModelSpec& spec, const GraphSettings& settings);
 
 }  // namespace tally

@@ -154,7 +154,7 @@ class SequentialBuilder {
 
 }  // namespace
 
-LayerGraph BuildSequentialGraph(const ModelSpec& spec, const Settings& settings) {
+LayerGraph BuildSequentialGraph(const ModelSpec& spec, const GraphSettings& settings) {
   if (settings.seq) {
     throw InputError("--seq: '" + spec.name + "' is a sequential model and has no sequence length");
   }
@@ -164,6 +164,7 @@ LayerGraph BuildSequentialGraph(const ModelSpec& spec, const Settings& settings)
   g.batch = settings.batch;
   g.layers = SequentialBuilder(spec.sequential, settings.batch).Build();
   g.n_layers = g.layers.size();
+  g.blocks_begin = g.blocks_end = g.layers.size();  // no repeated blocks: every node stands alone
   return g;
 }
 

@@ -11,29 +11,54 @@
 namespace tally {
 namespace {
 
-// Sliding-window attention (Beltagy et al. 2020; Mistral) lets each query see at most the window.
-uint64_t Window(const TransformerSpec& t, uint64_t keys) {
-  return t.sliding_window > 0 && keys > t.sliding_window ? t.sliding_window : keys;
+// Keys each query of a layer sees when `context` tokens precede it (itself included): a sliding
+// window (Beltagy et al. 2020; Mistral) or a chunk (Llama 4) caps them at its span. The same rule
+// sizes the layer's KV cache (estimate/kv_cache.cc).
+uint64_t KeysPerQuery(const LayerSpec& l, uint64_t context) {
+  const bool capped = l.attention == AttentionKind::kSliding || l.attention == AttentionKind::kChunked;
+  return capped && l.span > 0 && context > l.span ? l.span : context;
 }
 
 class TransformerBuilder {
  public:
-  TransformerBuilder(const TransformerSpec& t, const Settings& settings, uint64_t seq)
+  TransformerBuilder(const TransformerSpec& t, const GraphSettings& settings, uint64_t seq)
       : t_(t),
         settings_(settings),
         b_(settings.batch),
         s_(seq),
-        kv_(Window(t, settings.context.value_or(seq))),
-        causal_(settings.causal && kv_ == seq),
+        context_(settings.context.value_or(seq)),
         flash_(settings.attention == Attention::kFlash),
         rows_(Count("tokens", {settings.batch, seq})) {}
 
-  std::vector<Layer> Build() {
+  // Each distinct block is built once, at the first block of its kind; `runs` order them all.
+  void Build(LayerGraph& g) {
     Embeddings();
-    for (uint64_t i = 0; i < t_.n_layers; ++i) Block(static_cast<int>(i));
+    g.blocks_begin = layers_.size();
+    std::vector<LayerSpec> types;
+    std::vector<uint64_t> first_of_type;
+    uint64_t next = 0;
+    for (const auto& [spec, count] : LayerRuns(t_)) {
+      auto it = std::find(types.begin(), types.end(), spec);
+      if (it == types.end()) {
+        types.push_back(spec);
+        first_of_type.push_back(next);
+        it = types.end() - 1;
+      }
+      g.runs.push_back({static_cast<int>(it - types.begin()), next, count});
+      next += count;
+    }
+    for (size_t type = 0; type < types.size(); ++type) {
+      block_type_ = static_cast<int>(type);
+      Block(static_cast<int>(first_of_type[type]), types[type]);
+    }
+    block_type_ = -1;
+    g.blocks_end = layers_.size();
+    for (size_t i = g.blocks_begin; i < g.blocks_end; ++i) {
+      layers_[i].repeat = g.BlocksOfType(layers_[i].block_type, 0, t_.n_layers);
+    }
     if (t_.final_norm) Add(Norm("final_norm"), Hidden());
     Head();
-    return std::move(layers_);
+    g.layers = std::move(layers_);
   }
 
  private:
@@ -42,6 +67,7 @@ class TransformerBuilder {
 
   void Add(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
     l.block = block_;
+    l.block_type = block_type_;
     l.shape = std::move(shape);
     cur_ = output_id.empty() ? l.path : output_id;
     layers_.push_back(std::move(l));
@@ -100,8 +126,12 @@ class TransformerBuilder {
         Hidden());
   }
 
-  void Block(int i) {
+  void Block(int i, const LayerSpec& spec) {
     block_ = i;
+    layer_ = spec;
+    kv_ = KeysPerQuery(spec, context_);
+    // A causal kernel skips the masked half only when the queries see the whole sequence.
+    causal_ = settings_.causal && kv_ == s_;
     const std::string input = cur_;
     if (!t_.parallel_block) {
       Add(Norm(P("attn_norm")), Hidden());
@@ -158,7 +188,10 @@ class TransformerBuilder {
     qk.saved = {{.id = qkv + ":q", .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true},
                 {.id = qkv + ":k", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true,
                  .tp_max_shards = g}};
+    qk.attention = layer_.attention;
+    qk.attention_span = layer_.span;
     qk.kv_elements_per_token = Count(P("attn"), {2, kv_width});  // K and V
+    qk.kv_tp_max_shards = g;
     Add(std::move(qk), {b_, a, s_, kv_});
     // Softmax: one FLOP per element, as DeepSpeed's profiler counts it. Eager attention saves the
     // probabilities; flash attention (Dao et al. 2022, §3.1) keeps only the fp32 log-sum-exp per
@@ -186,6 +219,8 @@ class TransformerBuilder {
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
     av.gemms.push_back({.m = s_, .n = d, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
+    av.kv_elements_per_token = Count(P("attn"), {2, kv_width});  // the V it reads is half of it
+    av.kv_tp_max_shards = g;
     av.saved = {{.id = qkv + ":v", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true,
                  .tp_max_shards = g}};
     if (flash_) {
@@ -242,7 +277,7 @@ class TransformerBuilder {
 
   void Mlp() {
     const uint64_t h = t_.d_model;
-    if (t_.n_experts == 0) {
+    if (!layer_.moe) {
       MlpLayers("mlp.", rows_, {b_, s_}, 0, 0);
     } else {
       // Mixtral (Jiang et al. 2024, §2.1): a router scores E experts per token and each token runs
@@ -318,20 +353,23 @@ class TransformerBuilder {
   }
 
   const TransformerSpec& t_;
-  const Settings& settings_;
+  const GraphSettings& settings_;
   const uint64_t b_, s_;
-  const uint64_t kv_;  // keys per query: s_, or the cache length of a decode step
-  const bool causal_;
+  const uint64_t context_;  // tokens the queries follow: s_, or the cache length of a decode step
   const bool flash_;
   const uint64_t rows_;  // batch x seq: the m of every token-wise GEMM
   int block_ = -1;
+  int block_type_ = -1;
+  LayerSpec layer_;   // the block being built
+  uint64_t kv_ = 0;   // its keys per query
+  bool causal_ = false;
   std::string cur_;  // id of the tensor the next node consumes
   std::vector<Layer> layers_;
 };
 
 }  // namespace
 
-LayerGraph BuildTransformerGraph(const ModelSpec& spec, const Settings& settings) {
+LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& settings) {
   const TransformerSpec& t = spec.transformer;
   uint64_t seq = settings.seq.value_or(t.context_length);
   if (t.position == PositionKind::kLearned && seq > t.context_length) {
@@ -347,7 +385,7 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const Settings& settings
   g.n_layers = t.n_layers;
   TransformerSpec effective = t;
   if (settings.dropout) effective.dropout = *settings.dropout;
-  g.layers = TransformerBuilder(effective, settings, seq).Build();
+  TransformerBuilder(effective, settings, seq).Build(g);
   return g;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "config/model_spec.h"
+
 namespace tally {
 
 enum class LayerKind {
@@ -88,10 +90,12 @@ inline uint64_t TpShards(bool tp_sharded, uint64_t tp_max_shards, uint64_t tp) {
 }
 
 struct Layer {
-  std::string path;  // "blocks.3.attn.qkv"
+  std::string path;  // "blocks.3.attn.qkv": the first block this node stands for
   LayerKind kind = LayerKind::kLinear;
   Component component = Component::kOther;
-  int block = -1;                  // transformer block index, -1 outside the blocks
+  int block = -1;                  // the first transformer block it stands for, -1 outside the blocks
+  int block_type = -1;             // index of its distinct block (LayerGraph::runs), -1 outside the blocks
+  uint64_t repeat = 1;             // how many identical blocks this one node stands for
   std::vector<uint64_t> shape;     // output shape, batch first
   uint64_t params = 0;             // parameters this node owns: the sum over `param_tensors`
   std::vector<ParamTensor> param_tensors;
@@ -100,7 +104,13 @@ struct Layer {
   std::vector<Gemm> gemms;
   uint64_t non_matmul_flops = 0;   // forward, per the conventions in graph/build_graph.cc
   std::vector<SavedTensor> saved;
-  uint64_t kv_elements_per_token = 0;  // K and V elements cached per token (attention only)
+  // Attention scores only: how the queries choose their keys, the window or chunk, and the K and V
+  // elements (the latent, under MLA) one token adds to this layer's cache, split over at most
+  // `kv_tp_max_shards` tensor-parallel ranks (0: every rank; the K/V heads; 1 for a latent cache).
+  AttentionKind attention = AttentionKind::kFull;
+  uint64_t attention_span = 0;
+  uint64_t kv_elements_per_token = 0;
+  uint64_t kv_tp_max_shards = 0;
   uint64_t n_experts = 0;  // MoE expert weights: params hold all experts, `active_experts` of them run
   uint64_t active_experts = 0;
 };

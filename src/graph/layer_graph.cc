@@ -1,6 +1,8 @@
 #include "graph/layer_graph.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace tally {
 
@@ -45,6 +47,43 @@ const char* ComponentName(Component c) {
   return "?";
 }
 
+uint64_t LayerGraph::BlocksOfType(int type, uint64_t from, uint64_t to) const {
+  uint64_t n = 0;
+  for (const BlockRun& r : runs) {
+    if (r.type != type) continue;
+    const uint64_t lo = std::max(r.first, from), hi = std::min(r.first + r.count, to);
+    if (lo < hi) n += hi - lo;
+  }
+  return n;
+}
+
+int LayerGraph::TypeOfBlock(uint64_t b) const {
+  for (const BlockRun& r : runs) {
+    if (b >= r.first && b < r.first + r.count) return r.type;
+  }
+  throw std::logic_error("layer graph: no block " + std::to_string(b));
+}
+
+std::vector<Layer> LayerGraph::Expanded() const {
+  std::vector<Layer> out(layers.begin(), layers.begin() + static_cast<std::ptrdiff_t>(blocks_begin));
+  for (const BlockRun& r : runs) {
+    for (uint64_t b = r.first; b < r.first + r.count; ++b) {
+      for (size_t i = blocks_begin; i < blocks_end; ++i) {
+        if (layers[i].block_type != r.type) continue;
+        Layer l = layers[i];
+        // "blocks.<first>." becomes "blocks.<b>.".
+        const std::string from = "blocks." + std::to_string(l.block) + ".", to = "blocks." + std::to_string(b) + ".";
+        if (l.path.compare(0, from.size(), from) == 0) l.path = to + l.path.substr(from.size());
+        l.block = static_cast<int>(b);
+        l.repeat = 1;
+        out.push_back(std::move(l));
+      }
+    }
+  }
+  out.insert(out.end(), layers.begin() + static_cast<std::ptrdiff_t>(blocks_end), layers.end());
+  return out;
+}
+
 void LayerGraph::Validate() const {
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
@@ -65,7 +104,17 @@ void LayerGraph::Validate() const {
     for (const Gemm& g : l.gemms) {
       if (g.m == 0 || g.n == 0 || g.k == 0 || g.count == 0) fail("GEMM with a zero dimension");
     }
+    const bool in_blocks = i >= blocks_begin && i < blocks_end;
+    if (in_blocks != (l.block_type >= 0)) fail("a block's node outside the block range, or the reverse");
+    if (in_blocks && l.repeat != BlocksOfType(l.block_type, 0, n_layers)) fail("repeat differs from its blocks");
+    if (!in_blocks && l.repeat != 1) fail("a node outside the blocks repeats");
   }
+  uint64_t next = 0;
+  for (const BlockRun& r : runs) {
+    if (r.first != next || r.count == 0) throw std::logic_error("layer graph: block runs do not tile the blocks");
+    next += r.count;
+  }
+  if (!runs.empty() && next != n_layers) throw std::logic_error("layer graph: block runs do not cover the blocks");
 }
 
 }  // namespace tally

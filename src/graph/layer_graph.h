@@ -1,4 +1,6 @@
-// The model as an ordered list of typed nodes, built once per (ModelSpec, Settings).
+// The model as typed nodes, built once per (ModelSpec, GraphSettings). Identical transformer blocks
+// are held once: each distinct block's nodes appear once, with `repeat` = how many blocks share them,
+// and `runs` lists the blocks in order. Cost follows the distinct blocks, not the depth.
 #pragma once
 
 #include <vector>
@@ -8,6 +10,13 @@
 
 namespace tally {
 
+// Blocks [first, first + count) are all of distinct block `type`.
+struct BlockRun {
+  int type = 0;
+  uint64_t first = 0;
+  uint64_t count = 0;
+};
+
 struct LayerGraph {
   std::string model_name;
   Family family = Family::kTransformer;
@@ -15,7 +24,19 @@ struct LayerGraph {
   uint64_t seq = 1;  // 1 for sequential models: one sample is one "token"
   uint64_t n_layers = 0;
   bool causal = false;  // attention GEMMs are halved
-  std::vector<Layer> layers;  // topological order
+  // Topological order: the nodes before the blocks, each distinct block's nodes (grouped by
+  // block_type, ascending), then the nodes after the blocks.
+  std::vector<Layer> layers;
+  std::vector<BlockRun> runs;  // the blocks in order; empty for sequential models
+  size_t blocks_begin = 0, blocks_end = 0;  // layers[blocks_begin, blocks_end) are the blocks' nodes
+
+  // Blocks of distinct block `type` among blocks [from, to).
+  uint64_t BlocksOfType(int type, uint64_t from, uint64_t to) const;
+  // The type of block `b` (b < n_layers).
+  int TypeOfBlock(uint64_t b) const;
+  // Every node with every block spelled out, paths renumbered ("blocks.7.attn.qkv"): what --layers
+  // prints. Its size grows with the depth; nothing else needs it.
+  std::vector<Layer> Expanded() const;
 
   // Throws std::logic_error (exit code 4: a bug) when the builder broke an invariant.
   void Validate() const;

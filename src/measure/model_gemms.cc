@@ -17,8 +17,10 @@ std::vector<StepGemm> StepGemms(const LayerGraph& graph) {
   std::vector<StepGemm> out;
   for (const Layer& l : graph.layers) {
     for (const Gemm& g : l.gemms) {
+      // A node of a repeated block stands for `repeat` identical products.
+      const uint64_t count = CheckedMul(g.count, l.repeat, "the GEMM count of " + l.path);
       auto add = [&](GemmShape shape, GemmPass pass) {
-        out.push_back({shape, g.count, g.halved, pass, l.path, GemmPassName(pass)});
+        out.push_back({shape, count, g.halved, pass, l.path, GemmPassName(pass)});
       };
       // The backward reads the forward's stored operands, so dA takes B transposed and dB takes A
       // transposed: the NT and TN calls a framework makes, not copies of the operands.

@@ -44,7 +44,7 @@ TEST_CASE("hf: published parameter counts") {
   for (const CountRow& row : kCounts) {
     CAPTURE(row.file);
     CAPTURE(row.source);
-    CHECK(CountParams(BuildGraph(LoadModelFile(Hf(row.file)), {})).total == row.total);
+    CHECK(CountParams(BuildGraph(LoadModelFile(Hf(row.file)), GraphSettingsOf(Settings{}))).total == row.total);
   }
 }
 
@@ -54,22 +54,22 @@ TEST_CASE("hf: counts with no published figure, derived by hand") {
   const uint64_t opt_layer = 4 * (5120ULL * 5120 + 5120) + 2 * 5120ULL * 20480 + 20480 + 5120 + 4 * 5120;
   const uint64_t opt = 50272ULL * 5120 + 2050ULL * 5120 + 40 * opt_layer + 2 * 5120;
   CHECK(opt == 12'853'473'280);
-  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("opt-13b.json")), {})).total == opt);
+  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("opt-13b.json")), GraphSettingsOf(Settings{}))).total == opt);
   // Falcon-7B: multi-query qkv 4544·(71 + 2)·64, dense 4544², MLP 2·4544·18176, one LayerNorm per
   // block; tokens 65024·4544 tied; ln_f.
   const uint64_t falcon7_layer = 4544ULL * 73 * 64 + 4544ULL * 4544 + 2 * 4544ULL * 18176 + 2 * 4544;
-  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("falcon-7b.json")), {})).total ==
+  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("falcon-7b.json")), GraphSettingsOf(Settings{}))).total ==
         65024ULL * 4544 + 32 * falcon7_layer + 2 * 4544);
   // Falcon-40B (new decoder architecture): 8 KV heads, two LayerNorms per block.
   const uint64_t falcon40_layer = 8192ULL * (128 + 16) * 64 + 8192ULL * 8192 + 2 * 8192ULL * 32768 + 4 * 8192;
-  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("falcon-40b.json")), {})).total ==
+  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("falcon-40b.json")), GraphSettingsOf(Settings{}))).total ==
         65024ULL * 8192 + 60 * falcon40_layer + 2 * 8192);
 }
 
 TEST_CASE("hf: Mixtral's active parameters") {
   // Jiang et al. 2024 quote 13B active of 47B; exactly: total less 6 of 8 experts' SwiGLU MLPs in
   // each of 32 blocks, 3·4096·14336 each.
-  ParamCounts p = CountParams(BuildGraph(LoadModelFile(Hf("mixtral-8x7b.json")), {}));
+  ParamCounts p = CountParams(BuildGraph(LoadModelFile(Hf("mixtral-8x7b.json")), GraphSettingsOf(Settings{})));
   CHECK(p.active == 46'702'792'704ULL - 6ULL * 32 * 3 * 4096 * 14336);
   CHECK(p.active == 12'879'925'248ULL);
 }
@@ -141,7 +141,7 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
     CHECK(a.dropout == b.dropout);
     // And so the figures: parameters, FLOPs and KV cache per token.
     const Settings s{.batch = 2, .seq = 256};
-    LayerGraph ga = BuildGraph(ResolveModel(preset), s), gb = BuildGraph(LoadModelFile(Hf(file)), s);
+    LayerGraph ga = BuildGraph(ResolveModel(preset), GraphSettingsOf(s)), gb = BuildGraph(LoadModelFile(Hf(file)), GraphSettingsOf(s));
     CHECK(CountParams(ga).total == CountParams(gb).total);
     FlopCounts fa = CountFlops(ga), fb = CountFlops(gb);
     CHECK(fa.forward == fb.forward);

@@ -87,7 +87,8 @@ TEST_CASE("reference: Megatron closed form equals the exact count for GPT-2 smal
 
 uint64_t KvElementsPerToken(const LayerGraph& g) {
   uint64_t n = 0;
-  for (const Layer& l : g.layers) n += l.kv_elements_per_token;
+  // Attention scores carry the cache; a repeated block's node stands for every block of its kind.
+  for (const Layer& l : g.layers) n += l.kind == LayerKind::kAttentionScores ? l.kv_elements_per_token * l.repeat : 0;
   return n;
 }
 

@@ -1,5 +1,6 @@
 // Counts at the edges of 64-bit arithmetic: every count and byte figure is exact or an InputError,
 // never a wrapped number. Values are derived by hand in the comments.
+#include <memory>
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -72,7 +73,7 @@ TEST_CASE("arithmetic: config sizes at 2^63") {
   // 2^63 - 1 is read; its embedding (2^63 - 1) · 64 does not fit, which is an error, not a wrap.
   ModelSpec spec = LoadModelText("edge.yaml", head + "9223372036854775807" + tail);
   CHECK(spec.transformer.vocab_size == kTwo63 - 1);
-  CHECK_THROWS_WITH_AS(BuildGraph(spec, Settings{}), doctest::Contains(kOverflow), InputError);
+  CHECK_THROWS_WITH_AS(BuildGraph(spec, GraphSettingsOf(Settings{})), doctest::Contains(kOverflow), InputError);
   CHECK_THROWS_WITH_AS(LoadModelText("edge.yaml", head + "9223372036854775808" + tail),
                        "edge.yaml:2:13: error: 'vocab_size' is too large: 9223372036854775808 (at most 2^63 - 1)",
                        InputError);
@@ -90,7 +91,7 @@ TEST_CASE("arithmetic: a 10^15-parameter model is counted exactly") {
   const ModelSpec spec = LoadModelText("peta.yaml", kPetaModel);
   SUBCASE("batch 1: exact") {
     const Settings settings;
-    const Report r = EstimateGraph(spec, settings, BuildGraph(spec, settings), {.memory = true});
+    const Report r = EstimateReport(*std::make_unique<Evaluation>(spec), settings, {.memory = true});
     CHECK(U64(r, "params.total") == 1'000'000'000'000'000);
     // Forward: 2·m·n·k = 2 · 1 · 10^7 · 10^8. Backward: dW only (the input needs no gradient).
     CHECK(U64(r, "flops.forward") == 2'000'000'000'000'000);
@@ -105,7 +106,7 @@ TEST_CASE("arithmetic: a 10^15-parameter model is counted exactly") {
   }
   SUBCASE("batch 10^4: 2·10^19 FLOPs is past 2^64, an error") {
     const Settings settings{.batch = 10'000, .micro_batch = 10'000};
-    CHECK_THROWS_WITH_AS(EstimateGraph(spec, settings, BuildGraph(spec, settings), {}),
+    CHECK_THROWS_WITH_AS(EstimateReport(*std::make_unique<Evaluation>(spec), settings, {}),
                          doctest::Contains(kOverflow), InputError);
   }
 }
@@ -124,7 +125,7 @@ bias: false
 position: rope
 )");
     const Settings settings{.seq = 10'000'000};
-    const Report r = EstimateGraph(spec, settings, BuildGraph(spec, settings), {});
+    const Report r = EstimateReport(*std::make_unique<Evaluation>(spec), settings, {});
     // T = 10^7 tokens. Per token 2·(64·192 qkv + 64·64 out + 64·256 up + 256·64 down + 64·1000 head)
     // = 2 · 113,152; attention QKᵀ and AV: 2 · 2·T²·64 = 256·T².
     const uint64_t t = 10'000'000;
@@ -134,7 +135,7 @@ position: rope
     // 32 layers · 2 · 2 · 32 heads · (10^7)² · 128 = 2.6·10^19 > 2^64 - 1.
     const ModelSpec spec = ResolveModel("llama-2-7b");
     const Settings settings{.seq = 10'000'000};
-    CHECK_THROWS_WITH_AS(EstimateGraph(spec, settings, BuildGraph(spec, settings), {}),
+    CHECK_THROWS_WITH_AS(EstimateReport(*std::make_unique<Evaluation>(spec), settings, {}),
                          doctest::Contains(kOverflow), InputError);
   }
 }

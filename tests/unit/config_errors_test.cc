@@ -206,7 +206,7 @@ void CheckCase(const BadCase& c) {
   // A build-stage defect must load cleanly, so the row also pins down where it is caught.
   ModelSpec spec;
   REQUIRE_NOTHROW(spec = LoadModelFile(path));
-  CHECK_THROWS_WITH_AS(BuildGraph(spec, Settings{}), expected.c_str(), InputError);
+  CHECK_THROWS_WITH_AS(BuildGraph(spec, GraphSettingsOf(Settings{})), expected.c_str(), InputError);
 }
 
 std::vector<std::string> FilesUnder(const std::filesystem::path& dir) {
@@ -405,7 +405,7 @@ TEST_CASE("config errors: every config loads and builds or throws InputError") {
   for (const std::string& path : files) {
     CAPTURE(path);
     try {
-      BuildGraph(LoadModelFile(path), Settings{});
+      BuildGraph(LoadModelFile(path), GraphSettingsOf(Settings{}));
     } catch (const InputError& e) {
       // Expected for the bad corpus; the message must stay on one line.
       CHECK(std::string(e.what()).find('\n') == std::string::npos);

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -25,7 +26,7 @@ const Layer& Find(const LayerGraph& g, const std::string& path) {
 // Bytes of the unique tensors block `block` saves: 2-byte activations, 1-byte masks.
 uint64_t SavedBytes(const LayerGraph& g, int block) {
   std::map<std::string, uint64_t> unique;
-  for (const Layer& l : g.layers) {
+  for (const Layer& l : g.Expanded()) {
     if (l.block != block) continue;
     for (const SavedTensor& t : l.saved) unique[t.id] = t.elements * (t.cls == SavedClass::kMask ? 1 : 2);
   }
@@ -175,15 +176,57 @@ TEST_CASE("graph: a sliding window caps the keys each query sees") {
 }
 
 TEST_CASE("graph: parallelism and LoRA the model cannot have are errors") {
-  CHECK_THROWS_WITH_AS(PresetGraph("gpt2-xl", {.gpus = 4, .tp = 4}),
+  auto check = [](const std::string& model, const Settings& s) { CheckParallelism(ResolveModel(model), s); };
+  CHECK_THROWS_WITH_AS(check("gpt2-xl", {.gpus = 4, .tp = 4}),
                        "tally: error: --tp: 4 does not divide the 25 attention heads of 'gpt2-xl'", InputError);
-  CHECK_THROWS_WITH_AS(PresetGraph("gpt2-small", {.gpus = 24, .pp = 24}),
-                       "tally: error: --pp: 24 stages for 12 blocks", InputError);
-  CHECK_THROWS_AS(PresetGraph("seed-mlp", {.gpus = 2, .tp = 2}), InputError);
+  CHECK_THROWS_WITH_AS(check("gpt2-small", {.gpus = 24, .pp = 24}), "tally: error: --pp: 24 stages for 12 blocks",
+                       InputError);
+  CHECK_THROWS_AS(check("seed-mlp", {.gpus = 2, .tp = 2}), InputError);
+  // The evaluation checks before it builds.
+  CHECK_THROWS_AS(Evaluation(ResolveModel("gpt2-xl")).Summary({.gpus = 4, .tp = 4}), InputError);
   CHECK_THROWS_WITH_AS(PresetGraph("gpt2-small", {.lora_rank = 8, .lora_targets = {"gate"}}),
                        "tally: error: --lora-targets: 'gpt2-small' has no 'gate' projection (its MLP is not gated)",
                        InputError);
   CHECK_THROWS_AS(PresetGraph("seed-mlp", {.lora_rank = 8}), InputError);
+}
+
+TEST_CASE("graph: identical blocks are held once, with a repeat count") {
+  const LayerGraph g = PresetGraph("llama-2-7b", {.seq = 16});
+  REQUIRE(g.runs.size() == 1);
+  CHECK(g.runs[0].count == 32);
+  const size_t block_nodes = g.blocks_end - g.blocks_begin;
+  for (size_t i = g.blocks_begin; i < g.blocks_end; ++i) CHECK(g.layers[i].repeat == 32);
+  // Expanded: every block spelled out and renumbered, the nodes outside the blocks once.
+  const std::vector<Layer> all = g.Expanded();
+  CHECK(all.size() == g.layers.size() + 31 * block_nodes);
+  CHECK(std::count_if(all.begin(), all.end(), [](const Layer& l) { return l.path == "blocks.31.attn.qkv"; }) == 1);
+  // Cost follows the distinct blocks: a 100,000-block model has the nodes of a 1-block one.
+  ModelSpec deep = ResolveModel("llama-2-7b");
+  deep.transformer.n_layers = 100'000;
+  const LayerGraph d = BuildGraph(deep, GraphSettingsOf(Settings{.seq = 16}));
+  CHECK(d.layers.size() == g.layers.size());
+  CHECK(CountParams(d).total == 131'072'000ULL * 2 + 4096 + 100'000ULL * 202'383'360);
+}
+
+TEST_CASE("graph: per-layer attention kinds set the keys each query sees") {
+  // Four blocks alternating sliding (window 4) and full attention, as Gemma 2 does, at seq 10.
+  ModelSpec spec = ResolveModel("llama-2-7b");
+  TransformerSpec& t = spec.transformer;
+  t.n_layers = 4;
+  const LayerSpec sliding{AttentionKind::kSliding, 4}, full{};
+  t.layer_specs = {sliding, full, sliding, full};
+  const LayerGraph g = BuildGraph(spec, GraphSettingsOf(Settings{.seq = 10}));
+  REQUIRE(g.runs.size() == 4);
+  // Two distinct blocks: each one's nodes held once.
+  const LayerGraph uniform = PresetGraph("llama-2-7b", {.seq = 10});
+  CHECK(g.blocks_end - g.blocks_begin == 2 * (uniform.blocks_end - uniform.blocks_begin));
+  CHECK(Find(g, "blocks.0.attn.scores").gemms[0].n == 4);   // the window
+  CHECK(Find(g, "blocks.1.attn.scores").gemms[0].n == 10);  // every key
+  CHECK(Find(g, "blocks.0.attn.scores").attention == AttentionKind::kSliding);
+  CHECK(Find(g, "blocks.0.attn.scores").repeat == 2);
+  // Scores FLOPs: 2 · s · keys · d · heads per layer, 2 layers of each kind.
+  const uint64_t core = 2 * (2ULL * 10 * 4 * 128 * 32) + 2 * (2ULL * 10 * 10 * 128 * 32);
+  CHECK(CountFlops(g).forward_by_component.at(Component::kAttentionCore) == 2 * core);  // QK^T and AV
 }
 
 }  // namespace

@@ -26,8 +26,9 @@ TEST_CASE("invariants: components sum to their totals for every preset") {
     CAPTURE(name);
     ModelSpec spec = ResolveModel(name);
     const Settings settings{.batch = 3, .micro_batch = 3};
-    LayerGraph g = BuildGraph(spec, settings);
-    Report r = EstimateGraph(spec, settings, g, {.memory = true, .layers = true});
+    Evaluation evaluation(spec);
+    LayerGraph g = BuildGraph(spec, GraphSettingsOf(settings));
+    Report r = EstimateReport(evaluation, settings, {.memory = true, .layers = true});
     CHECK(SumChildren(r, "params.components") == U64(r, "params.total"));
     CHECK(SumChildren(r, "flops.components") == U64(r, "flops.forward"));
     if (spec.family == Family::kTransformer) {

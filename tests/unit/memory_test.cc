@@ -20,13 +20,13 @@ Settings Make(Settings s) {
 TrainMemory Train(const std::string& model, Settings s) {
   s = Make(s);
   ModelSpec spec = ResolveModel(model);
-  return TrainingMemory(spec, s, BuildMemoryModel(spec, s));
+  return TrainingMemory(s, testing::MemoryOf(spec, s));
 }
 
 TrainMemory TrainInline(const std::string& yaml, Settings s) {
   s = Make(s);
   ModelSpec spec = LoadModelText("inline.yaml", yaml);
-  return TrainingMemory(spec, s, BuildMemoryModel(spec, s));
+  return TrainingMemory(s, testing::MemoryOf(spec, s));
 }
 
 uint64_t ModelStates(const TrainMemory& m) { return m.weights + m.gradients + m.master_weights + m.optimizer; }
@@ -195,13 +195,14 @@ TEST_CASE("memory: tensor parallelism past the K/V heads replicates them (Megatr
   // one ordinary entry, 1000 elements each at bf16, over tp 8: 1000/2·2 + 1000/8·2 = 1250 bytes.
   MemoryModel saved;
   saved.n_layers = 1;
-  saved.saved = {{.elements = 1000, .tp_sharded = true, .block = 0, .tp_max_shards = 2},
-                 {.elements = 1000, .tp_sharded = true, .block = 0}};
+  saved.runs = {{.type = 0, .first = 0, .count = 1}};
+  saved.saved = {{.elements = 1000, .tp_sharded = true, .block_type = 0, .tp_max_shards = 2},
+                 {.elements = 1000, .tp_sharded = true, .block_type = 0}};
   CHECK(TrainingActivations(saved, Make({.gpus = 8, .tp = 8}), 0).per_layer == 1250);
   // Inference weights follow the same split.
   Settings infer = Make({.mode = Mode::kInfer, .gpus = 16, .tp = 16});
   const ModelSpec spec = ResolveModel("llama-3-8b");
-  CHECK(InferenceMemory(spec, infer, BuildMemoryModel(spec, infer), 1).weights == 2 * device);
+  CHECK(InferenceMemory(spec, infer, testing::MemoryOf(spec, infer), 1).weights == 2 * device);
   // tp must divide the K/V heads or be a multiple of them: 6 heads cannot be shared by 4 ranks.
   const std::string six_kv = "family: transformer\nvocab_size: 100\ncontext_length: 16\nd_model: 96\nn_layers: 1\n"
                              "n_heads: 12\nn_kv_heads: 6\nd_ff: 256\n";
@@ -218,14 +219,14 @@ TEST_CASE("memory: KV cache per token and for a batch") {
                                                    {"llama-2-7b", 524'288}, {"llama-3-8b", 131'072}};
   for (const auto& [preset, bytes] : rows) {
     CAPTURE(preset);
-    CHECK(KvCacheBytesPerToken(ResolveModel(preset), DType::kBf16) == bytes);
+    CHECK(KvBytesPerToken(testing::MemoryOf(ResolveModel(preset), Settings{}), DType::kBf16) == bytes);
   }
-  CHECK(KvCacheBytesPerToken(ResolveModel("llama-3-8b"), DType::kFp8E4m3) == 65'536);
-  CHECK(KvCacheBytesPerToken(ResolveModel("llama-3-8b"), DType::kInt4) == 32'768);
+  CHECK(KvBytesPerToken(testing::MemoryOf(ResolveModel("llama-3-8b"), Settings{}), DType::kFp8E4m3) == 65'536);
+  CHECK(KvBytesPerToken(testing::MemoryOf(ResolveModel("llama-3-8b"), Settings{}), DType::kInt4) == 32'768);
   auto kv = [](const std::string& model, Settings s) {
     s = Make(s);
     ModelSpec spec = ResolveModel(model);
-    return InferenceMemory(spec, s, BuildMemoryModel(spec, s), InferenceBatch(s)).kv_cache;
+    return InferenceMemory(spec, s, testing::MemoryOf(spec, s), InferenceBatch(s)).kv_cache;
   };
   CHECK(kv("llama-2-7b", {}) == 2'147'483'648);  // 4096 tokens: 2 GiB
   CHECK(kv("llama-3-8b", {.micro_batch = 32, .seq = 8192, .kv_dtype = DType::kFp8E4m3}) == 65'536ULL * 32 * 8192);
@@ -233,6 +234,25 @@ TEST_CASE("memory: KV cache per token and for a batch") {
   CHECK(kv("mistral-7b", {.seq = 32768}) == 131'072ULL * 4096);
   // tp = 4 over Llama-3-8B's 8 KV heads: 2 heads per device.
   CHECK(kv("llama-3-8b", {.seq = 1024, .gpus = 4, .tp = 4}) == 131'072ULL * 1024 / 4);
+}
+
+TEST_CASE("memory: the KV cache follows each layer's attention kind") {
+  // Llama-2-7B's sizes with 4 blocks: sliding (window 4096), full, chunked (8192), full. At
+  // 16,384 tokens, per layer 2 · 32 · 128 = 8,192 elements per token at 2 bytes: the sliding layer
+  // holds 4,096 tokens, the chunked one 8,192, the full ones all 16,384 (hand-derived).
+  ModelSpec spec = ResolveModel("llama-2-7b");
+  spec.transformer.n_layers = 4;
+  spec.transformer.layer_specs = {{AttentionKind::kSliding, 4096}, {}, {AttentionKind::kChunked, 8192}, {}};
+  Settings s = Make({.seq = 16384, .mode = Mode::kInfer});
+  const uint64_t per_token_layer = 2 * 32 * 128 * 2;
+  const uint64_t expected = per_token_layer * (4096 + 16384 + 8192 + 16384);
+  CHECK(InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).kv_cache == expected);
+  // Below every span, each layer holds every token: what kv_cache.per_token counts.
+  CHECK(KvBytesPerToken(testing::MemoryOf(spec, s), DType::kBf16) == 4 * per_token_layer);
+  // Pipeline stages split the layers: stage 0 holds the sliding and the first full layer.
+  Settings pp = Make({.seq = 16384, .mode = Mode::kInfer, .gpus = 2, .pp = 2});
+  CHECK(KvCacheBytes(testing::MemoryOf(spec, pp), 16384, 1, pp, 0) == per_token_layer * (4096 + 16384));
+  CHECK(KvCacheBytes(testing::MemoryOf(spec, pp), 16384, 1, pp, 1) == per_token_layer * (8192 + 16384));
 }
 
 TEST_CASE("memory: overhead is added as given") {
@@ -244,7 +264,7 @@ TEST_CASE("memory: overhead is added as given") {
 }
 
 TEST_CASE("fit: the answer fits and one more does not") {
-  ModelSpec spec = ResolveModel("llama-2-7b");
+  Evaluation spec(ResolveModel("llama-2-7b"));
   const uint64_t limit = 80ULL << 30;
   Settings base = Make({.seq = 4096, .gpus = 8, .zero = 3});
   base.mode = Mode::kTrain;
@@ -272,7 +292,8 @@ TEST_CASE("fit: the answer fits and one more does not") {
 }
 
 TEST_CASE("fit: nothing fits is an answer too") {
-  FitResult r = Fit(ResolveModel("llama-2-70b"), Make({.mode = Mode::kTrain}), Solve::kBatch, 1ULL << 30);
+  Evaluation ev(ResolveModel("llama-2-70b"));
+  FitResult r = Fit(ev, Make({.mode = Mode::kTrain}), Solve::kBatch, 1ULL << 30);
   CHECK_FALSE(r.fits);
   CHECK(r.bytes > 1ULL << 30);
 }
@@ -287,7 +308,7 @@ TEST_CASE("memory: int8 scales are per output channel, experts included") {
   // Mixtral's block matrices at 1 byte plus an fp16 scale per output channel of each expert.
   ModelSpec spec = ResolveModel("mixtral-8x7b");
   Settings s = Make({.seq = 1, .quant = Quant::kInt8});
-  const uint64_t w = InferenceMemory(spec, s, BuildMemoryModel(spec, s), 1).weights;
+  const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;
   // Per block: attention 4096·(4096 + 2·1024) + 4096·4096 with 6144 + 4096 channels; router
   // 4096·8 (8 channels); experts 8·(2·4096·14336 + 14336·4096) with 8·(2·14336 + 4096) channels.
   const uint64_t attention = 4096ULL * 6144 + 4096ULL * 4096 + 2 * (6144 + 4096);
@@ -301,8 +322,8 @@ TEST_CASE("memory: pipeline stages split inference weights and KV cache") {
   ModelSpec spec = ResolveModel("llama-2-70b");
   Settings one = Make({.seq = 4096, .mode = Mode::kInfer});
   Settings four = Make({.seq = 4096, .mode = Mode::kInfer, .gpus = 4, .pp = 4});
-  const InferMemory a = InferenceMemory(spec, one, BuildMemoryModel(spec, one), 1);
-  const InferMemory b = InferenceMemory(spec, four, BuildMemoryModel(spec, four), 1);
+  const InferMemory a = InferenceMemory(spec, one, testing::MemoryOf(spec, one), 1);
+  const InferMemory b = InferenceMemory(spec, four, testing::MemoryOf(spec, four), 1);
   CHECK(b.kv_cache * 4 == a.kv_cache);  // 20 of 80 layers on each stage
   CHECK(b.weights < a.weights / 3);
 }

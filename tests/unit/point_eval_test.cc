@@ -1,4 +1,5 @@
 // The sweep's fast evaluation must equal the full report, key for key, wherever it answers.
+#include <memory>
 #include <doctest/doctest.h>
 
 #include "estimate/estimate_graph.h"
@@ -37,7 +38,7 @@ TEST_CASE("point evaluator: every fast key equals the full report") {
         s.seq.reset();
         if (s.tp > 1 || s.pp > 1 || s.lora_rank > 0) continue;  // transformers only
       }
-      Report full = EstimateGraph(spec, s, BuildGraph(spec, s), {.memory = true});
+      Report full = EstimateReport(*std::make_unique<Evaluation>(spec), s, {.memory = true});
       std::vector<std::string> keys = full.LeafKeys();
       std::vector<std::optional<Value>> fast = eval.Evaluate(keys, s);
       int compared = 0;

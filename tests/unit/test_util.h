@@ -6,16 +6,22 @@
 #include <string>
 
 #include "config/load_config.h"
+#include "estimate/evaluation.h"
 #include "graph/build_graph.h"
 
 namespace tally::testing {
 
 inline LayerGraph PresetGraph(const std::string& name, Settings settings = {}) {
-  return BuildGraph(ResolveModel(name), settings);
+  return BuildGraph(ResolveModel(name), GraphSettingsOf(settings));
 }
 
 inline LayerGraph InlineGraph(const std::string& yaml, Settings settings = {}) {
-  return BuildGraph(LoadModelText("inline.yaml", yaml), settings);
+  return BuildGraph(LoadModelText("inline.yaml", yaml), GraphSettingsOf(settings));
+}
+
+// The batch-independent memory summary of `spec` under `settings`.
+inline MemoryModel MemoryOf(const ModelSpec& spec, const Settings& settings) {
+  return Evaluation(spec).Summary(settings)->memory;
 }
 
 // Sets an environment variable for one scope (the fake CUDA stack's knobs).

@@ -1,0 +1,59 @@
+#include "estimate/evaluation.h"
+
+#include "util/checked_math.h"
+
+namespace tally {
+namespace {
+
+constexpr size_t kMaxSummaries = 1024;
+constexpr size_t kMaxGraphs = 8;
+
+}  // namespace
+
+FlopCounts ScaleFlops(const FlopCounts& one, uint64_t batch) {
+  // Every FLOP count is linear in the batch: each GEMM's m or count carries it, and halving a causal
+  // product stays exact because 2·m·n·k is even.
+  constexpr std::string_view what = "the model's FLOPs";
+  FlopCounts f = one;
+  f.forward = CheckedMul(one.forward, batch, what);
+  f.backward = CheckedMul(one.backward, batch, what);
+  f.non_matmul_forward = CheckedMul(one.non_matmul_forward, batch, what);
+  f.per_layer_forward = CheckedMul(one.per_layer_forward, batch, what);
+  for (auto& [component, n] : f.forward_by_component) n = CheckedMul(n, batch, what);
+  CheckedAdd(f.forward, f.backward, what);  // flops.step is reported
+  return f;
+}
+
+uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& s) {
+  const uint64_t one = s.recompute == Recompute::kFull        ? summary.recompute_full
+                       : s.recompute == Recompute::kSelective ? summary.recompute_selective
+                                                              : 0;
+  return CheckedMul(one, s.batch, "the recomputation FLOPs");
+}
+
+std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings) {
+  CheckParallelism(spec_, settings);
+  GraphSettings key = GraphSettingsOf(settings);
+  key.batch = 1;
+  if (auto it = summaries_.find(key); it != summaries_.end()) return it->second;
+  auto graph = std::make_shared<const LayerGraph>(BuildGraph(spec_, key));
+  auto s = std::make_shared<GraphSummary>();
+  s->graph = graph;
+  s->memory = SummarizeMemory(*graph);
+  s->flops = CountFlops(*graph);
+  s->recompute_selective = RecomputeFlops(*graph, Recompute::kSelective);
+  s->recompute_full = RecomputeFlops(*graph, Recompute::kFull);
+  s->params = CountParams(*graph);
+  s->seq = graph->seq;
+  if (summaries_.size() >= kMaxSummaries) summaries_.clear();
+  return summaries_.emplace(key, std::move(s)).first->second;
+}
+
+std::shared_ptr<const LayerGraph> Evaluation::Graph(const GraphSettings& settings) {
+  if (auto it = graphs_.find(settings); it != graphs_.end()) return it->second;
+  auto graph = std::make_shared<const LayerGraph>(BuildGraph(spec_, settings));
+  if (graphs_.size() >= kMaxGraphs) graphs_.clear();
+  return graphs_.emplace(settings, std::move(graph)).first->second;
+}
+
+}  // namespace tally

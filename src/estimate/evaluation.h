@@ -1,0 +1,51 @@
+// The one place graphs are built. An Evaluation holds one model and answers for any settings from
+// graphs it caches by their GraphSettings: each graph once, and with it a batch-independent summary
+// (built at batch 1: every FLOP and saved tensor scales exactly with the batch). Estimators are pure
+// functions of a summary (or graph) and the settings; fit and sweep ask again with changed settings
+// and rebuild only when a setting the graph depends on changed.
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "config/model_spec.h"
+#include "estimate/flops.h"
+#include "estimate/memory_model.h"
+#include "estimate/params.h"
+#include "graph/build_graph.h"
+
+namespace tally {
+
+struct GraphSummary {
+  std::shared_ptr<const LayerGraph> graph;  // at batch 1
+  MemoryModel memory;
+  FlopCounts flops;  // at batch 1
+  uint64_t recompute_selective = 0, recompute_full = 0;  // at batch 1
+  ParamCounts params;
+  uint64_t seq = 1;
+};
+
+// FLOP counts of `batch` samples from those of one.
+FlopCounts ScaleFlops(const FlopCounts& one, uint64_t batch);
+// Recomputed forward FLOPs of `settings.recompute` for settings.batch samples.
+uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& settings);
+
+class Evaluation {
+ public:
+  explicit Evaluation(ModelSpec spec) : spec_(std::move(spec)) {}
+
+  const ModelSpec& spec() const { return spec_; }
+
+  // The summary for `settings`; checks the parallelism against the model first.
+  std::shared_ptr<const GraphSummary> Summary(const Settings& settings);
+  // The graph at settings.batch: for the roofline, --layers and measure's GEMM list.
+  std::shared_ptr<const LayerGraph> Graph(const GraphSettings& settings);
+
+ private:
+  ModelSpec spec_;
+  // Bounded, so that a sweep over thousands of sequence lengths runs in constant memory.
+  std::map<GraphSettings, std::shared_ptr<const GraphSummary>> summaries_;
+  std::map<GraphSettings, std::shared_ptr<const LayerGraph>> graphs_;
+};
+
+}  // namespace tally
