@@ -8,6 +8,7 @@
 #include "config/presets.h"
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
+#include "unit/run_tally.h"
 #include "unit/test_util.h"
 
 namespace tally {
@@ -58,9 +59,9 @@ TEST_CASE("invariants: components sum to their totals for every preset") {
 }
 
 std::string Run(const std::vector<std::string>& args, int& code) {
-  std::ostringstream out, err;
-  code = RunMain(args, out, err);
-  return out.str();
+  const testing::TallyRun run = testing::RunTally(args);
+  code = run.code;
+  return run.out;
 }
 
 TEST_CASE("invariants: every command's JSON parses and CSV has constant columns") {

@@ -11,24 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
+#include "unit/run_tally.h"
 
 namespace tally {
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Run = testing::TallyRun;
 
-Run Tally(const std::vector<std::string>& args) {
-  std::ostringstream out, err;
-  Run r;
-  r.code = RunMain(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+// Every run goes through RunTally: JSON, CSV, --get and the ledgers are checked each time.
+Run Tally(const std::vector<std::string>& args) { return testing::RunTally(args); }
 
 std::string Joined(const std::vector<std::string>& args) {
   std::string text;
