@@ -16,6 +16,7 @@
 #include "cli/sweep_command.h"
 #include "cli/time_command.h"
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
 #include "util/error.h"
@@ -93,7 +94,7 @@ std::string RunModelCommand(const Options& o, ReportRequest request, bool worklo
   Settings settings = workload ? ReadSettings(o.workload) : Settings{};
   Evaluation evaluation(ResolveModel(o.model));
   request.layers = o.layers;
-  return Render(EstimateReport(evaluation, settings, request), o, err);
+  return Render(EstimateReport(evaluation, ResolveSettings(settings, evaluation.spec()), request), o, err);
 }
 
 std::string RunDtypes(const Options& o, std::ostream& err) {
@@ -119,6 +120,7 @@ std::string RunTime(const Options& o, std::ostream& err) {
   Settings settings = ReadSettings(o.workload);
   TimeRequest request = ReadTimeRequest(o.time, o.workload.gpus.has_value(), settings.gpus);
   Evaluation evaluation(ResolveModel(o.model));
+  settings = ResolveSettings(settings, evaluation.spec());
   Report report = EstimateReport(evaluation, settings, {.params = false, .flops = false});
   AddTime(evaluation, settings, request, report);
   return Render(report, o, err);

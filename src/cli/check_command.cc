@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "config/yaml_reader.h"
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
@@ -205,7 +206,7 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
       throw;
     }
     Evaluation evaluation(spec);
-    Report report = EstimateReport(evaluation, settings, {.memory = true});
+    Report report = EstimateReport(evaluation, ResolveSettings(settings, spec), {.memory = true});
     for (const Limit& limit : budget.limits) {
       const ReportNode* node = report.Find(limit.key);
       if (node == nullptr || node->is_group || node->unit == Unit::kText || node->unit == Unit::kBool) {

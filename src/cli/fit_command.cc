@@ -1,5 +1,7 @@
 #include "cli/fit_command.h"
 
+#include "config/hardware.h"
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "estimate/fit.h"
 #include "util/error.h"
@@ -15,8 +17,12 @@ void AddFitFlags(CLI::App* cmd, FitFlags& f) {
 }
 
 FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& f) {
-  if (!f.memory) throw InputError("--memory: fit needs the memory per device, e.g. --memory 80GiB");
-  const uint64_t limit = ParseBytes(*f.memory, "memory");
+  Settings base = ResolveSettings(settings, spec);
+  if (!f.memory && base.hardware.empty()) {
+    throw InputError("--memory: fit needs the memory per device, e.g. --memory 80GiB, or a device: --hardware h100-sxm");
+  }
+  // A named device gives its usable memory (less --reserve) unless --memory says otherwise.
+  const uint64_t limit = f.memory ? ParseBytes(*f.memory, "memory") : UsableMemory(ResolveHardware(base.hardware), base);
   const std::vector<std::string> kinds = {"batch", "seq", "gpus"};
   const std::string kind = f.solve.value_or("batch");
   auto it = std::find(kinds.begin(), kinds.end(), kind);
@@ -24,7 +30,6 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
     throw InputError("--solve: unknown value '" + kind + "'" + DidYouMean(kind, kinds) + "; use batch, seq or gpus");
   }
   const Solve solve = static_cast<Solve>(it - kinds.begin());
-  Settings base = settings;
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
   Evaluation evaluation(spec);
   FitResult result = Fit(evaluation, base, solve, limit);

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "estimate/evaluation.h"
 #include "measure/measure.h"
 #include "measure/measure_table.h"
@@ -182,9 +183,9 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
     if (request.dtypes.size() > 1 || request.threads.size() > 1) {
       throw InputError("--model: times one dtype at one thread count; give one value to --dtype and --threads");
     }
-    const Settings settings = ReadSettings(f.workload);
     Evaluation evaluation(ResolveModel(*f.model));
     const ModelSpec& spec = evaluation.spec();
+    const Settings settings = ResolveSettings(ReadSettings(f.workload), spec);
     evaluation.Summary(settings);  // checks the settings against the model
     graph = evaluation.Graph(GraphSettingsOf(settings));
     request.model = graph.get();

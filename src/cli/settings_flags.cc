@@ -152,7 +152,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"tp", &WorkloadFlags::tp},                 {"pp", &WorkloadFlags::pp},
       {"zero", &WorkloadFlags::zero},             {"kv_dtype", &WorkloadFlags::kv_dtype},
       {"quant", &WorkloadFlags::quant},           {"overhead", &WorkloadFlags::overhead},
-      {"hardware", &WorkloadFlags::hardware},
+      {"hardware", &WorkloadFlags::hardware},     {"reserve", &WorkloadFlags::reserve},
   };
   return kFlags;
 }
@@ -192,7 +192,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");
   opt("--kv-dtype", f.kv_dtype, "KV cache dtype: fp16 | bf16 | fp8 | int8 | int4 ... (default the activations')", "DTYPE");
   opt("--quant", f.quant, "inference weight quantization: none | int8 | int4 | fp8 (default none)", "KIND");
-  opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file (time; memory fit)", "NAME");
+  opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits", "NAME");
+  opt("--reserve", f.reserve, "device memory kept from the model with --hardware (default 2GiB)", "SIZE");
   opt("--overhead", f.overhead, "memory not modelled, added per device: bytes (2GiB) or a percent (10%)", "SIZE|PCT");
 }
 
@@ -208,6 +209,7 @@ Settings ReadSettings(const WorkloadFlags& f) {
     s.hardware = *f.hardware;
   }
   s.causal = f.causal;
+  if (f.reserve) s.reserve = ParseBytes(*f.reserve, "reserve");
   if (f.overhead) {
     const std::string& o = *f.overhead;
     if (!o.empty() && o.back() == '%') {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "estimate/point_eval.h"
 #include "report/format.h"
@@ -151,7 +152,7 @@ std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const 
       row.grid.push_back(axes[a].values[index[a]]);
     }
     try {
-      const Settings s = ReadSettings(point);
+      const Settings s = ResolveSettings(ReadSettings(point), spec);
       if (!reference) {
         reference = EstimateReport(evaluation, s, {.memory = true});
         CheckKeys(*reference, keys);

@@ -37,6 +37,9 @@ struct LayerSpec {
 struct TransformerSpec {
   uint64_t vocab_size = 0;
   uint64_t context_length = 0;
+  // The context the model was pre-trained at, when it was later extended (Llama 3.1's
+  // rope_scaling.original_max_position_embeddings); 0: context_length.
+  uint64_t pretrain_context = 0;
   uint64_t d_model = 0;
   uint64_t n_layers = 0;
   uint64_t n_heads = 0;

@@ -59,6 +59,9 @@ struct Settings {
   uint64_t zero = 0;   // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
 
   std::string hardware;  // a catalog name or a hardware file; empty: none named
+  // Device memory kept from the model's use (CUDA context, cuBLAS workspaces, NCCL buffers): what
+  // `memory.limit` subtracts from a named device's memory. Default kDefaultReserve.
+  std::optional<uint64_t> reserve;
 
   // Inference.
   std::optional<DType> kv_dtype;  // default: the activation dtype
@@ -67,6 +70,9 @@ struct Settings {
   // Memory not modelled (allocator, CUDA context, communication buffers), added on request.
   uint64_t overhead_bytes = 0;
   double overhead_fraction = 0;
+
+  // What ResolveSettings filled in for the user, said as warnings with the report.
+  std::vector<std::string> notes;
 
   uint64_t dp() const { return gpus / (tp * pp); }
   uint64_t global_batch() const { return batch * dp(); }

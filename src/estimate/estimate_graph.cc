@@ -200,6 +200,7 @@ Report EstimateReport(Evaluation& evaluation, const Settings& settings, const Re
   if (request.memory) AddMemory(spec, settings, summary->memory, r);
   if (request.layers) AddLayers(*evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
+  r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());
   if (graph.family == Family::kTransformer && graph.seq > spec.transformer.context_length) {
     r.notes.push_back("sequence length " + std::to_string(graph.seq) + " exceeds the context length " +
                       std::to_string(spec.transformer.context_length) + " of '" + spec.name + "'");

@@ -2,6 +2,7 @@
 
 #include "estimate/memory.h"
 #include "estimate/optimizer.h"
+#include "config/resolve.h"
 #include "estimate/kv_cache.h"
 #include "util/checked_math.h"
 #include "util/units.h"
@@ -157,6 +158,27 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   }
 }
 
+// With --hardware: the usable memory and, for each ledger, whether it fits, with a verdict.
+void AddFit(const ModelSpec& spec, const Settings& s, Report& r) {
+  if (s.hardware.empty()) return;
+  const HardwareSpec hw = ResolveHardware(s.hardware);
+  const uint64_t limit = UsableMemory(hw, s);
+  r.Set("memory.limit", "usable per device (" + hw.name + ")", limit, Unit::kByte,
+        FormatBytes(hw.memory_bytes, UnitSystem::kIec) + " - " + FormatBytes(*s.reserve, UnitSystem::kIec) +
+            " reserved for the runtime (CUDA context, workspaces, communication buffers; --reserve)");
+  for (const char* mode : {"train", "infer"}) {
+    const ReportNode* total = r.Find(std::string("memory.") + mode + ".total");
+    if (total == nullptr) continue;
+    const uint64_t needed = std::get<uint64_t>(total->value);
+    const bool fits = needed <= limit;
+    r.Set(std::string("memory.") + mode + ".fits", "fits in " + hw.name, fits, Unit::kBool);
+    const std::string what = std::string(mode) == "train" ? "training" : "inference";
+    r.notes.push_back("'" + spec.name + "': " + what + " needs " + FormatBytes(needed, UnitSystem::kIec) +
+                      " per device; " + hw.name + " leaves " + FormatBytes(limit, UnitSystem::kIec) + ": " +
+                      (fits ? "it fits" : "it does not fit (see 'tally fit')"));
+  }
+}
+
 void AddMemory(const ModelSpec& spec, const Settings& s, const MemoryModel& model, Report& r) {
   NoteMootSettings(spec, s, r);
   r.Group("memory", "Memory per device");
@@ -166,6 +188,7 @@ void AddMemory(const ModelSpec& spec, const Settings& s, const MemoryModel& mode
   }
   if (s.mode != Mode::kInfer) AddTraining(spec, s, model, r);
   if (s.mode != Mode::kTrain) AddInference(spec, s, model, r);
+  AddFit(spec, s, r);
 }
 
 }  // namespace tally

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "config/hardware.h"
+#include "config/resolve.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
@@ -25,13 +26,14 @@ double PeakFor(const HardwareSpec& hw, const Settings& s) {
   return *peak;
 }
 
-void CheckFit(uint64_t needed, const HardwareSpec& hw, const char* what, Report& r) {
-  const bool fits = needed <= hw.memory_bytes;
+void CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& s, const char* what, Report& r) {
+  const uint64_t limit = UsableMemory(hw, s);
+  const bool fits = needed <= limit;
   r.Set("time.fits", std::string(what) + " fits in device memory", fits, Unit::kBool);
   if (!fits) {
     r.notes.push_back(std::string(what) + " needs " + FormatBytes(needed, UnitSystem::kIec) + " per device; " +
-                      hw.name + " has " + FormatBytes(hw.memory_bytes, UnitSystem::kIec) +
-                      ": it does not fit (see 'tally memory')");
+                      hw.name + " leaves " + FormatBytes(limit, UnitSystem::kIec) +
+                      " after the --reserve: it does not fit (see 'tally memory')");
   }
 }
 
@@ -72,7 +74,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   // The memory fit at the devices the answer uses (ZeRO shards over them).
   Settings at = s;
   at.gpus = t.gpus_needed;
-  CheckFit(TrainingMemory(at, summary->memory).total, hw, "training", r);
+  CheckFit(TrainingMemory(at, summary->memory).total, hw, s, "training", r);
 }
 
 void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
@@ -151,7 +153,7 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   }
   Settings whole = prefill;  // the cache holds the prompt and everything generated
   whole.seq = req.prompt + req.generate;
-  CheckFit(InferenceMemory(spec, s, ev.Summary(whole)->memory, batch).total, hw, "inference", r);
+  CheckFit(InferenceMemory(spec, s, ev.Summary(whole)->memory, batch).total, hw, s, "inference", r);
   if (s.dp() > 1) {
     r.notes.push_back("latency and tokens/s are per model replica; " + std::to_string(s.dp()) +
                       " data-parallel replicas serve that many batches at once");

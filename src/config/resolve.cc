@@ -1,0 +1,27 @@
+#include "config/resolve.h"
+
+#include <string>
+
+namespace tally {
+
+Settings ResolveSettings(Settings s, const ModelSpec& spec) {
+  if (spec.family == Family::kTransformer && !s.seq) {
+    const TransformerSpec& t = spec.transformer;
+    // The context a model was trained at, not the one RoPE scaling stretched it to afterwards.
+    const uint64_t trained = t.pretrain_context > 0 ? std::min(t.pretrain_context, t.context_length) : t.context_length;
+    s.seq = std::min(trained, kDefaultSeqCap);
+    if (trained > kDefaultSeqCap) {
+      s.notes.push_back("--seq: defaulting to " + std::to_string(kDefaultSeqCap) + " tokens; '" + spec.name +
+                        "' takes up to " + std::to_string(t.context_length) + " (give --seq for a longer context)");
+    }
+  }
+  if (!s.reserve) s.reserve = kDefaultReserve;
+  return s;
+}
+
+uint64_t UsableMemory(const HardwareSpec& hw, const Settings& s) {
+  const uint64_t reserve = s.reserve.value_or(kDefaultReserve);
+  return hw.memory_bytes > reserve ? hw.memory_bytes - reserve : 0;
+}
+
+}  // namespace tally

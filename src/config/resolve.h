@@ -1,0 +1,28 @@
+// The settings of a run, made whole once per model: what the flags left to the model is filled in
+// here, so that every estimator reads the same resolved values.
+#pragma once
+
+#include <cstdint>
+
+#include "config/hardware.h"
+#include "config/model_spec.h"
+#include "config/settings.h"
+
+namespace tally {
+
+// The longest default sequence: past it a run must ask for a long context (--seq), since memory
+// and time grow with it and most training runs use 4k-8k tokens.
+inline constexpr uint64_t kDefaultSeqCap = 8192;
+// Device memory a framework keeps for itself (CUDA context ~0.5 GiB, cuBLAS/cuDNN workspaces,
+// NCCL buffers ~1 GiB): the default --reserve.
+inline constexpr uint64_t kDefaultReserve = uint64_t{2} << 30;
+
+// The bytes a device named by --hardware leaves for the model: its memory less --reserve (0 when
+// the reserve takes it all). Needs ResolveSettings first.
+uint64_t UsableMemory(const HardwareSpec& hw, const Settings& settings);
+
+// Fills in the sequence length (transformers: the pre-training context, capped at kDefaultSeqCap
+// with a note) and the memory reserve; notes go to settings.notes.
+Settings ResolveSettings(Settings settings, const ModelSpec& spec);
+
+}  // namespace tally

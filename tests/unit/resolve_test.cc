@@ -1,0 +1,55 @@
+// The settings a run resolves once per model, and the fit against a named device.
+#include <doctest/doctest.h>
+
+#include "config/resolve.h"
+#include "unit/run_tally.h"
+#include "unit/test_util.h"
+
+namespace tally {
+namespace {
+
+TEST_CASE("resolve: the default sequence is the pre-training context, capped at 8,192 with a note") {
+  const Settings gpt2 = ResolveSettings({}, ResolveModel("gpt2-small"));
+  CHECK(*gpt2.seq == 1024);
+  CHECK(gpt2.notes.empty());
+  // Mistral 7B's config allows 32,768 tokens.
+  const Settings mistral = ResolveSettings({}, ResolveModel("mistral-7b"));
+  CHECK(*mistral.seq == 8192);
+  REQUIRE(mistral.notes.size() == 1);
+  CHECK(mistral.notes[0] ==
+        "--seq: defaulting to 8192 tokens; 'mistral-7b' takes up to 32768 (give --seq for a longer context)");
+  // A context extended after pre-training (Llama 3.1: 131,072 from 8,192) defaults to the original.
+  ModelSpec extended = ResolveModel("llama-3-8b");
+  extended.transformer.context_length = 131072;
+  extended.transformer.pretrain_context = 4096;
+  CHECK(*ResolveSettings({}, extended).seq == 4096);
+  // A given --seq stays; a sequential model has none.
+  CHECK(*ResolveSettings({.seq = 100000}, ResolveModel("mistral-7b")).seq == 100000);
+  CHECK(!ResolveSettings({}, ResolveModel("seed-mlp")).seq);
+}
+
+TEST_CASE("resolve: --hardware gives the usable memory and whether each ledger fits") {
+  // h100-sxm: 80 GiB less the default 2 GiB reserve = 78 · 2^30 bytes.
+  const testing::TallyRun run = testing::RunTally({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--format", "json"});
+  CHECK(run.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(run.out);
+  CHECK(doc["memory"]["limit"] == 78ULL << 30);
+  // Training, mixed-bf16 AdamW: 16 B per parameter alone is 107.8 GB, more than 78 GiB.
+  CHECK(doc["memory"]["train"]["fits"] == false);
+  CHECK(doc["memory"]["infer"]["fits"] == true);
+  CHECK(run.err.find("training needs 117.04 GiB per device; h100-sxm leaves 78.00 GiB: it does not fit") !=
+        std::string::npos);
+  const testing::TallyRun reserve =
+      testing::RunTally({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--reserve", "10GiB", "--get", "memory.limit"});
+  CHECK(reserve.out == std::to_string(70ULL << 30) + "\n");
+  // fit takes the device's usable memory when --memory is not given: the same answer as 78GiB.
+  const testing::TallyRun device =
+      testing::RunTally({"fit", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
+  const testing::TallyRun explicit_limit =
+      testing::RunTally({"fit", "llama-2-7b", "--memory", "78GiB", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
+  CHECK(device.code == 0);
+  CHECK(device.out == explicit_limit.out);
+}
+
+}  // namespace
+}  // namespace tally
