@@ -4,27 +4,25 @@
 #include "estimate/fit.h"
 #include "graph/build_graph.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 #include "util/units.h"
 
 namespace tally {
 
 void AddFitFlags(CLI::App* cmd, FitFlags& f) {
-  cmd->add_option("--memory", f.memory, "memory per device, e.g. 80GiB or 24GB (required)")->type_name("SIZE");
-  cmd->add_option("--solve", f.solve, "what to find: batch (largest micro-batch), seq (longest), gpus (fewest)")
-      ->type_name("batch|seq|gpus");
+  cmd->add_option("--memory", f.memory, "memory per device with its unit, e.g. 80GiB or 24GB (required)")->type_name("SIZE");
+  cmd->add_option("--solve", f.solve,
+                  std::string("what to find: ") + Name(Solve::kBatch) + " (largest micro-batch), " + Name(Solve::kSeq) +
+                      " (longest), " + Name(Solve::kGpus) + " (fewest)")
+      ->type_name(JoinNames<Solve>("|"));
 }
 
 FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& f) {
   if (!f.memory) throw InputError("--memory: fit needs the memory per device, e.g. --memory 80GiB");
-  const uint64_t limit = ParseBytes(*f.memory, "memory");
-  const std::vector<std::string> kinds = {"batch", "seq", "gpus"};
-  const std::string kind = f.solve.value_or("batch");
-  auto it = std::find(kinds.begin(), kinds.end(), kind);
-  if (it == kinds.end()) {
-    throw InputError("--solve: unknown value '" + kind + "'" + DidYouMean(kind, kinds) + "; use batch, seq or gpus");
-  }
-  const Solve solve = static_cast<Solve>(it - kinds.begin());
+  const uint64_t limit = ParseBytes(*f.memory, "--memory");
+  const Solve solve = f.solve ? ParseName<Solve>(*f.solve, "--solve") : Solve::kBatch;
+  const std::string kind = Name(solve);
   Settings base = settings;
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
   FitResult result = Fit(spec, base, solve, limit);

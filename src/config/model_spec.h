@@ -50,7 +50,7 @@ struct TransformerSpec {
   uint64_t n_experts = 0;  // mixture of experts: MLPs per block (0 = dense) ...
   uint64_t top_k = 0;      // ... and how many each token is routed to
   uint64_t sliding_window = 0;  // attention window in tokens (0 = none); caps the KV cache
-  std::string dtype;            // default weight dtype, e.g. "bfloat16" (empty = unstated)
+  std::optional<DType> dtype;   // the weights' dtype as published (config `dtype`, HF torch_dtype)
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
 };
 
@@ -88,6 +88,7 @@ struct ModelSpec {
   std::vector<std::string> notes;         // assumptions the reader made (defaults a file left out)
 };
 
+// The names in config/names.h (kept for the callers that print them).
 const char* FamilyName(Family f);
 const char* MlpName(MlpKind k);
 const char* NormName(NormKind k);
