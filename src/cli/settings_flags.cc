@@ -179,7 +179,9 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
   cmd->add_flag("--sp", f.sp, "sequence parallelism within the tensor-parallel group")->group("Workload");
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");
-  opt("--kv-dtype", f.kv_dtype, "KV cache dtype: fp16 | bf16 | fp8 | int8 | int4 ... (default the activations')", "DTYPE");
+  std::string kv_dtypes;
+  for (DType d : FlagDtypes("--kv-dtype")) kv_dtypes += (kv_dtypes.empty() ? "" : " | ") + std::string(Name(d));
+  opt("--kv-dtype", f.kv_dtype, "KV cache dtype: " + kv_dtypes + " (default the activations')", "DTYPE");
   opt("--quant", f.quant, "inference weight quantization: " + choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
       "KIND");
   opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file (time; memory fit)", "NAME");

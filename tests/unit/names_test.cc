@@ -8,6 +8,7 @@
 #include "cli/completion.h"
 #include "cli/fit_command.h"
 #include "cli/settings_flags.h"
+#include "config/load_config.h"
 #include "config/names.h"
 #include "graph/layer_names.h"
 #include "report/format.h"
@@ -101,6 +102,20 @@ TEST_CASE("names: completion's value lists are the tables'") {
                         "--units", "--format", "--param-dtype", "--kv-dtype"}) {
     CHECK(flags.count(f) == 1);
   }
+}
+
+// A config's `dtype` is a DType: the canonical names and the aliases (fp8 = fp8_e4m3, PyTorch's
+// long names), restricted to the formats checkpoints are published in.
+TEST_CASE("names: a config's weight dtype") {
+  const std::string head = "family: transformer\nvocab_size: 16\ncontext_length: 8\nd_model: 8\nn_layers: 1\n"
+                           "n_heads: 2\nd_ff: 16\ndtype: ";
+  CHECK(LoadModelText("a.yaml", head + "bf16\n").transformer.dtype == DType::kBf16);
+  CHECK(LoadModelText("a.yaml", head + "fp8\n").transformer.dtype == DType::kFp8E4m3);
+  CHECK(LoadModelText("a.yaml", head + "bfloat16\n").transformer.dtype == DType::kBf16);
+  CHECK(!LoadModelText("a.yaml", "family: transformer\nvocab_size: 16\ncontext_length: 8\nd_model: 8\n"
+                                 "n_layers: 1\nn_heads: 2\nd_ff: 16\n").transformer.dtype.has_value());
+  CHECK_THROWS_WITH_AS(LoadModelText("a.yaml", head + "int4\n"),
+                       "a.yaml:8:8: error: 'dtype' must be one of fp32, fp16, bf16, fp8_e4m3, got 'int4'", InputError);
 }
 
 }  // namespace
