@@ -1,12 +1,12 @@
-// Numbers and units from the command line: ParseCount, ParseBytes, ParseSiNumber, ParseDuration and
-// ParseDType all read the same text, each on its own. A value they accept must be usable: finite,
+// Numbers and units from the command line: every reader of util/parse.h and ParseDType read the
+// same text, each on its own. A value they accept must be usable: finite,
 // and positive where the parser promises it.
 #include <cmath>
 #include <optional>
 
 #include "fuzz_util.h"
 #include "util/dtype.h"
-#include "util/units.h"
+#include "util/parse.h"
 
 namespace {
 
@@ -20,16 +20,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 256) return -1;  // flag values are short
   const std::string text = tally::fuzz::Text(data, size);
   using tally::fuzz::Expect;
-  Expect([&] { Require(tally::ParseCount(text, "batch") > 0); });
-  Expect([&] { Require(tally::ParseBytes(text, "memory") > 0); });
+  Expect([&] { Require(tally::ParseCount(text, "--batch") > 0); });
+  Expect([&] { Require(tally::ParseLength(text, "--seq") > 0); });
+  Expect([&] { Require(tally::ParseBytes(text, "--memory") > 0); });
   Expect([&] {
-    std::optional<uint64_t> exact;
-    const double v = tally::ParseSiNumber(text, "--tokens", exact);
-    Require(std::isfinite(v) && v >= 0);
+    const tally::SiNumber n = tally::ParseSiNumber(text, "--tokens");
+    Require(std::isfinite(n.value) && n.value >= 0 && (!n.exact || static_cast<double>(*n.exact) == n.value));
+  });
+  Expect([&] {
+    const double v = tally::ParseReal(text, "--mfu", tally::kRatio);
+    Require(v > 0 && v <= 1);
+  });
+  Expect([&] {
+    for (const std::string& item : tally::SplitList(text, "--keys")) Require(!item.empty());
   });
   for (char unit : {'s', 'h', 'd'}) {
     Expect([&] {
-      const double v = tally::ParseDuration(text, "hours", unit);
+      const double v = tally::ParseDuration(text, "--hours", unit);
       Require(std::isfinite(v) && v > 0);
     });
   }

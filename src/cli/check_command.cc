@@ -9,6 +9,7 @@
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 #include "util/units.h"
 
@@ -119,18 +120,20 @@ InputError LimitError(const Limit& limit, const std::string& message) {
   return InputError(std::string(limit.is_max ? "--max" : "--min") + ": " + message);
 }
 
-// The limit in the key's own unit: bytes take 80GiB or 80GB; counts and FLOPs take 7B or 1.5e12.
+// The limit in the key's own unit: bytes take 80GiB or 80GB (a bare number is an error, as for
+// --memory); counts and FLOPs take 7B or 1.5e12.
 Value ParseLimit(const Limit& limit, Unit unit) {
   try {
     if (unit == Unit::kByte) return ParseBytes(limit.text, limit.key);
-    std::optional<uint64_t> exact;
-    double v = ParseSiNumber(limit.text, limit.key, exact);
-    if (exact) return *exact;
-    // 7B is the whole number 7,000,000,000: keep it an exact integer where it is one.
-    if (unit != Unit::kRatio && v == std::floor(v) && v < 18446744073709551616.0) return static_cast<uint64_t>(v);
-    return v;
-  } catch (const InputError&) {
-    const char* forms = unit == Unit::kByte ? "a size such as 80GiB, 80GB or a byte count"
+    const SiNumber n = ParseSiNumber(limit.text, limit.key);
+    // 7B is the whole number 7,000,000,000: keep it an exact integer where it is one (a ratio only
+    // when written as digits: 1.0 stays a double).
+    const bool digits = limit.text.find_first_not_of("0123456789") == std::string::npos;
+    if (n.exact && (unit != Unit::kRatio || digits)) return *n.exact;
+    return n.value;
+  } catch (const InputError& e) {
+    if (unit == Unit::kByte && e.message().find("has no unit") != std::string::npos) throw LimitError(limit, e.message());
+    const char* forms = unit == Unit::kByte ? "a size such as 80GiB, 80GB or 4096B"
                                             : "a number such as 7B, 1.5e12, 2T or 0.35";
     throw LimitError(limit, "'" + limit.text + "' is not a limit for " + limit.key + "; expected " + forms);
   }

@@ -1,7 +1,12 @@
 #include "cli/completion.h"
 
+#include "cli/fit_command.h"
+#include "cli/settings_flags.h"
 #include "config/hardware.h"
+#include "config/names.h"
 #include "config/presets.h"
+#include "report/format.h"
+#include "util/dtype.h"
 #include "util/error.h"
 
 namespace tally {
@@ -23,6 +28,29 @@ std::vector<std::string> Flags(const CLI::App* cmd) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> CompletionChoices() {
+  auto dtypes = [](const char* flag) {
+    std::string out;
+    for (DType d : FlagDtypes(flag)) out += (out.empty() ? "" : " ") + std::string(Name(d));
+    return std::pair<std::string, std::string>(flag, out);
+  };
+  return {
+      {"--format", JoinNames<OutputFormat>(" ") + " jsonl"},  // jsonl: sweep's one more
+      {"--units", JoinNames<UnitSystem>(" ")},
+      {"--precision", JoinNames<Precision>(" ")},
+      {"--optimizer", JoinNames<Optimizer>(" ")},
+      {"--recompute", JoinNames<Recompute>(" ")},
+      {"--attention", JoinNames<Attention>(" ")},
+      {"--quant", JoinNames<Quant>(" ")},
+      {"--mode", JoinNames<Mode>(" ")},
+      {"--solve", JoinNames<Solve>(" ")},
+      dtypes("--param-dtype"),
+      dtypes("--grad-dtype"),
+      dtypes("--state-dtype"),
+      dtypes("--kv-dtype"),
+  };
+}
+
 std::string CompletionScript(const CLI::App& app, const std::string& shell) {
   if (shell != "bash" && shell != "zsh") {
     throw InputError("completion: unknown shell '" + shell + "'; use bash or zsh");
@@ -32,6 +60,10 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell) {
   for (const CLI::App* sub : app.get_subcommands({})) {
     commands.push_back(sub->get_name());
     cases += "    " + sub->get_name() + ") opts=\"" + Join(Flags(sub)) + "\" ;;\n";
+  }
+  std::string choices;
+  for (const auto& [flag, words] : CompletionChoices()) {
+    choices += "    " + flag + ") COMPREPLY=($(compgen -W \"" + words + "\" -- \"$cur\")); return ;;\n";
   }
   std::string script;
   if (shell == "zsh") script += "# zsh: completion through bash's compatibility layer\nautoload -U +X bashcompinit && bashcompinit\n";
@@ -43,14 +75,8 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell) {
             "    return\n"
             "  fi\n"
             "  case \"$prev\" in\n"
-            "    --hardware) COMPREPLY=($(compgen -W \"" + Join(HardwareNames()) + "\" -f -- \"$cur\")); return ;;\n"
-            "    --format) COMPREPLY=($(compgen -W \"table json csv tsv jsonl\" -- \"$cur\")); return ;;\n"
-            "    --units) COMPREPLY=($(compgen -W \"iec si\" -- \"$cur\")); return ;;\n"
-            "    --precision) COMPREPLY=($(compgen -W \"fp32 fp16 bf16 mixed-fp16 mixed-bf16 fp8\" -- \"$cur\")); return ;;\n"
-            "    --optimizer) COMPREPLY=($(compgen -W \"sgd sgd-momentum adagrad rmsprop adam adamw adam-8bit lion adafactor\" -- \"$cur\")); return ;;\n"
-            "    --recompute) COMPREPLY=($(compgen -W \"none selective full\" -- \"$cur\")); return ;;\n"
-            "    --mode) COMPREPLY=($(compgen -W \"both train infer\" -- \"$cur\")); return ;;\n"
-            "    --solve) COMPREPLY=($(compgen -W \"batch seq gpus\" -- \"$cur\")); return ;;\n"
+            "    --hardware) COMPREPLY=($(compgen -W \"" + Join(HardwareNames()) + "\" -f -- \"$cur\")); return ;;\n" +
+            choices +
             "    --budget) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
             "  esac\n"
             "  case \"${COMP_WORDS[1]}\" in\n" + cases +

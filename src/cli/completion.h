@@ -3,10 +3,15 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 namespace tally {
+
+// The flags whose values are a fixed list, and the list (space-separated), from the name tables.
+std::vector<std::pair<std::string, std::string>> CompletionChoices();
 
 std::string CompletionScript(const CLI::App& app, const std::string& shell);
 

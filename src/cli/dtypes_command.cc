@@ -1,24 +1,15 @@
 #include "cli/dtypes_command.h"
 
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 #include "report/format.h"
 #include "util/error.h"
 #include "util/number_format.h"
+#include "util/parse.h"
 
 namespace tally {
 namespace {
-
-double ParseValue(const std::string& text) {
-  double x = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size()) {
-    throw InputError("--value: '" + text + "' is not a number; expected e.g. 1e-8, 65520 or 0.1");
-  }
-  return x;
-}
 
 std::string Sci(double v) {
   char buf[32];
@@ -38,7 +29,7 @@ Report DtypesReport(const std::optional<std::string>& value) {
   Report r;
   std::optional<double> x;
   if (value) {
-    x = ParseValue(*value);
+    x = ParseReal(*value, "--value", {.what = "a number; expected e.g. 1e-8, 65520 or 0.1"});
     r.Set("value", "value", *x, Unit::kRatio);
   }
   ReportNode& group = r.Group("dtypes", "Number formats");

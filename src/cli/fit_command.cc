@@ -5,15 +5,18 @@
 #include "estimate/estimate_graph.h"
 #include "estimate/fit.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 #include "util/units.h"
 
 namespace tally {
 
 void AddFitFlags(CLI::App* cmd, FitFlags& f) {
-  cmd->add_option("--memory", f.memory, "memory per device, e.g. 80GiB or 24GB (required)")->type_name("SIZE");
-  cmd->add_option("--solve", f.solve, "what to find: batch (largest micro-batch), seq (longest), gpus (fewest)")
-      ->type_name("batch|seq|gpus");
+  cmd->add_option("--memory", f.memory, "memory per device with its unit, e.g. 80GiB or 24GB (required)")->type_name("SIZE");
+  cmd->add_option("--solve", f.solve,
+                  std::string("what to find: ") + Name(Solve::kBatch) + " (largest micro-batch), " + Name(Solve::kSeq) +
+                      " (longest), " + Name(Solve::kGpus) + " (fewest)")
+      ->type_name(JoinNames<Solve>("|"));
 }
 
 FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& f) {
@@ -22,14 +25,9 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
     throw InputError("--memory: fit needs the memory per device, e.g. --memory 80GiB, or a device: --hardware h100-sxm");
   }
   // A named device gives its usable memory (less --reserve) unless --memory says otherwise.
-  const uint64_t limit = f.memory ? ParseBytes(*f.memory, "memory") : UsableMemory(ResolveHardware(base.hardware), base);
-  const std::vector<std::string> kinds = {"batch", "seq", "gpus"};
-  const std::string kind = f.solve.value_or("batch");
-  auto it = std::find(kinds.begin(), kinds.end(), kind);
-  if (it == kinds.end()) {
-    throw InputError("--solve: unknown value '" + kind + "'" + DidYouMean(kind, kinds) + "; use batch, seq or gpus");
-  }
-  const Solve solve = static_cast<Solve>(it - kinds.begin());
+  const uint64_t limit = f.memory ? ParseBytes(*f.memory, "--memory") : UsableMemory(ResolveHardware(base.hardware), base);
+  const Solve solve = f.solve ? ParseName<Solve>(*f.solve, "--solve") : Solve::kBatch;
+  const std::string kind = Name(solve);
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
   Evaluation evaluation(spec);
   FitResult result = Fit(evaluation, base, solve, limit);

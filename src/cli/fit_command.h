@@ -7,9 +7,16 @@
 #include <CLI/CLI.hpp>
 
 #include "config/model_spec.h"
+#include "estimate/fit.h"
 #include "report/report.h"
+#include "util/names.h"
 
 namespace tally {
+
+template <>
+struct EnumNames<Solve> {
+  static constexpr NameEntry<Solve> kTable[] = {{Solve::kBatch, "batch"}, {Solve::kSeq, "seq"}, {Solve::kGpus, "gpus"}};
+};
 
 struct FitFlags {
   std::optional<std::string> memory;  // the limit per device, e.g. 80GiB

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -15,40 +14,23 @@
 #include "measure/measure.h"
 #include "measure/measure_table.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 #include "util/units.h"
 
 namespace tally {
 namespace {
 
-std::vector<std::string> Items(const std::string& text, const std::string& flag) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    items.push_back(text.substr(start, comma == std::string::npos ? comma : comma - start));
-    if (items.back().empty()) throw InputError("--" + flag + ": empty item in '" + text + "'");
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
-
-double Budget(const std::string& text) {
-  std::string number = !text.empty() && text.back() == 's' ? text.substr(0, text.size() - 1) : text;
-  double s = 0;
-  auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), s);
-  if (ec != std::errc() || ptr != number.data() + number.size() || !std::isfinite(s) || s <= 0 || s > 3600) {
-    throw InputError("--budget: '" + text + "' is not a time in seconds such as 0.2 or 2s (at most 3600)");
-  }
-  return s;
-}
+constexpr RealRange kPeakForms = {
+    .lo = 0, .lo_open = true, .what = "a rate in FLOP/s such as 100T or 1.5e12", .si = true};
+constexpr std::string_view kBudgetForms = "a time in seconds such as 0.2 or 2s (at most 3600)";
 
 // --peak VALUE applies to every dtype; --peak fp32=V,bf16=W to those named.
 std::map<GemmDType, double> Peaks(const std::string& text) {
   std::map<GemmDType, double> peaks;
-  for (const std::string& item : Items(text, "peak")) {
+  for (const std::string& item : SplitList(text, "--peak")) {
     const size_t eq = item.find('=');
-    const double value = static_cast<double>(ParseCount(eq == std::string::npos ? item : item.substr(eq + 1), "peak"));
+    const double value = ParseReal(eq == std::string::npos ? item : item.substr(eq + 1), "--peak", kPeakForms);
     if (eq == std::string::npos) {
       for (GemmDType d : {GemmDType::kFp32, GemmDType::kFp64, GemmDType::kBf16, GemmDType::kFp16, GemmDType::kTf32,
                           GemmDType::kFp8}) {
@@ -63,13 +45,13 @@ std::map<GemmDType, double> Peaks(const std::string& text) {
 
 void ReadShapes(const MeasureFlags& f, MeasureRequest& r) {
   if (f.sizes) {
-    for (const std::string& s : Items(*f.sizes, "sizes")) {
-      const uint64_t n = ParseCount(s, "sizes");
+    for (const std::string& s : SplitList(*f.sizes, "--sizes")) {
+      const uint64_t n = ParseCount(s, "--sizes");
       r.shapes.push_back({n, n, n});
     }
   }
   if (f.shapes) {
-    for (const std::string& s : Items(*f.shapes, "shapes")) r.shapes.push_back(ParseGemmShape(s, "shapes"));
+    for (const std::string& s : SplitList(*f.shapes, "--shapes")) r.shapes.push_back(ParseGemmShape(s, "shapes"));
   }
 }
 
@@ -82,17 +64,17 @@ void ReadLists(const MeasureFlags& f, MeasureRequest& r) {
   r.device = f.device;
   if (f.device != "cpu" && f.threads) throw InputError("--threads: thread counts apply to --device cpu only");
   if (f.dtype) {
-    for (const std::string& d : Items(*f.dtype, "dtype")) r.dtypes.push_back(ParseGemmDType(d));
+    for (const std::string& d : SplitList(*f.dtype, "--dtype")) r.dtypes.push_back(ParseGemmDType(d));
   }
   if (f.threads) {
-    for (const std::string& t : Items(*f.threads, "threads")) {
-      const uint64_t n = ParseCount(t, "threads");
+    for (const std::string& t : SplitList(*f.threads, "--threads")) {
+      const uint64_t n = ParseCount(t, "--threads");
       if (n > 4096) throw InputError("--threads: " + t + " threads is more than tally runs (4096)");
       r.threads.push_back(static_cast<int>(n));
     }
   }
   ReadShapes(f, r);
-  if (f.budget) r.bench.budget_s = Budget(*f.budget);
+  if (f.budget) r.bench.budget_s = ParseDuration(*f.budget, "--budget", 's', 3600, kBudgetForms);
   // A tenth of the budget warms up (at least one run: first-touch and thread start-up stay out).
   r.bench.warmup_s = r.bench.budget_s / 10;
   if (f.peak_option != nullptr && f.peak_option->count() > 0) {

@@ -1,16 +1,23 @@
 #include "cli/settings_flags.h"
 
-#include <charconv>
-#include <cmath>
-
 #include "config/hardware.h"
+#include "config/names.h"
+#include "graph/layer_names.h"
 #include "util/checked_math.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
-#include "util/units.h"
 
 namespace tally {
 namespace {
+
+// The components --trainable can freeze: those with weights (not the attention core, the loss).
+const std::vector<Component>& TrainableComponents() {
+  static const std::vector<Component> kComponents = {
+      Component::kEmbedding, Component::kAttention, Component::kMlp,    Component::kNorm,           Component::kLmHead,
+      Component::kRouter,    Component::kLinear,    Component::kConv2d, Component::kEmbedProjection};
+  return kComponents;
+}
 
 // The index of `text` in `names`, else an InputError for --flag with the choices and a suggestion.
 size_t Choose(const std::string& text, const std::string& flag, const std::vector<std::string>& names) {
@@ -23,68 +30,31 @@ size_t Choose(const std::string& text, const std::string& flag, const std::vecto
 }
 
 uint64_t Count(const std::optional<std::string>& text, const char* flag, uint64_t fallback) {
-  return text ? ParseCount(*text, flag) : fallback;
-}
-
-double Probability(const std::string& text) {
-  double p = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(p) || p < 0 || p >= 1) {
-    throw InputError("--dropout: '" + text + "' is not a probability in [0, 1)");
-  }
-  return p;
-}
-
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
+  return text ? ParseCount(*text, std::string("--") + flag) : fallback;
 }
 
 void ReadPrecision(const WorkloadFlags& f, Settings& s) {
-  if (f.precision) {
-    s.precision = static_cast<Precision>(
-        Choose(*f.precision, "precision", {"fp32", "fp16", "bf16", "mixed-fp16", "mixed-bf16", "fp8"}));
-  }
+  if (f.precision) s.precision = ParseName<Precision>(*f.precision, "--precision");
   s.dtypes = PolicyDtypes(s.precision);
-  const std::vector<DType> floats = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3, DType::kFp8E5m2};
-  if (f.param_dtype) s.dtypes.param = ParseDType(*f.param_dtype, "param-dtype", floats);
+  if (f.param_dtype) s.dtypes.param = ParseDType(*f.param_dtype, "param-dtype", FlagDtypes("--param-dtype"));
   s.param_dtype_given = f.param_dtype.has_value();
-  if (f.grad_dtype) s.dtypes.grad = ParseDType(*f.grad_dtype, "grad-dtype", floats);
-  if (f.state_dtype) {
-    s.dtypes.state = ParseDType(*f.state_dtype, "state-dtype", {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8});
-  }
-  if (f.kv_dtype) {
-    s.kv_dtype = ParseDType(*f.kv_dtype, "kv-dtype",
-                            {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3, DType::kFp8E5m2,
-                             DType::kInt8, DType::kInt4});
-  }
+  if (f.grad_dtype) s.dtypes.grad = ParseDType(*f.grad_dtype, "grad-dtype", FlagDtypes("--grad-dtype"));
+  if (f.state_dtype) s.dtypes.state = ParseDType(*f.state_dtype, "state-dtype", FlagDtypes("--state-dtype"));
+  if (f.kv_dtype) s.kv_dtype = ParseDType(*f.kv_dtype, "kv-dtype", FlagDtypes("--kv-dtype"));
 }
 
 void ReadTraining(const WorkloadFlags& f, Settings& s) {
-  if (f.optimizer) {
-    s.optimizer = static_cast<Optimizer>(Choose(*f.optimizer, "optimizer",
-                                                {"sgd", "sgd-momentum", "adagrad", "rmsprop", "adam", "adamw",
-                                                 "adam-8bit", "lion", "adafactor"}));
-  }
-  if (f.recompute) s.recompute = static_cast<Recompute>(Choose(*f.recompute, "recompute", {"none", "selective", "full"}));
-  if (f.attention) s.attention = static_cast<Attention>(Choose(*f.attention, "attention", {"eager", "flash"}));
-  if (f.dropout) s.dropout = Probability(*f.dropout);
-  if (f.mode) s.mode = static_cast<Mode>(Choose(*f.mode, "mode", {"both", "train", "infer"}));
-  if (f.quant) s.quant = static_cast<Quant>(Choose(*f.quant, "quant", {"none", "int8", "int4", "fp8"}));
-  static const std::vector<std::string> kComponents = {"embedding", "attention", "mlp",  "norm",   "lm_head",
-                                                       "router",    "linear",    "conv2d", "embed_projection"};
+  if (f.optimizer) s.optimizer = ParseName<Optimizer>(*f.optimizer, "--optimizer");
+  if (f.recompute) s.recompute = ParseName<Recompute>(*f.recompute, "--recompute");
+  if (f.attention) s.attention = ParseName<Attention>(*f.attention, "--attention");
+  if (f.dropout) s.dropout = ParseReal(*f.dropout, "--dropout", kProbability);
+  if (f.mode) s.mode = ParseName<Mode>(*f.mode, "--mode");
+  if (f.quant) s.quant = ParseName<Quant>(*f.quant, "--quant");
   for (const std::string& item : f.trainable) {
     size_t eq = item.find('=');
     std::string name = item.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    Choose(name, "trainable", kComponents);
+    ParseName<Component>(name, "--trainable", TrainableComponents());
     if (value != "false" && value != "true") {
       throw InputError("--trainable: expected COMPONENT=false (or =true), got '" + item + "'");
     }
@@ -93,7 +63,7 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   s.lora_rank = Count(f.lora, "lora", 0);
   if (f.lora_targets) {
     s.lora_targets.clear();
-    for (const std::string& t : SplitList(*f.lora_targets)) {
+    for (const std::string& t : SplitList(*f.lora_targets, "--lora-targets")) {
       Choose(t, "lora-targets", {"qkv", "out", "gate", "up", "down"});
       s.lora_targets.push_back(t);
     }
@@ -104,7 +74,7 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
   s.tp = Count(f.tp, "tp", 1);
   s.pp = Count(f.pp, "pp", 1);
   // Without --gpus, one data-parallel rank: as many devices as one model replica needs.
-  s.gpus = f.gpus ? ParseCount(*f.gpus, "gpus") : CheckedMul(s.tp, s.pp, "--tp x --pp");
+  s.gpus = f.gpus ? ParseCount(*f.gpus, "--gpus") : CheckedMul(s.tp, s.pp, "--tp x --pp");
   s.sp = f.sp;
   if (f.zero) s.zero = Choose(*f.zero, "zero", {"0", "1", "2", "3"});
   if (s.gpus % CheckedMul(s.tp, s.pp, "--tp x --pp") != 0) {
@@ -122,12 +92,12 @@ void ReadBatch(const WorkloadFlags& f, Settings& s) {
     s.batch = CheckedMul(s.micro_batch, s.grad_accum, "--batch (micro-batch x grad-accum)");
     return;
   }
-  s.batch = ParseCount(*f.batch, "batch");
+  s.batch = ParseCount(*f.batch, "--batch");
   if (f.micro_batch && !f.grad_accum) {
-    s.micro_batch = ParseCount(*f.micro_batch, "micro-batch");
+    s.micro_batch = ParseCount(*f.micro_batch, "--micro-batch");
     s.grad_accum = s.batch / s.micro_batch;
   } else {
-    s.micro_batch = f.micro_batch ? ParseCount(*f.micro_batch, "micro-batch") : s.batch / s.grad_accum;
+    s.micro_batch = f.micro_batch ? ParseCount(*f.micro_batch, "--micro-batch") : s.batch / s.grad_accum;
   }
   // In 128 bits: the product of two 64-bit values fits.
   const u128 product = static_cast<u128>(s.micro_batch) * s.grad_accum;
@@ -138,6 +108,17 @@ void ReadBatch(const WorkloadFlags& f, Settings& s) {
 }
 
 }  // namespace
+
+const std::vector<DType>& FlagDtypes(std::string_view flag) {
+  static const std::vector<DType> kFloats = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3,
+                                             DType::kFp8E5m2};
+  static const std::vector<DType> kStates = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8};
+  static const std::vector<DType> kCaches = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3,
+                                             DType::kFp8E5m2, DType::kInt8, DType::kInt4};
+  if (flag == "--state-dtype") return kStates;
+  if (flag == "--kv-dtype") return kCaches;
+  return kFloats;  // --param-dtype, --grad-dtype
+}
 
 const std::vector<TextFlag>& TextFlags() {
   static const std::vector<TextFlag> kFlags = {
@@ -157,28 +138,36 @@ const std::vector<TextFlag>& TextFlags() {
   return kFlags;
 }
 
-void AddTextOption(CLI::App* cmd, const char* name, std::optional<std::string>& into, const char* help,
+void AddTextOption(CLI::App* cmd, const char* name, std::optional<std::string>& into, const std::string& help,
                    const char* type, const char* group) {
   cmd->add_option(name, into, help)->type_name(type)->group(group);
 }
 
 void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
-  auto opt = [&](const char* name, std::optional<std::string>& into, const char* help, const char* type) {
+  auto opt = [&](const char* name, std::optional<std::string>& into, const std::string& help, const char* type) {
     AddTextOption(cmd, name, into, help, type, "Workload");
+  };
+  const Settings defaults;
+  // "a | b | c (default b)"
+  auto choices = [](const std::string& names, const char* fallback) {
+    return names + " (default " + fallback + ")";
   };
   opt("--batch", f.batch, "sequences (samples) per optimizer step per data-parallel replica; default micro-batch x grad-accum", "N");
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
-  opt("--seq", f.seq, "tokens per sequence; default the model's context length", "N");
+  opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the model's context length", "N");
   cmd->add_flag("--causal", f.causal, "halve the attention QK^T and AV FLOPs (the masked half is skipped)")->group("Workload");
-  opt("--mode", f.mode, "memory ledgers to show: both | train | infer (default both)", "MODE");
-  opt("--precision", f.precision, "fp32 | fp16 | bf16 | mixed-fp16 | mixed-bf16 | fp8 (default mixed-bf16)", "POLICY");
+  opt("--mode", f.mode, "memory ledgers to show: " + choices(JoinNames<Mode>(" | "), Name(defaults.mode)), "MODE");
+  opt("--precision", f.precision, choices(JoinNames<Precision>(" | "), Name(defaults.precision)), "POLICY");
   opt("--param-dtype", f.param_dtype, "override the weights' dtype (also the inference weights)", "DTYPE");
   opt("--grad-dtype", f.grad_dtype, "override the gradients' dtype", "DTYPE");
   opt("--state-dtype", f.state_dtype, "override the optimizer states' dtype", "DTYPE");
-  opt("--optimizer", f.optimizer, "sgd | sgd-momentum | adagrad | rmsprop | adam | adamw | adam-8bit | lion | adafactor (default adamw)", "NAME");
-  opt("--recompute", f.recompute, "activation recomputation: none | selective | full (default none)", "KIND");
-  opt("--attention", f.attention, "eager (saves the s x s scores) | flash (default)", "KIND");
+  opt("--optimizer", f.optimizer, choices(JoinNames<Optimizer>(" | "), Name(defaults.optimizer)), "NAME");
+  opt("--recompute", f.recompute,
+      "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)), "KIND");
+  opt("--attention", f.attention,
+      std::string(Name(Attention::kEager)) + " (saves the s x s scores) | " + Name(Attention::kFlash) + " (default)",
+      "KIND");
   opt("--dropout", f.dropout, "dropout probability, overriding the config's", "P");
   cmd->add_option("--trainable", f.trainable, "COMPONENT=false freezes a component (repeatable), e.g. embedding=false")
       ->type_name("C=false")
@@ -190,11 +179,15 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
   cmd->add_flag("--sp", f.sp, "sequence parallelism within the tensor-parallel group")->group("Workload");
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");
-  opt("--kv-dtype", f.kv_dtype, "KV cache dtype: fp16 | bf16 | fp8 | int8 | int4 ... (default the activations')", "DTYPE");
-  opt("--quant", f.quant, "inference weight quantization: none | int8 | int4 | fp8 (default none)", "KIND");
-  opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits", "NAME");
+  std::string kv_dtypes;
+  for (DType d : FlagDtypes("--kv-dtype")) kv_dtypes += (kv_dtypes.empty() ? "" : " | ") + std::string(Name(d));
+  opt("--kv-dtype", f.kv_dtype, "KV cache dtype: " + kv_dtypes + " (default the activations')", "DTYPE");
+  opt("--quant", f.quant, "inference weight quantization: " + choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
+      "KIND");
+  opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits",
+      "NAME");
   opt("--reserve", f.reserve, "device memory kept from the model with --hardware (default 2GiB)", "SIZE");
-  opt("--overhead", f.overhead, "memory not modelled, added per device: bytes (2GiB) or a percent (10%)", "SIZE|PCT");
+  opt("--overhead", f.overhead, "memory not modelled, added per device: a size (2GiB, 2GB) or a percent (10%)", "SIZE|PCT");
 }
 
 Settings ReadSettings(const WorkloadFlags& f) {
@@ -203,24 +196,19 @@ Settings ReadSettings(const WorkloadFlags& f) {
   ReadTraining(f, s);
   ReadParallelism(f, s);
   ReadBatch(f, s);
-  if (f.seq) s.seq = ParseCount(*f.seq, "seq");
+  if (f.seq) s.seq = ParseLength(*f.seq, "--seq");
   if (f.hardware) {
     ResolveHardware(*f.hardware);  // an unknown device is a flag error here, not later
     s.hardware = *f.hardware;
   }
   s.causal = f.causal;
-  if (f.reserve) s.reserve = ParseBytes(*f.reserve, "reserve");
+  if (f.reserve) s.reserve = ParseBytes(*f.reserve, "--reserve");
   if (f.overhead) {
     const std::string& o = *f.overhead;
-    if (!o.empty() && o.back() == '%') {
-      double pct = 0;
-      auto [ptr, ec] = std::from_chars(o.data(), o.data() + o.size() - 1, pct);
-      if (ec != std::errc() || ptr != o.data() + o.size() - 1 || !std::isfinite(pct) || pct < 0 || pct > 1000) {
-        throw InputError("--overhead: '" + o + "' is not a percentage such as 10%");
-      }
-      s.overhead_fraction = pct / 100;
+    if (o.ends_with('%')) {
+      s.overhead_fraction = ParsePercent(o, "--overhead");
     } else {
-      s.overhead_bytes = ParseBytes(o, "overhead");
+      s.overhead_bytes = ParseBytes(o, "--overhead");
     }
   }
   return s;

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -27,7 +28,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& flags);
 
 // An option whose text tally parses itself (so that every error is its own one-liner), in `group`
 // of the help.
-void AddTextOption(CLI::App* cmd, const char* name, std::optional<std::string>& into, const char* help,
+void AddTextOption(CLI::App* cmd, const char* name, std::optional<std::string>& into, const std::string& help,
                    const char* type, const char* group);
 
 // The flags that take one text value, by name with underscores for dashes (batch, micro_batch,
@@ -37,6 +38,10 @@ struct TextFlag {
   std::optional<std::string> WorkloadFlags::*field;
 };
 const std::vector<TextFlag>& TextFlags();
+
+// The dtypes a dtype flag accepts: --param-dtype and --grad-dtype floats, --state-dtype also int8,
+// --kv-dtype also int8 and int4.
+const std::vector<DType>& FlagDtypes(std::string_view flag);
 
 // Settings with the defaults of README "Memory" and the flags applied; batch, micro-batch,
 // gradient accumulation and devices are made consistent (batch = micro_batch · grad_accum · dp).

@@ -1,5 +1,7 @@
 #include "cli/sweep_command.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "config/load_config.h"
@@ -9,6 +11,7 @@
 #include "report/format.h"
 #include "util/checked_math.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 #include "util/units.h"
 
@@ -16,17 +19,6 @@ namespace tally {
 namespace {
 
 constexpr uint64_t kMaxPoints = 10'000'000;
-
-std::vector<std::string> Split(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    items.push_back(text.substr(start, comma - start));
-    if (comma == std::string::npos) return items;
-    start = comma + 1;
-  }
-}
 
 struct Axis {
   const TextFlag* dim;
@@ -120,8 +112,8 @@ std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const 
     throw InputError("--format: sweep writes csv, tsv, jsonl or json, not '" + format + "'" +
                      DidYouMean(format, formats));
   }
-  const uint64_t limit = flags.memory ? ParseBytes(*flags.memory, "memory") : 0;  // 0: no limit
-  const std::vector<std::string> keys = flags.keys ? Split(*flags.keys) : kDefaultKeys;
+  const uint64_t limit = flags.memory ? ParseBytes(*flags.memory, "--memory") : 0;  // 0: no limit
+  const std::vector<std::string> keys = flags.keys ? SplitList(*flags.keys, "--keys") : kDefaultKeys;
   ModelSpec spec = ResolveModel(model);
 
   std::vector<Axis> axes;
@@ -129,7 +121,9 @@ std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const 
   // Every text flag takes a comma list, except --lora-targets, which is one itself.
   for (const TextFlag& d : TextFlags()) {
     if (!(grid.*d.field) || std::string(d.name) == "lora_targets") continue;
-    axes.push_back({&d, Split(*(grid.*d.field))});
+    std::string flag = "--" + std::string(d.name);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    axes.push_back({&d, SplitList(*(grid.*d.field), flag)});
     points = CheckedMul(points, axes.back().values.size(), "the number of sweep points");
   }
   if (points > kMaxPoints) {

@@ -1,26 +1,18 @@
 #include "cli/time_command.h"
 
-#include <charconv>
-#include <cmath>
-
 #include "cli/settings_flags.h"
 #include "config/hardware.h"
 #include "config/presets.h"
 #include "report/format.h"
 #include "util/error.h"
+#include "util/parse.h"
 #include "util/units.h"
 
 namespace tally {
 namespace {
 
-double Ratio(const std::string& text, const char* flag) {
-  double v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || v <= 0 || v > 1) {
-    throw InputError(std::string("--") + flag + ": '" + text + "' is not a ratio in (0, 1], such as 0.4");
-  }
-  return v;
-}
+constexpr RealRange kPositiveSi = {
+    .lo = 0, .lo_open = true, .what = "a positive number such as 2T, 300B or 1.5e12", .si = true};
 
 }  // namespace
 
@@ -35,34 +27,26 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
                       "compute efficiency inside the roofline (default 0.4)", "RATIO");
   opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12", "FLOP/S");
   opt("--mbu", f.mbu, "memory-bandwidth utilization for the inference roofline (default 0.8)", "RATIO");
-  opt("--prompt", f.prompt, "inference: prompt tokens per sequence (default 512)", "N");
+  opt("--prompt", f.prompt, "inference: prompt tokens per sequence (default 512; 4k = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
 }
 
 TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) {
   TimeRequest r;
-  if (f.tokens) {
-    std::optional<uint64_t> exact;
-    r.train.tokens = ParseSiNumber(*f.tokens, "--tokens", exact);
-    if (*r.train.tokens <= 0) throw InputError("--tokens: must be positive");
-  }
+  if (f.tokens) r.train.tokens = ParseReal(*f.tokens, "--tokens", kPositiveSi);
   if (f.days && f.hours) throw InputError("--days: give --days or --hours, not both");
-  if (f.days) r.train.seconds = ParseDuration(*f.days, "days", 'd');
-  if (f.hours) r.train.seconds = ParseDuration(*f.hours, "hours", 'h');
+  if (f.days) r.train.seconds = ParseDuration(*f.days, "--days", 'd');
+  if (f.hours) r.train.seconds = ParseDuration(*f.hours, "--hours", 'h');
   if (gpus_given) r.train.gpus = gpus;
   if (r.train.tokens && r.train.seconds && r.train.gpus) {
     throw InputError("--tokens: give two of --tokens, --days/--hours and --gpus; tally solves for the third");
   }
   if (f.mfu && f.achieved) throw InputError("--achieved: give --mfu or --achieved, not both");
-  if (f.mfu) r.train.mfu = Ratio(*f.mfu, "mfu");
-  if (f.achieved) {
-    std::optional<uint64_t> exact;
-    r.train.achieved = ParseSiNumber(*f.achieved, "--achieved", exact);
-    if (*r.train.achieved <= 0) throw InputError("--achieved: must be positive");
-  }
-  if (f.mbu) r.mbu = Ratio(*f.mbu, "mbu");
-  if (f.prompt) r.prompt = ParseCount(*f.prompt, "prompt");
-  if (f.generate) r.generate = ParseCount(*f.generate, "generate");
+  if (f.mfu) r.train.mfu = ParseReal(*f.mfu, "--mfu", kRatio);
+  if (f.achieved) r.train.achieved = ParseReal(*f.achieved, "--achieved", kPositiveSi);
+  if (f.mbu) r.mbu = ParseReal(*f.mbu, "--mbu", kRatio);
+  if (f.prompt) r.prompt = ParseLength(*f.prompt, "--prompt");
+  if (f.generate) r.generate = ParseLength(*f.generate, "--generate");
   return r;
 }
 

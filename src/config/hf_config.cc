@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "config/names.h"
 #include "config/yaml_reader.h"
 #include "util/spellcheck.h"
 
@@ -58,12 +59,12 @@ class HfReader {
     return file.stem().string();
   }
 
-  std::string Dtype() const {
-    std::string d = m_.String("torch_dtype", "");
-    if (d == "float32") return "fp32";
-    if (d == "float16") return "fp16";
-    if (d == "bfloat16") return "bf16";
-    return "";
+  // torch_dtype ("bfloat16"); other values (fp8 checkpoints name theirs in quantization_config)
+  // leave it unstated.
+  std::optional<DType> Dtype() const {
+    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", ""));
+    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) return d;
+    return std::nullopt;
   }
 
   uint64_t Context(const char* key) {

@@ -1,9 +1,11 @@
 #include "config/load_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "config/hf_config.h"
+#include "config/names.h"
 #include "config/presets.h"
 #include "config/sequential_reader.h"
 #include "config/yaml_reader.h"
@@ -22,7 +24,28 @@ const std::vector<std::string> kSequentialKeys = {"name", "description", "family
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
 
-const std::vector<std::string> kDtypes = {"fp32", "fp16", "bf16", "fp8"};
+// `key`'s value as one of E's names: the table's own entry, never a cast of a list index.
+template <typename E>
+E EnumKey(const ConfigMap& m, const std::string& key, E fallback) {
+  const auto table = NameTable<E>();
+  size_t i = 0;
+  while (table[i].value != fallback) ++i;
+  return table[m.Choice(key, NameList<E>(), i)].value;
+}
+
+// The weights' dtype: the formats checkpoints are published in (fp8 is fp8_e4m3).
+std::optional<DType> WeightDtype(const ConfigMap& m) {
+  if (!m.Has("dtype")) return std::nullopt;
+  static const std::vector<DType> kAllowed = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3};
+  const YAML::Node& v = m.Get("dtype");
+  const std::optional<DType> d = v.IsScalar() ? FindName<DType>(v.Scalar()) : std::nullopt;
+  if (!d || std::find(kAllowed.begin(), kAllowed.end(), *d) == kAllowed.end()) {
+    std::vector<std::string> names;
+    for (DType a : kAllowed) names.emplace_back(Name(a));
+    m.Choice("dtype", names, 0);  // not one of them: throws the usual "must be one of" at the value
+  }
+  return d;
+}
 
 void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
   t.n_experts = moe.PositiveInt("experts");
@@ -62,14 +85,14 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
   t.n_heads = m.PositiveInt("n_heads");
   t.n_kv_heads = m.PositiveInt("n_kv_heads", t.n_heads);
   t.d_ff = m.PositiveInt("d_ff");
-  t.mlp = static_cast<MlpKind>(m.Choice("mlp", {"gelu", "relu", "swiglu", "geglu"}, 0));
-  t.norm = static_cast<NormKind>(m.Choice("norm", {"layernorm", "rmsnorm"}, 0));
+  t.mlp = EnumKey(m, "mlp", MlpKind::kGelu);
+  t.norm = EnumKey(m, "norm", NormKind::kLayerNorm);
   const bool bias = m.Bool("bias", true);
   t.qkv_bias = m.Bool("qkv_bias", bias);
   t.out_bias = m.Bool("out_bias", bias);
   t.mlp_bias = m.Bool("mlp_bias", bias);
   t.lm_head_bias = m.Bool("lm_head_bias", false);
-  t.position = static_cast<PositionKind>(m.Choice("position", {"learned", "rope", "none", "alibi"}, 0));
+  t.position = EnumKey(m, "position", PositionKind::kLearned);
   t.position_offset = m.NonNegativeInt("position_offset", 0);
   t.tied_embeddings = m.Bool("tied_embeddings", true);
   t.embed_dim = m.PositiveInt("embed_dim", 0);
@@ -78,7 +101,7 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
   t.parallel_block = m.Bool("parallel_block", false);
   t.norms_per_block = m.PositiveInt("norms_per_block", 2);
   t.sliding_window = m.PositiveInt("sliding_window", 0);
-  t.dtype = m.Has("dtype") ? kDtypes[m.Choice("dtype", kDtypes, 0)] : "";
+  t.dtype = WeightDtype(m);
   t.dropout = m.Probability("dropout", 0);
   if (m.Has("moe")) ReadMoe(ConfigMap(m.Get("moe"), m.file(), "moe", {"experts", "top_k"}), t);
   if (m.Has("head_dim")) {
@@ -142,19 +165,20 @@ ModelSpec LoadModelText(const std::string& file, const std::string& text) {
   // The family decides which keys are allowed, so read it before checking the others.
   YAML::Node family = const_root["family"];
   if (!family) {
-    throw InputError(LocOf(root, file), "missing required key 'family' in 'model' (transformer or sequential)");
+    throw InputError(LocOf(root, file), "missing required key 'family' in 'model' (" +
+                                            JoinNames<Family>(" or ") + ")");
   }
   ModelSpec spec;
   spec.source = file;
-  bool transformer = family.IsScalar() && family.Scalar() == "transformer";
-  bool sequential = family.IsScalar() && family.Scalar() == "sequential";
-  if (!transformer && !sequential) {
-    std::string hint = family.IsScalar() ? DidYouMean(family.Scalar(), {"transformer", "sequential"}) : "";
-    throw InputError(LocOf(family, file), "'family' must be transformer or sequential, got " +
+  const std::optional<Family> kind = family.IsScalar() ? FindName<Family>(family.Scalar()) : std::nullopt;
+  if (!kind) {
+    std::string hint = family.IsScalar() ? DidYouMean(family.Scalar(), NameList<Family>()) : "";
+    throw InputError(LocOf(family, file), "'family' must be " + JoinNames<Family>(" or ") + ", got " +
                                               Describe(family) + hint);
   }
+  const bool transformer = *kind == Family::kTransformer;
   ConfigMap m(root, file, "model", transformer ? kTransformerKeys : kSequentialKeys);
-  spec.family = transformer ? Family::kTransformer : Family::kSequential;
+  spec.family = *kind;
   spec.name = m.String("name", StemOf(file));
   spec.description = m.String("description", "");
   if (transformer) {

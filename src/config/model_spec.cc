@@ -1,5 +1,7 @@
 #include "config/model_spec.h"
 
+#include "config/names.h"
+
 namespace tally {
 
 std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) {
@@ -20,39 +22,10 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
   return runs;
 }
 
-const char* FamilyName(Family f) { return f == Family::kTransformer ? "transformer" : "sequential"; }
-
-const char* MlpName(MlpKind k) {
-  switch (k) {
-    case MlpKind::kGelu: return "gelu";
-    case MlpKind::kRelu: return "relu";
-    case MlpKind::kSwiglu: return "swiglu";
-    case MlpKind::kGeglu: return "geglu";
-  }
-  return "?";
-}
-
-const char* NormName(NormKind k) { return k == NormKind::kLayerNorm ? "layernorm" : "rmsnorm"; }
-
-const char* PositionName(PositionKind k) {
-  switch (k) {
-    case PositionKind::kLearned: return "learned";
-    case PositionKind::kRope: return "rope";
-    case PositionKind::kNone: return "none";
-    case PositionKind::kAlibi: return "alibi";
-  }
-  return "?";
-}
-
-const char* ActivationName(ActivationKind k) {
-  switch (k) {
-    case ActivationKind::kRelu: return "relu";
-    case ActivationKind::kGelu: return "gelu";
-    case ActivationKind::kSilu: return "silu";
-    case ActivationKind::kTanh: return "tanh";
-    case ActivationKind::kSigmoid: return "sigmoid";
-  }
-  return "?";
-}
+const char* FamilyName(Family f) { return Name(f); }
+const char* MlpName(MlpKind k) { return Name(k); }
+const char* NormName(NormKind k) { return Name(k); }
+const char* PositionName(PositionKind k) { return Name(k); }
+const char* ActivationName(ActivationKind k) { return Name(k); }
 
 }  // namespace tally

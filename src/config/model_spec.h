@@ -71,7 +71,7 @@ struct TransformerSpec {
   // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE);
   // empty: every block alike, sliding when sliding_window > 0, MoE when n_experts > 0.
   std::vector<LayerSpec> layer_specs;
-  std::string dtype;            // default weight dtype, e.g. "bfloat16" (empty = unstated)
+  std::optional<DType> dtype;   // the weights' dtype as published (config `dtype`, HF torch_dtype)
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
 };
 
@@ -113,6 +113,7 @@ struct ModelSpec {
 // whatever its depth.
 std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t);
 
+// The names in config/names.h (kept for the callers that print them).
 const char* FamilyName(Family f);
 const char* MlpName(MlpKind k);
 const char* NormName(NormKind k);

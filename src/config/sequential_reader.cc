@@ -1,5 +1,6 @@
 #include "config/sequential_reader.h"
 
+#include "config/names.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -8,9 +9,13 @@ namespace {
 // Bounds `repeat` expansion so a typo like `times: 1000000000` is an error, not a hang.
 constexpr size_t kMaxLayers = 100000;
 
-const std::vector<std::string> kLayerNames = {
-    "linear", "conv2d", "pool", "adaptive_pool", "flatten", "relu", "gelu", "silu",
-    "tanh",   "sigmoid", "layernorm", "dropout", "repeat"};
+// Every layer a sequential config can name: the activations are config/names.h's.
+const std::vector<std::string> kLayerNames = [] {
+  std::vector<std::string> names = {"linear", "conv2d", "pool", "adaptive_pool", "flatten"};
+  for (const std::string& a : NameList<ActivationKind>()) names.push_back(a);
+  for (const char* n : {"layernorm", "dropout", "repeat"}) names.emplace_back(n);
+  return names;
+}();
 
 // Reads a layer's option map; `{}`, null or an absent value are an empty map.
 ConfigMap Options(const YAML::Node& value, const std::string& file, const std::string& layer,
@@ -118,10 +123,8 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
     ReadRepeat(Options(value, file, name, {"times", "layers"}), file, out);
     return;
   } else {
-    static const std::vector<std::string> kActivations = {"relu", "gelu", "silu", "tanh", "sigmoid"};
-    size_t i = 0;
-    while (i < kActivations.size() && kActivations[i] != name) ++i;
-    if (i == kActivations.size()) {
+    const std::optional<ActivationKind> activation = FindName<ActivationKind>(name);
+    if (!activation) {
       std::string list;
       for (const std::string& n : kLayerNames) list += (list.empty() ? "" : ", ") + n;
       throw InputError(LocOf(item, file), "unknown layer '" + name + "'" + DidYouMean(name, kLayerNames) +
@@ -129,7 +132,7 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
     }
     Options(value, file, name, {});
     l.op = SeqOp::kActivation;
-    l.activation = static_cast<ActivationKind>(i);
+    l.activation = *activation;
   }
   l.loc = LocOf(item, file);
   if (out.size() >= kMaxLayers) {

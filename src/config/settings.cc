@@ -1,5 +1,7 @@
 #include "config/settings.h"
 
+#include "config/names.h"
+
 namespace tally {
 
 Precisions PolicyDtypes(Precision p) {
@@ -19,52 +21,10 @@ Precisions PolicyDtypes(Precision p) {
   return {};
 }
 
-const char* PrecisionName(Precision p) {
-  switch (p) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kFp16: return "fp16";
-    case Precision::kBf16: return "bf16";
-    case Precision::kMixedFp16: return "mixed-fp16";
-    case Precision::kMixedBf16: return "mixed-bf16";
-    case Precision::kFp8: return "fp8";
-  }
-  return "?";
-}
-
-const char* OptimizerName(Optimizer o) {
-  switch (o) {
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kSgdMomentum: return "sgd-momentum";
-    case Optimizer::kAdagrad: return "adagrad";
-    case Optimizer::kRmsprop: return "rmsprop";
-    case Optimizer::kAdam: return "adam";
-    case Optimizer::kAdamw: return "adamw";
-    case Optimizer::kAdam8bit: return "adam-8bit";
-    case Optimizer::kLion: return "lion";
-    case Optimizer::kAdafactor: return "adafactor";
-  }
-  return "?";
-}
-
-const char* RecomputeName(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
-  }
-  return "?";
-}
-
-const char* AttentionName(Attention a) { return a == Attention::kEager ? "eager" : "flash"; }
-
-const char* QuantName(Quant q) {
-  switch (q) {
-    case Quant::kNone: return "none";
-    case Quant::kInt8: return "int8";
-    case Quant::kInt4: return "int4";
-    case Quant::kFp8: return "fp8";
-  }
-  return "?";
-}
+const char* PrecisionName(Precision p) { return Name(p); }
+const char* OptimizerName(Optimizer o) { return Name(o); }
+const char* RecomputeName(Recompute r) { return Name(r); }
+const char* AttentionName(Attention a) { return Name(a); }
+const char* QuantName(Quant q) { return Name(q); }
 
 }  // namespace tally

@@ -81,6 +81,7 @@ struct Settings {
 // The dtypes of a precision policy (Micikevicius et al. 2017 for mixed precision).
 Precisions PolicyDtypes(Precision p);
 
+// The names in config/names.h (kept for the callers that print them).
 const char* PrecisionName(Precision p);
 const char* OptimizerName(Optimizer o);
 const char* RecomputeName(Recompute r);

@@ -49,7 +49,7 @@ void AddModel(const ModelSpec& spec, Report& r) {
   r.Set("model.source", "config", spec.source, Unit::kText);
   if (spec.family != Family::kTransformer) return;
   const TransformerSpec& t = spec.transformer;
-  if (!t.dtype.empty()) r.Set("model.dtype", "weight dtype", t.dtype, Unit::kText);
+  if (t.dtype) r.Set("model.dtype", "weight dtype", std::string(DTypeName(*t.dtype)), Unit::kText);
   if (t.sliding_window > 0) r.Set("model.sliding_window", "attention window (tokens)", t.sliding_window, Unit::kNumber);
   if (t.n_experts > 0) {
     r.Set("model.experts", "experts per block", t.n_experts, Unit::kNumber);

@@ -80,11 +80,7 @@ uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, con
 
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {
   if (settings.param_dtype_given) return settings.dtypes.param;
-  const std::string& d = spec.family == Family::kTransformer ? spec.transformer.dtype : "";
-  if (d == "fp32") return DType::kFp32;
-  if (d == "fp16") return DType::kFp16;
-  if (d == "bf16") return DType::kBf16;
-  if (d == "fp8") return DType::kFp8E4m3;
+  if (spec.family == Family::kTransformer && spec.transformer.dtype) return *spec.transformer.dtype;
   return settings.dtypes.param;
 }
 

@@ -4,48 +4,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "graph/layer_names.h"
+
 namespace tally {
 
-const char* LayerKindName(LayerKind k) {
-  switch (k) {
-    case LayerKind::kEmbedding: return "embedding";
-    case LayerKind::kLinear: return "linear";
-    case LayerKind::kAttentionScores: return "attention_scores";
-    case LayerKind::kSoftmax: return "softmax";
-    case LayerKind::kAttentionContext: return "attention_context";
-    case LayerKind::kRope: return "rope";
-    case LayerKind::kNorm: return "norm";
-    case LayerKind::kActivation: return "activation";
-    case LayerKind::kResidualAdd: return "residual_add";
-    case LayerKind::kDropout: return "dropout";
-    case LayerKind::kLoss: return "loss";
-    case LayerKind::kConv2d: return "conv2d";
-    case LayerKind::kPool: return "pool";
-    case LayerKind::kFlatten: return "flatten";
-  }
-  return "?";
-}
+const char* LayerKindName(LayerKind k) { return Name(k); }
 
-const char* ComponentName(Component c) {
-  switch (c) {
-    case Component::kEmbedding: return "embedding";
-    case Component::kAttention: return "attention";
-    case Component::kAttentionCore: return "attention_core";
-    case Component::kMlp: return "mlp";
-    case Component::kNorm: return "norm";
-    case Component::kLmHead: return "lm_head";
-    case Component::kEmbedProjection: return "embed_projection";
-    case Component::kRouter: return "router";
-    case Component::kLora: return "lora";
-    case Component::kLoss: return "loss";
-    case Component::kLinear: return "linear";
-    case Component::kConv2d: return "conv2d";
-    case Component::kPool: return "pool";
-    case Component::kActivation: return "activation";
-    case Component::kOther: return "other";
-  }
-  return "?";
-}
+const char* ComponentName(Component c) { return Name(c); }
 
 uint64_t LayerGraph::BlocksOfType(int type, uint64_t from, uint64_t to) const {
   uint64_t n = 0;

@@ -3,7 +3,7 @@
 #include "util/checked_math.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
-#include "util/units.h"
+#include "util/parse.h"
 
 namespace tally {
 
@@ -63,8 +63,9 @@ GemmShape ParseGemmShape(const std::string& text, const std::string& flag) {
   if (x2 == std::string::npos || dims.find('x', x2 + 1) != std::string::npos) {
     throw InputError("--" + flag + ": '" + text + "' is not a shape MxNxK such as 2048x768x3072");
   }
-  GemmShape shape = {ParseCount(dims.substr(0, x1), flag), ParseCount(dims.substr(x1 + 1, x2 - x1 - 1), flag),
-                     ParseCount(dims.substr(x2 + 1), flag)};
+  const std::string name = "--" + flag;
+  GemmShape shape = {ParseCount(dims.substr(0, x1), name), ParseCount(dims.substr(x1 + 1, x2 - x1 - 1), name),
+                     ParseCount(dims.substr(x2 + 1), name)};
   if (colon == std::string::npos) return shape;
   const std::string layout = text.substr(colon + 1);
   static const std::vector<std::string> kLayouts = {"NN", "NT", "TN", "TT"};

@@ -8,18 +8,15 @@
 namespace tally {
 
 OutputFormat ParseOutputFormat(const std::string& text) {
-  static const std::vector<std::string> kNames = {"table", "json", "csv", "tsv"};
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (text == kNames[i]) return static_cast<OutputFormat>(i);
-  }
-  throw InputError("--format: unknown format '" + text + "'" + DidYouMean(text, kNames) +
-                   "; formats are table, json, csv, tsv");
+  if (std::optional<OutputFormat> f = FindName<OutputFormat>(text)) return *f;
+  throw InputError("--format: unknown format '" + text + "'" + DidYouMean(text, NameList<OutputFormat>()) +
+                   "; formats are " + JoinNames<OutputFormat>());
 }
 
 UnitSystem ParseUnitSystem(const std::string& text) {
-  if (text == "iec") return UnitSystem::kIec;
-  if (text == "si") return UnitSystem::kSi;
-  throw InputError("--units: unknown unit system '" + text + "'; use iec (KiB, MiB, GiB) or si (kB, MB, GB)");
+  if (std::optional<UnitSystem> u = FindName<UnitSystem>(text)) return *u;
+  throw InputError("--units: unknown unit system '" + text + "'; use " + Name(UnitSystem::kIec) +
+                   " (KiB, MiB, GiB) or " + Name(UnitSystem::kSi) + " (kB, MB, GB)");
 }
 
 std::string LeftCell(std::string text, size_t width) {

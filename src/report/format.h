@@ -5,11 +5,18 @@
 #include <string>
 
 #include "report/report.h"
+#include "util/names.h"
 #include "util/units.h"
 
 namespace tally {
 
 enum class OutputFormat { kTable, kJson, kCsv, kTsv };
+
+template <>
+struct EnumNames<OutputFormat> {
+  static constexpr NameEntry<OutputFormat> kTable[] = {
+      {OutputFormat::kTable, "table"}, {OutputFormat::kJson, "json"}, {OutputFormat::kCsv, "csv"}, {OutputFormat::kTsv, "tsv"}};
+};
 
 struct FormatOptions {
   OutputFormat format = OutputFormat::kTable;

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/names.h"
+
 namespace tally {
 
 enum class DType { kFp32, kTf32, kFp16, kBf16, kFp8E4m3, kFp8E5m2, kInt8, kInt4 };
@@ -25,11 +27,24 @@ inline uint64_t BitsPer(DType d) {
   return 32;
 }
 
-// The canonical name: fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int4.
-const char* DTypeName(DType d);
+template <>
+struct EnumNames<DType> {
+  static constexpr NameEntry<DType> kTable[] = {
+      {DType::kFp32, "fp32"},         {DType::kTf32, "tf32"},         {DType::kFp16, "fp16"},
+      {DType::kBf16, "bf16"},         {DType::kFp8E4m3, "fp8_e4m3"}, {DType::kFp8E5m2, "fp8_e5m2"},
+      {DType::kInt8, "int8"},         {DType::kInt4, "int4"}};
+  // fp8 alone is e4m3, the format of forward GEMMs; the long names are PyTorch's (torch_dtype).
+  static constexpr NameEntry<DType> kAliases[] = {
+      {DType::kFp8E4m3, "fp8"},     {DType::kFp8E4m3, "fp8-e4m3"}, {DType::kFp8E4m3, "e4m3"},
+      {DType::kFp8E5m2, "fp8-e5m2"}, {DType::kFp8E5m2, "e5m2"},    {DType::kFp32, "float32"},
+      {DType::kFp16, "float16"},     {DType::kFp16, "half"},       {DType::kBf16, "bfloat16"}};
+};
 
-// Reads a dtype for `flag`; accepts the canonical names and fp8 (= fp8_e4m3), float32, float16,
-// bfloat16. Throws InputError listing the accepted names (restricted to `allowed` when given).
+// The canonical name: fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int4.
+inline const char* DTypeName(DType d) { return Name(d); }
+
+// Reads a dtype for `--flag`; accepts the canonical names and the aliases above. Throws InputError
+// listing the accepted names (restricted to `allowed` when given).
 DType ParseDType(const std::string& text, const std::string& flag, const std::vector<DType>& allowed = {});
 
 // Bytes of `elements` values of `d`, rounded up to whole bytes; overflow is an InputError.

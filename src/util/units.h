@@ -1,14 +1,19 @@
-// Human units for tables (SI for counts and FLOPs, IEC or SI for bytes) and numbers on the command line.
+// Human units for tables: SI for counts and FLOPs, IEC or SI for bytes (util/parse.h reads them back).
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <optional>
-#include <string_view>
+
+#include "util/names.h"
 
 namespace tally {
 
 enum class UnitSystem { kIec, kSi };
+
+template <>
+struct EnumNames<UnitSystem> {
+  static constexpr NameEntry<UnitSystem> kTable[] = {{UnitSystem::kIec, "iec"}, {UnitSystem::kSi, "si"}};
+};
 
 // 124439808 -> "124,439,808".
 std::string FormatGrouped(uint64_t n);
@@ -23,26 +28,9 @@ std::string FormatDuration(double seconds);
 // 9.895e14 -> "989.50 TFLOP/s".
 std::string FormatRate(double flop_per_s);
 
-// Reads a duration: a number in `default_unit` ("14"), or with a unit: 90s, 30m, 36h, 14d, 2w.
-// Throws InputError naming `flag`.
-double ParseDuration(std::string_view text, std::string_view flag, char default_unit);
-
 // The shortest decimal text that reads back as the same double (std::to_chars).
 std::string FormatDouble(double value);
 // Fixed two decimals: 1.50679 -> "1.51".
 std::string FormatFixed(double value, int decimals = 2);
-
-// Reads a positive whole count: "8", "4096", "1.5e3", "2k", "7B" (SI k/M/B|G/T = 10^3..10^12).
-// Throws InputError naming `flag` and the accepted forms.
-uint64_t ParseCount(std::string_view text, std::string_view flag);
-
-// Reads a non-negative number with an optional SI multiplier: "7B", "1.5e12", "2T", "80k", "0.35".
-// Plain integers stay exact (`exact` set, return value ignored); anything else is a double.
-// Throws InputError naming `what`.
-double ParseSiNumber(std::string_view text, std::string_view what, std::optional<uint64_t>& exact);
-
-// Reads a byte size: "80GiB", "80GB", "1.5TiB", "512MiB", "4096" (bytes); IEC units are powers of
-// 1024, SI units powers of 1000. Throws InputError naming `flag` and the accepted forms.
-uint64_t ParseBytes(std::string_view text, std::string_view flag);
 
 }  // namespace tally

@@ -79,7 +79,7 @@ TEST_CASE("hf: family details are read") {
   CHECK(phi.name == "microsoft/phi-2");
   CHECK(phi.transformer.lm_head_bias);
   CHECK(phi.transformer.rotary_dim == 32);  // int(80 · 0.4)
-  CHECK(phi.transformer.dtype == "fp16");
+  CHECK(phi.transformer.dtype == DType::kFp16);
   ModelSpec qwen = LoadModelFile(Hf("qwen2-7b.json"));
   CHECK(qwen.transformer.qkv_bias);
   CHECK_FALSE(qwen.transformer.out_bias);

@@ -15,6 +15,7 @@
 #include "unit/test_util.h"
 #include "util/checked_math.h"
 #include "util/dtype.h"
+#include "util/parse.h"
 #include "util/units.h"
 
 namespace tally {
@@ -54,17 +55,15 @@ TEST_CASE("arithmetic: bytes of a tensor at 2^63 and 2^64") {
 
 TEST_CASE("arithmetic: counts on the command line at 2^63 and 2^64") {
   // Plain integers are read exactly, up to 2^64 - 1; past that they are refused, not rounded.
-  CHECK(ParseCount("9223372036854775807", "batch") == kTwo63 - 1);
-  CHECK(ParseCount("9223372036854775808", "batch") == kTwo63);
-  CHECK(ParseCount("18446744073709551615", "batch") == kMax);
-  CHECK_THROWS_AS(ParseCount("18446744073709551616", "batch"), InputError);
+  CHECK(ParseCount("9223372036854775807", "--batch") == kTwo63 - 1);
+  CHECK(ParseCount("9223372036854775808", "--batch") == kTwo63);
+  CHECK(ParseCount("18446744073709551615", "--batch") == kMax);
+  CHECK_THROWS_AS(ParseCount("18446744073709551616", "--batch"), InputError);
   // Through a double, 2^63 and above cannot be exact: refused.
-  CHECK_THROWS_AS(ParseCount("9.3e18", "batch"), InputError);
-  std::optional<uint64_t> exact;
-  ParseSiNumber("18446744073709551615", "--tokens", exact);
-  CHECK(exact == kMax);
-  ParseSiNumber("18446744073709551616", "--tokens", exact);  // read as a double, and said so
-  CHECK(!exact.has_value());
+  CHECK_THROWS_AS(ParseCount("9.3e18", "--batch"), InputError);
+  CHECK(ParseSiNumber("18446744073709551615", "--tokens").exact == kMax);
+  // Read as a double, and said so.
+  CHECK(!ParseSiNumber("18446744073709551616", "--tokens").exact.has_value());
 }
 
 TEST_CASE("arithmetic: config sizes at 2^63") {

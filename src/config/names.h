@@ -1,0 +1,81 @@
+// The names of config's enums, one `{value, "name"}` table each (util/names.h has the machinery):
+// flags, config keys, help, completion and reports all spell them from here.
+#pragma once
+
+#include "config/model_spec.h"
+#include "config/settings.h"
+#include "util/names.h"
+
+namespace tally {
+
+template <>
+struct EnumNames<Mode> {
+  static constexpr NameEntry<Mode> kTable[] = {{Mode::kBoth, "both"}, {Mode::kTrain, "train"}, {Mode::kInfer, "infer"}};
+};
+
+template <>
+struct EnumNames<Precision> {
+  static constexpr NameEntry<Precision> kTable[] = {
+      {Precision::kFp32, "fp32"},           {Precision::kFp16, "fp16"},
+      {Precision::kBf16, "bf16"},           {Precision::kMixedFp16, "mixed-fp16"},
+      {Precision::kMixedBf16, "mixed-bf16"}, {Precision::kFp8, "fp8"}};
+};
+
+template <>
+struct EnumNames<Optimizer> {
+  static constexpr NameEntry<Optimizer> kTable[] = {
+      {Optimizer::kSgd, "sgd"},     {Optimizer::kSgdMomentum, "sgd-momentum"}, {Optimizer::kAdagrad, "adagrad"},
+      {Optimizer::kRmsprop, "rmsprop"}, {Optimizer::kAdam, "adam"},          {Optimizer::kAdamw, "adamw"},
+      {Optimizer::kAdam8bit, "adam-8bit"}, {Optimizer::kLion, "lion"},       {Optimizer::kAdafactor, "adafactor"}};
+};
+
+template <>
+struct EnumNames<Recompute> {
+  static constexpr NameEntry<Recompute> kTable[] = {
+      {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
+};
+
+template <>
+struct EnumNames<Attention> {
+  static constexpr NameEntry<Attention> kTable[] = {{Attention::kEager, "eager"}, {Attention::kFlash, "flash"}};
+};
+
+template <>
+struct EnumNames<Quant> {
+  static constexpr NameEntry<Quant> kTable[] = {
+      {Quant::kNone, "none"}, {Quant::kInt8, "int8"}, {Quant::kInt4, "int4"}, {Quant::kFp8, "fp8"}};
+};
+
+template <>
+struct EnumNames<Family> {
+  static constexpr NameEntry<Family> kTable[] = {{Family::kTransformer, "transformer"},
+                                                 {Family::kSequential, "sequential"}};
+};
+
+template <>
+struct EnumNames<MlpKind> {
+  static constexpr NameEntry<MlpKind> kTable[] = {
+      {MlpKind::kGelu, "gelu"}, {MlpKind::kRelu, "relu"}, {MlpKind::kSwiglu, "swiglu"}, {MlpKind::kGeglu, "geglu"}};
+};
+
+template <>
+struct EnumNames<NormKind> {
+  static constexpr NameEntry<NormKind> kTable[] = {{NormKind::kLayerNorm, "layernorm"}, {NormKind::kRmsNorm, "rmsnorm"}};
+};
+
+template <>
+struct EnumNames<PositionKind> {
+  static constexpr NameEntry<PositionKind> kTable[] = {{PositionKind::kLearned, "learned"},
+                                                       {PositionKind::kRope, "rope"},
+                                                       {PositionKind::kNone, "none"},
+                                                       {PositionKind::kAlibi, "alibi"}};
+};
+
+template <>
+struct EnumNames<ActivationKind> {
+  static constexpr NameEntry<ActivationKind> kTable[] = {
+      {ActivationKind::kRelu, "relu"},   {ActivationKind::kGelu, "gelu"},       {ActivationKind::kSilu, "silu"},
+      {ActivationKind::kTanh, "tanh"},   {ActivationKind::kSigmoid, "sigmoid"}};
+};
+
+}  // namespace tally

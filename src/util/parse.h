@@ -1,0 +1,68 @@
+// Text a person wrote → numbers and lists: the one reader of numbers on the command line and in
+// budget files. Every reader takes the name its error starts with (a flag "--batch" or a key
+// "params.total") and the range it accepts; errors are InputErrors that name the accepted forms.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tally {
+
+// The whole numbers a reader accepts.
+struct CountRange {
+  uint64_t min = 1;
+  uint64_t max = std::numeric_limits<uint64_t>::max();
+};
+
+// A count (batch, devices, threads, parameters): "8", "4096", "1.5e3", or with a decimal SI
+// multiplier k|K 10^3, M 10^6, B|G 10^9, T 10^12, P 10^15: "2k", "7B", "2P".
+uint64_t ParseCount(std::string_view text, std::string_view name, CountRange range = {});
+
+// A length in tokens (--seq, --prompt, --generate): as a count, but k|K is 1,024 and M 1,048,576,
+// as context windows are named ("32k" = 32,768; "1.5k" = 1,536). Write 32000 for 32,000.
+uint64_t ParseLength(std::string_view text, std::string_view name, CountRange range = {});
+
+// The real numbers a reader accepts, and the words its error uses: NAME: 'TEXT' is not WHAT.
+struct RealRange {
+  double lo = -std::numeric_limits<double>::max();
+  double hi = std::numeric_limits<double>::max();
+  bool lo_open = false;
+  bool hi_open = false;
+  std::string_view what = "a number";
+  bool si = false;  // accept the SI multipliers of ParseCount ("400T", "2.5e12")
+};
+inline constexpr RealRange kRatio = {0, 1, true, false, "a ratio in (0, 1], such as 0.4"};
+inline constexpr RealRange kProbability = {0, 1, false, true, "a probability in [0, 1)"};
+
+// A finite real in `range`.
+double ParseReal(std::string_view text, std::string_view name, const RealRange& range);
+
+// A non-negative number with an optional SI multiplier (a limit, a rate, a token count): "7B",
+// "1.5e12", "1P", "0.35". `exact` holds it when it is a whole number below 2^64 ("7B" included).
+struct SiNumber {
+  double value = 0;
+  std::optional<uint64_t> exact;
+};
+SiNumber ParseSiNumber(std::string_view text, std::string_view name);
+
+// A percentage "10%" (0 to 1000) as a fraction (0.1).
+double ParsePercent(std::string_view text, std::string_view name);
+
+// A byte size with its unit: "80GiB", "80GB", "1.5TiB", "512MiB", "4096B". IEC units (KiB … PiB)
+// are powers of 1,024, SI units (kB … PB) powers of 1,000. A bare number ("80") is an error: it
+// would be 80 bytes, never what was meant; a byte count is written with B.
+uint64_t ParseBytes(std::string_view text, std::string_view name);
+
+// A duration in seconds: a number in `default_unit` ("14"), or with a unit: 600s, 90m, 36h, 14d,
+// 2w. Positive, at most `max_s`. `what` replaces "a duration; expected e.g. ..." in the error.
+double ParseDuration(std::string_view text, std::string_view name, char default_unit,
+                     double max_s = std::numeric_limits<double>::max(), std::string_view what = {});
+
+// A comma list "a,b,c"; an empty item ("a,,b", "a,", "") is an error naming `name`.
+std::vector<std::string> SplitList(std::string_view text, std::string_view name);
+
+}  // namespace tally
