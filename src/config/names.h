@@ -53,6 +53,14 @@ struct EnumNames<Family> {
 };
 
 template <>
+struct EnumNames<AttentionKind> {
+  static constexpr NameEntry<AttentionKind> kTable[] = {{AttentionKind::kFull, "full"},
+                                                        {AttentionKind::kSliding, "sliding"},
+                                                        {AttentionKind::kChunked, "chunked"},
+                                                        {AttentionKind::kLatent, "latent"}};
+};
+
+template <>
 struct EnumNames<MlpKind> {
   static constexpr NameEntry<MlpKind> kTable[] = {
       {MlpKind::kGelu, "gelu"}, {MlpKind::kRelu, "relu"}, {MlpKind::kSwiglu, "swiglu"}, {MlpKind::kGeglu, "geglu"}};

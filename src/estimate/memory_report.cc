@@ -2,6 +2,7 @@
 
 #include "estimate/memory.h"
 #include "estimate/optimizer.h"
+#include "config/names.h"
 #include "config/resolve.h"
 #include "estimate/kv_cache.h"
 #include "util/checked_math.h"
@@ -41,11 +42,7 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
   std::string out;
   for (const KvEntry& e : model.kv) {
     const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
-    const char* kind = e.kind == AttentionKind::kFull      ? "full"
-                       : e.kind == AttentionKind::kSliding ? "sliding"
-                       : e.kind == AttentionKind::kChunked ? "chunked"
-                                                           : "latent";
-    out += (out.empty() ? "" : " + ") + N(layers) + " " + kind +
+    out += (out.empty() ? "" : " + ") + N(layers) + " " + Name(e.kind) +
            (e.span > 0 ? "(" + N(e.span) + ")" : "") + " layers · " +
            N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
            N(KvTokens(e.kind, e.span, model.seq)) + " tokens";
