@@ -155,8 +155,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--batch", f.batch, "sequences (samples) per optimizer step per data-parallel replica; default micro-batch x grad-accum", "N");
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
-  opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the model's context length", "N");
-  cmd->add_flag("--causal", f.causal, "halve the attention QK^T and AV FLOPs (the masked half is skipped)")->group("Workload");
+  opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
+  cmd->add_flag("--causal", f.causal, "halve attention's QK^T and AV in the model FLOPs too (default: only in the "
+                                      "hardware FLOPs that time applies a rate to)")->group("Workload");
+  cmd->add_flag("--no-causal", f.no_causal, "count attention's masked half in the hardware FLOPs too")->group("Workload");
   opt("--mode", f.mode, "memory ledgers to show: " + choices(JoinNames<Mode>(" | "), Name(defaults.mode)), "MODE");
   opt("--precision", f.precision, choices(JoinNames<Precision>(" | "), Name(defaults.precision)), "POLICY");
   opt("--param-dtype", f.param_dtype, "override the weights' dtype (also the inference weights)", "DTYPE");
@@ -201,7 +203,9 @@ Settings ReadSettings(const WorkloadFlags& f) {
     ResolveHardware(*f.hardware);  // an unknown device is a flag error here, not later
     s.hardware = *f.hardware;
   }
+  if (f.causal && f.no_causal) throw InputError("--no-causal: give --causal or --no-causal, not both");
   s.causal = f.causal;
+  s.causal_kernels = !f.no_causal;
   if (f.reserve) s.reserve = ParseBytes(*f.reserve, "--reserve");
   if (f.overhead) {
     const std::string& o = *f.overhead;

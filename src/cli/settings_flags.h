@@ -21,6 +21,7 @@ struct WorkloadFlags {
   std::optional<std::string> gpus, tp, pp, zero, kv_dtype, quant, overhead, hardware, reserve;
   std::vector<std::string> trainable;
   bool causal = false;
+  bool no_causal = false;
   bool sp = false;
 };
 

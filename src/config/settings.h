@@ -35,7 +35,10 @@ struct Settings {
   uint64_t micro_batch = 1;
   uint64_t grad_accum = 1;
   std::optional<uint64_t> seq;  // default: the model's context length
-  bool causal = false;          // halve the attention QK^T and AV FLOPs
+  bool causal = false;          // halve the attention QK^T and AV FLOPs (model FLOPs too)
+  // A decoder's kernels skip attention's masked half: hardware FLOPs, and times derived from a
+  // hardware rate, count half of QK^T and AV; model FLOPs and MFU keep them whole. --no-causal: off.
+  bool causal_kernels = true;
   // Keys each query attends to when not `seq`: a decode step runs seq 1 against a cache of `context`.
   std::optional<uint64_t> context;
 

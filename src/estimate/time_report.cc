@@ -41,8 +41,17 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   const auto summary = ev.Summary(s);
   const FlopCounts f = ScaleFlops(summary->flops, s.batch);
   const uint64_t model_step = CheckedAdd(f.forward, f.backward, "the FLOPs of a step");
-  const uint64_t hardware_step = CheckedAdd(model_step, RecomputeFlopsOf(*summary, s), "the FLOPs of a step");
   const bool transformer = ev.spec().family == Family::kTransformer;
+  // Model FLOPs count attention whole, as Megatron, PaLM and NeMo do for MFU; a decoder's kernels
+  // skip the masked half (causal flash attention), so the hardware FLOPs a rate is applied to do
+  // too, unless --no-causal (or --causal, which halves both).
+  const bool causal_kernels = transformer && s.causal_kernels && !s.causal;
+  Settings kernels = s;
+  kernels.causal = kernels.causal || causal_kernels;
+  const auto executed = causal_kernels ? ev.Summary(kernels) : summary;
+  const FlopCounts h = ScaleFlops(executed->flops, s.batch);
+  const uint64_t hardware_step = CheckedAdd(CheckedAdd(h.forward, h.backward, "the FLOPs of a step"),
+                                            RecomputeFlopsOf(*executed, kernels), "the FLOPs of a step");
   const uint64_t tokens_per_step = transformer ? CheckedMul(s.batch, summary->seq, "the tokens") : s.batch;  // per replica
   const double peak = PeakFor(hw, s);
   const ParamCounts& params = summary->params;
@@ -54,7 +63,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
         Unit::kFlopPerSecond, "from " + hw.source);
   r.Set("time.mfu", "MFU (model FLOPs / peak)", t.mfu, Unit::kRatio,
         req.train.achieved ? "achieved x model FLOPs / hardware FLOPs / peak" : "as given (--mfu, default 0.4)");
-  r.Set("time.hfu", "HFU (with recomputation)", t.hfu, Unit::kRatio, "PaLM, App. B");
+  r.Set("time.hfu", std::string("HFU (") + (causal_kernels ? "causal kernels, " : "") + "with recomputation)", t.hfu,
+        Unit::kRatio, "hardware FLOPs / (time x devices x peak); PaLM, App. B");
   r.Set("time.tokens", "tokens", t.tokens, Unit::kCount);
   r.Set("time.train_seconds", "training time", t.seconds, Unit::kSecond,
         "model FLOPs / (devices x peak x MFU), or hardware FLOPs / (devices x achieved)");
@@ -66,7 +76,11 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
   r.Set("time.gpu_hours", "device-hours", t.gpu_hours, Unit::kCount);
   r.Set("time.compute_flops", "model FLOPs in all", t.model_flops, Unit::kFlop);
-  r.Set("time.hardware_flops", "hardware FLOPs in all (with recomputation)", t.hardware_flops, Unit::kFlop);
+  r.Set("time.hardware_flops",
+        std::string("hardware FLOPs in all (") + (causal_kernels ? "causal attention, " : "") + "with recomputation)",
+        t.hardware_flops, Unit::kFlop,
+        causal_kernels ? "what the kernels execute: attention's masked half skipped (--no-causal counts it)"
+                       : "what the kernels execute");
   r.Set("time.chinchilla_tokens", "Chinchilla-optimal tokens (20 per parameter)", t.chinchilla_tokens, Unit::kCount,
         "Hoffmann et al. 2022");
   r.Set("time.approx.six_nd_seconds", "6·N·D time (N = parameters a token uses)", t.six_nd_seconds, Unit::kSecond,

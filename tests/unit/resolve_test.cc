@@ -51,5 +51,23 @@ TEST_CASE("resolve: --hardware gives the usable memory and whether each ledger f
   CHECK(device.out == explicit_limit.out);
 }
 
+TEST_CASE("time: a decoder's kernels skip attention's masked half in the hardware FLOPs only") {
+  // Llama-3-8B at 8,192 tokens: per token and layer, QK^T and AV take 2 · 2 · s · (a · d) =
+  // 4 · 8192 · 4096 = 134,217,728 forward FLOPs; x 32 layers x 3 (forward and backward) =
+  // 12,884,901,888, of which causal kernels skip half: 6,442,450,944 per token.
+  const std::vector<std::string> args = {"time", "llama-3-8b", "--hardware", "h100-sxm", "--tokens", "1T",
+                                         "--achieved", "400T", "--seq", "8192", "--format", "json"};
+  const nlohmann::json causal = nlohmann::json::parse(testing::RunTally(args).out)["time"];
+  std::vector<std::string> full_args = args;
+  full_args.push_back("--no-causal");
+  const nlohmann::json full = nlohmann::json::parse(testing::RunTally(full_args).out)["time"];
+  CHECK(causal["compute_flops"] == full["compute_flops"]);  // model FLOPs: attention whole
+  CHECK(full["hardware_flops"] == full["compute_flops"]);
+  CHECK(full["compute_flops"].get<double>() - causal["hardware_flops"].get<double>() == 6'442'450'944.0 * 1e12);
+  // A time from an achieved rate follows the hardware FLOPs: 1 device at 400 TFLOP/s.
+  CHECK(causal["train_seconds"].get<double>() == doctest::Approx(causal["hardware_flops"].get<double>() / 400e12));
+  CHECK(causal["train_seconds"].get<double>() < full["train_seconds"].get<double>());
+}
+
 }  // namespace
 }  // namespace tally
