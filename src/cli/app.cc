@@ -109,7 +109,7 @@ std::string RunDtypes(const Options& o, std::ostream& err) {
 
 std::string RunCheckCommand(const Options& o, std::ostream& err, int& code) {
   const FormatOptions format = ReadFormat(o);
-  CheckOutcome outcome = RunCheck(o.model, o.workload, o.check);
+  CheckOutcome outcome = RunCheck(o.model, o.workload, o.check, o.time);
   if (!outcome.pass) code = static_cast<int>(ExitCode::kBudgetFailed);
   if (!o.get && format.format == OutputFormat::kTable) return FormatCheckTable(outcome.report, format.units);
   return Render(outcome.report, o, err);
@@ -168,6 +168,7 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
       ->type_name("");
   AddWorkloadFlags(check, o.workload);
   AddCheckFlags(check, o.check);
+  AddTimeFlags(check, o.time);
   AddOutputOptions(check, o);
   sweep->add_option("MODEL", o.model, "a preset or config")->required()->type_name("");
   AddWorkloadFlags(sweep, o.workload);

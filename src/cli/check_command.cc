@@ -5,6 +5,7 @@
 
 #include "config/load_config.h"
 #include "config/resolve.h"
+#include "estimate/time_report.h"
 #include "config/yaml_reader.h"
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
@@ -151,6 +152,7 @@ const char* UnitName(Unit u) {
     case Unit::kFlop: return "flop";
     case Unit::kMac: return "mac";
     case Unit::kRatio: return "ratio";
+    case Unit::kSecond: return "second";
     default: return "count";
   }
 }
@@ -160,6 +162,7 @@ Unit UnitFromName(const std::string& name) {
   if (name == "flop") return Unit::kFlop;
   if (name == "mac") return Unit::kMac;
   if (name == "ratio") return Unit::kRatio;
+  if (name == "second") return Unit::kSecond;
   return Unit::kCount;
 }
 
@@ -168,6 +171,7 @@ std::string Human(const Value& v, Unit unit, UnitSystem units) {
   switch (unit) {
     case Unit::kByte: return FormatBytes(static_cast<uint64_t>(x), units);
     case Unit::kFlop: return FormatFlops(static_cast<double>(x));
+    case Unit::kSecond: return FormatDuration(static_cast<double>(x));
     case Unit::kRatio: {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.4g", static_cast<double>(x));
@@ -188,14 +192,25 @@ void AddCheckFlags(CLI::App* cmd, CheckFlags& f) {
   cmd->add_option("--budget", f.budget, "a budget file: models, settings and limits (configs/budgets/)")->type_name("FILE");
 }
 
-CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags) {
+CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags,
+                      const TimeFlags& time_flags) {
   Budget budget = flags.budget ? ReadBudget(*flags.budget) : Budget{};
   if (!model.empty()) budget.models = {{model, std::nullopt}};
   if (budget.models.empty()) throw InputError("check: name a MODEL, or a budget file with 'models'");
   ReadFlagLimits(flags.max, true, budget.limits);
   ReadFlagLimits(flags.min, false, budget.limits);
   if (budget.limits.empty()) throw InputError("check: no limits; give --max KEY=VALUE, --min KEY=VALUE or --budget FILE");
-  const Settings settings = ReadSettings(Merge(budget.flags, cli_flags));
+  const WorkloadFlags merged = Merge(budget.flags, cli_flags);
+  const Settings settings = ReadSettings(merged);
+  // With a device, the time.* keys are there to limit too (CI latency and training-time budgets).
+  const bool timed = !settings.hardware.empty();
+  const TimeRequest request = ReadTimeRequest(time_flags, merged.gpus.has_value(), settings.gpus);
+  for (const Limit& limit : budget.limits) {
+    if (!timed && limit.key.rfind("time.", 0) == 0) {
+      throw LimitError(limit, "'" + limit.key + "' needs a device: add --hardware NAME (or 'hardware' in the "
+                              "budget's settings)");
+    }
+  }
 
   CheckOutcome out;
   out.report.records_path = "check.results";
@@ -209,7 +224,9 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
       throw;
     }
     Evaluation evaluation(spec);
-    Report report = EstimateReport(evaluation, ResolveSettings(settings, spec), {.memory = true});
+    const Settings resolved = ResolveSettings(settings, spec);
+    Report report = EstimateReport(evaluation, resolved, {.memory = true});
+    if (timed) AddTime(evaluation, resolved, request, report);
     for (const Limit& limit : budget.limits) {
       const ReportNode* node = report.Find(limit.key);
       if (node == nullptr || node->is_group || node->unit == Unit::kText || node->unit == Unit::kBool) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/settings_flags.h"
+#include "cli/time_command.h"
 #include "report/report.h"
 #include "util/units.h"
 
@@ -27,7 +28,9 @@ struct CheckOutcome {
 };
 
 // `model` may be empty when the budget file names the models.
-CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags);
+// With --hardware, the report has the time.* keys too, from `time_flags` (--tokens, --mfu, ...).
+CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags,
+                      const TimeFlags& time_flags);
 
 // One line per limit, then a summary.
 std::string FormatCheckTable(const Report& report, UnitSystem units);
