@@ -23,13 +23,10 @@ void AddCheckFlags(CLI::App* cmd, CheckFlags& flags);
 
 struct CheckOutcome {
   bool pass = true;
-  Report report;  // check.{pass, passed, failed} and the results as records
+  Report report;  // check.results (a table: one row per limit and model) and check.{pass, passed, failed}
 };
 
 // `model` may be empty when the budget file names the models.
 CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags);
-
-// One line per limit, then a summary.
-std::string FormatCheckTable(const Report& report, UnitSystem units);
 
 }  // namespace tally
