@@ -1,5 +1,6 @@
 // Report: the tree of named quantities every formatter reads. Keys are the dotted JSON keys
-// (`params.total`); leaves carry a value and its unit, groups carry children.
+// (`params.total`); leaves carry a value and its unit, groups carry children, and table nodes carry
+// lists (typed columns, one row of cells per item).
 #pragma once
 
 #include <cstdint>
@@ -75,7 +76,9 @@ struct ReportNode {
   std::vector<ReportNode> children;
   std::string explain;  // the formula with its numbers and its source, for --explain
   bool ledger = false;  // a group whose byte lines are shares of its `total` (table: share and bar)
-  std::shared_ptr<Table> table;  // set on a table node (is_group false, no value)
+  // Set on a table node (is_group false, no value). Copies of a report share it: a table is filled
+  // once, where the report is built.
+  std::shared_ptr<Table> table;
 
   const std::string& Label() const { return label.empty() ? key : label; }
 
