@@ -98,20 +98,14 @@ std::string RunModelCommand(const Options& o, ReportRequest request, bool worklo
 }
 
 std::string RunDtypes(const Options& o, std::ostream& err) {
-  Report report = DtypesReport(o.value);
-  OutputFormat format = ParseOutputFormat(o.format);
-  if (!o.get && format == OutputFormat::kTable) return FormatDtypesTable(report);
-  if (!o.get && (format == OutputFormat::kCsv || format == OutputFormat::kTsv)) {
-    return FormatDtypesDelimited(report, format == OutputFormat::kCsv ? ',' : '\t');
-  }
-  return Render(report, o, err);
+  ReadFormat(o);  // flag errors before the value is read
+  return Render(DtypesReport(o.value), o, err);
 }
 
 std::string RunCheckCommand(const Options& o, std::ostream& err, int& code) {
-  const FormatOptions format = ReadFormat(o);
+  ReadFormat(o);
   CheckOutcome outcome = RunCheck(o.model, o.workload, o.check, o.time);
   if (!outcome.pass) code = static_cast<int>(ExitCode::kBudgetFailed);
-  if (!o.get && format.format == OutputFormat::kTable) return FormatCheckTable(outcome.report, format.units);
   return Render(outcome.report, o, err);
 }
 
@@ -127,13 +121,8 @@ std::string RunTime(const Options& o, std::ostream& err) {
 }
 
 std::string RunModels(const Options& o, std::ostream& err) {
-  Report list = ListModels();
-  OutputFormat format = ParseOutputFormat(o.format);
-  if (!o.get && format == OutputFormat::kTable) return FormatModelsTable(list);
-  if (!o.get && (format == OutputFormat::kCsv || format == OutputFormat::kTsv)) {
-    return FormatModelsDelimited(list, format == OutputFormat::kCsv ? ',' : '\t');
-  }
-  return Render(list, o, err);
+  ReadFormat(o);
+  return Render(ListModels(), o, err);
 }
 
 // Parses argv and runs the chosen command; returns the text for stdout and sets `code`.
@@ -226,13 +215,15 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
   if (completion->parsed()) return CompletionScript(app, shell);
   if (time->parsed()) return RunTime(o, err);
   if (hardware->parsed()) {
-    Report list = HardwareReport();
-    if (!o.get && ParseOutputFormat(o.format) == OutputFormat::kTable) return FormatHardwareTable(list);
-    return Render(list, o, err);
+    ReadFormat(o);
+    return Render(HardwareReport(), o, err);
   }
   if (check->parsed()) return RunCheckCommand(o, err, code);
   if (measure->parsed()) return RunMeasureCommand(measure_flags, ReadFormat(o), o.get, err);
-  if (sweep->parsed()) return RunSweep(o.model, o.workload, o.sweep, o.format == "table" ? "csv" : o.format);
+  if (sweep->parsed()) {
+    RunSweep(o.model, o.workload, o.sweep, o.format == "table" ? "csv" : o.format, out);  // streams to stdout
+    return "";
+  }
   return RunModels(o, err);
 }
 

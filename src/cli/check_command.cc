@@ -1,7 +1,6 @@
 #include "cli/check_command.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "config/load_config.h"
 #include "config/resolve.h"
@@ -146,43 +145,6 @@ long double AsLong(const Value& v) {
   return 0;
 }
 
-const char* UnitName(Unit u) {
-  switch (u) {
-    case Unit::kByte: return "byte";
-    case Unit::kFlop: return "flop";
-    case Unit::kMac: return "mac";
-    case Unit::kRatio: return "ratio";
-    case Unit::kSecond: return "second";
-    default: return "count";
-  }
-}
-
-Unit UnitFromName(const std::string& name) {
-  if (name == "byte") return Unit::kByte;
-  if (name == "flop") return Unit::kFlop;
-  if (name == "mac") return Unit::kMac;
-  if (name == "ratio") return Unit::kRatio;
-  if (name == "second") return Unit::kSecond;
-  return Unit::kCount;
-}
-
-std::string Human(const Value& v, Unit unit, UnitSystem units) {
-  const long double x = AsLong(v);
-  switch (unit) {
-    case Unit::kByte: return FormatBytes(static_cast<uint64_t>(x), units);
-    case Unit::kFlop: return FormatFlops(static_cast<double>(x));
-    case Unit::kSecond: return FormatDuration(static_cast<double>(x));
-    case Unit::kRatio: {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.4g", static_cast<double>(x));
-      return buf;
-    }
-    default:
-      if (x >= 0 && x == std::floor(x) && x < 18446744073709551616.0L) return FormatCount(static_cast<uint64_t>(x));
-      return FormatDouble(static_cast<double>(x));
-  }
-}
-
 }  // namespace
 
 void AddCheckFlags(CLI::App* cmd, CheckFlags& f) {
@@ -213,7 +175,7 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
   }
 
   CheckOutcome out;
-  out.report.records_path = "check.results";
+  std::vector<std::vector<Cell>> rows;  // check.results, added after the summary as JSON has it
   uint64_t passed = 0, failed = 0;
   for (const auto& [name, loc] : budget.models) {
     ModelSpec spec;
@@ -243,14 +205,8 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
       const bool pass = limit.is_max ? value <= limit_value : value >= limit_value;
       const long double margin = limit.is_max ? limit_value - value : value - limit_value;
       (pass ? passed : failed) += 1;
-      out.report.records.push_back({{"model", spec.name},
-                                    {"key", limit.key},
-                                    {"op", std::string(limit.is_max ? "max" : "min")},
-                                    {"value", node->value},
-                                    {"limit", bound},
-                                    {"pass", pass},
-                                    {"margin", static_cast<double>(margin)},
-                                    {"unit", std::string(UnitName(node->unit))}});
+      rows.push_back({spec.name, limit.key, std::string(limit.is_max ? "max" : "min"), node->value, bound, pass,
+                      static_cast<double>(margin), std::string(UnitName(node->unit))});
     }
   }
   out.pass = failed == 0;
@@ -258,50 +214,17 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
   out.report.Set("check.pass", "all limits pass", out.pass, Unit::kBool);
   out.report.Set("check.passed", "passed", passed, Unit::kNumber);
   out.report.Set("check.failed", "failed", failed, Unit::kNumber);
-  return out;
-}
-
-std::string FormatCheckTable(const Report& report, UnitSystem units) {
-  std::string out;
-  auto field = [](const Report::Record& r, const char* key) -> const Value& {
-    for (const auto& f : r) {
-      if (f.first == key) return f.second;
-    }
-    static const Value kNone = std::string();
-    return kNone;
-  };
-  std::vector<std::vector<std::string>> lines;
-  for (const Report::Record& r : report.records) {
-    const Unit unit = UnitFromName(std::get<std::string>(field(r, "unit")));
-    const bool pass = std::get<bool>(field(r, "pass")), is_max = std::get<std::string>(field(r, "op")) == "max";
-    const double margin = std::get<double>(field(r, "margin"));
-    const long double limit = AsLong(field(r, "limit"));
-    const std::string pct =
-        limit == 0 ? "" : " (" + FormatFixed(static_cast<double>(std::fabs(margin) / limit * 100), 1) + "%)";
-    lines.push_back({pass ? "PASS" : "FAIL", std::get<std::string>(field(r, "model")),
-                     std::get<std::string>(field(r, "key")), Human(field(r, "value"), unit, units),
-                     is_max ? "<=" : ">=", Human(field(r, "limit"), unit, units),
-                     (pass ? "margin " : (is_max ? "over by " : "under by ")) + Human(std::fabs(margin), unit, units) + pct});
-  }
-  std::vector<size_t> width(7, 0);
-  for (const auto& l : lines) {
-    for (size_t i = 0; i < l.size(); ++i) width[i] = std::max(width[i], l[i].size());
-  }
-  for (const auto& l : lines) {
-    std::string line;
-    for (size_t i = 0; i < l.size(); ++i) {
-      std::string cell = l[i];
-      // Values right-aligned, text left-aligned.
-      const bool right = i == 3 || i == 5;
-      std::string fill(width[i] - cell.size(), ' ');
-      line += (right ? fill + cell : cell + (i + 1 < l.size() ? fill : "")) + (i + 1 < l.size() ? "  " : "");
-    }
-    out += line + "\n";
-  }
-  const ReportNode* passed = report.Find("check.passed");
-  const ReportNode* failed = report.Find("check.failed");
-  out += std::to_string(report.records.size()) + " limits: " + ValueText(passed->value) + " passed, " +
-         ValueText(failed->value) + " failed\n";
+  // The value, limit and margin are in the key's own unit, which the row names.
+  Table& results = out.report.AddTable("check.results", "Results",
+                                       {{.key = "model"},
+                                        {.key = "key"},
+                                        {.key = "op"},
+                                        {.key = "value", .unit = Unit::kCount, .unit_column = "unit"},
+                                        {.key = "limit", .unit = Unit::kCount, .unit_column = "unit"},
+                                        {.key = "pass", .unit = Unit::kBool},
+                                        {.key = "margin", .unit = Unit::kCount, .unit_column = "unit"},
+                                        {.key = "unit", .shown = false}});
+  results.rows = std::move(rows);
   return out;
 }
 

@@ -24,15 +24,12 @@ void AddCheckFlags(CLI::App* cmd, CheckFlags& flags);
 
 struct CheckOutcome {
   bool pass = true;
-  Report report;  // check.{pass, passed, failed} and the results as records
+  Report report;  // check.results (a table: one row per limit and model) and check.{pass, passed, failed}
 };
 
 // `model` may be empty when the budget file names the models.
 // With --hardware, the report has the time.* keys too, from `time_flags` (--tokens, --mfu, ...).
 CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags,
                       const TimeFlags& time_flags);
-
-// One line per limit, then a summary.
-std::string FormatCheckTable(const Report& report, UnitSystem units);
 
 }  // namespace tally

@@ -1,101 +1,61 @@
 #include "cli/dtypes_command.h"
 
 #include <cmath>
-#include <cstdio>
 
-#include "report/format.h"
 #include "util/error.h"
 #include "util/number_format.h"
 #include "util/parse.h"
 
 namespace tally {
-namespace {
-
-std::string Sci(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
-}
-
-double Number(const ReportNode& format, const char* key) {
-  const ReportNode* c = format.Child(key);
-  if (const auto* d = std::get_if<double>(&c->value)) return *d;
-  return static_cast<double>(std::get<uint64_t>(c->value));
-}
-
-}  // namespace
 
 Report DtypesReport(const std::optional<std::string>& value) {
   Report r;
   std::optional<double> x;
   if (value) {
     x = ParseReal(*value, "--value", {.what = "a number; expected e.g. 1e-8, 65520 or 0.1"});
-    r.Set("value", "value", *x, Unit::kRatio);
+    r.Set("value", "value", *x, Unit::kNumber);
   }
-  ReportNode& group = r.Group("dtypes", "Number formats");
+  // With a value the table shows how it is stored; without, each format's range.
+  const bool range = !x;
+  const Unit real = Unit::kReal;
+  std::vector<Column> columns = {{.key = "name", .label = "dtype"},
+                                 {.key = "bits", .unit = Unit::kNumber},
+                                 {.key = "sign_bits", .label = "s", .unit = Unit::kNumber},
+                                 {.key = "exponent_bits", .label = "e", .unit = Unit::kNumber},
+                                 {.key = "mantissa_bits", .label = "m", .unit = Unit::kNumber},
+                                 {.key = "bytes", .unit = real, .shown = range},
+                                 {.key = "max", .unit = real, .shown = range},
+                                 {.key = "min", .unit = real, .shown = false},
+                                 {.key = "min_normal", .label = "min normal", .unit = real, .shown = range},
+                                 {.key = "smallest_subnormal", .label = "subnormal", .unit = real, .shown = range},
+                                 {.key = "eps", .unit = real, .shown = range},
+                                 {.key = "decimal_digits", .label = "digits", .unit = Unit::kNumber, .shown = range}};
+  if (x) {
+    columns.push_back({.key = "rounded", .label = "stored as", .unit = Unit::kNumber});
+    columns.push_back({.key = "relative_error", .label = "relative error", .unit = Unit::kReal});
+    columns.push_back({.key = "note"});
+  }
+  Table& table = r.AddTable("dtypes", "Number formats", columns);
+  table.keyed = true;
   for (const NumberFormat& f : NumberFormats()) {
     const FormatLimits l = LimitsOf(f);
-    ReportNode& d = group.AddGroup(f.name, f.name);
-    d.AddLeaf("bits", "bits", f.bits, Unit::kNumber);
-    d.AddLeaf("sign_bits", "sign bits", f.sign_bits, Unit::kNumber);
-    d.AddLeaf("exponent_bits", "exponent bits", f.exponent_bits, Unit::kNumber);
-    d.AddLeaf("mantissa_bits", "mantissa bits", f.mantissa_bits, Unit::kNumber);
-    d.AddLeaf("bytes", "bytes per element", l.bytes, Unit::kRatio);
-    d.AddLeaf("max", "max", l.max, Unit::kRatio);
-    d.AddLeaf("min", "min", l.min, Unit::kRatio);
-    d.AddLeaf("min_normal", "smallest normal", l.min_normal, Unit::kRatio);
-    d.AddLeaf("smallest_subnormal", "smallest subnormal", l.smallest_subnormal, Unit::kRatio);
-    d.AddLeaf("eps", "machine epsilon", l.eps, Unit::kRatio);
-    d.AddLeaf("decimal_digits", "decimal digits", static_cast<uint64_t>(l.decimal_digits), Unit::kNumber);
+    std::vector<Cell> row = {std::string(f.name), f.bits, f.sign_bits, f.exponent_bits, f.mantissa_bits, l.bytes,
+                             l.max, l.min, l.min_normal, l.smallest_subnormal, l.eps,
+                             static_cast<uint64_t>(l.decimal_digits)};
     if (x) {
       Rounded rounded = RoundTo(*x, f);
-      d.AddLeaf("rounded", "stored as", rounded.value, Unit::kRatio);
-      d.AddLeaf("note", "note", rounded.note, Unit::kText);
+      row.push_back(rounded.value);
+      // |stored − x| / |x| (0 for x = 0); none when the value overflowed.
+      if (!std::isfinite(rounded.value)) {
+        row.push_back(Cell());
+      } else {
+        row.push_back(*x == 0 ? 0.0 : std::fabs(rounded.value - *x) / std::fabs(*x));
+      }
+      row.push_back(rounded.note);
     }
+    table.rows.push_back(std::move(row));
   }
   return r;
-}
-
-std::string FormatDtypesTable(const Report& report) {
-  const ReportNode* value = report.Find("value");
-  std::string out;
-  if (value == nullptr) {
-    out = "dtype     bits  s/e/m   bytes  max         min normal  subnormal   eps         digits\n";
-  } else {
-    out = "value " + FormatDouble(std::get<double>(value->value)) + " stored as\n";
-    out += "dtype     bits  s/e/m   stored                   relative error  note\n";
-  }
-  for (const ReportNode& d : report.Find("dtypes")->children) {
-    auto n = [&](const char* key) { return Number(d, key); };
-    std::string layout = FormatDouble(n("sign_bits")) + "/" + FormatDouble(n("exponent_bits")) + "/" +
-                         FormatDouble(n("mantissa_bits"));
-    std::string line = LeftCell(d.key, 10) + LeftCell(FormatDouble(n("bits")), 6) + LeftCell(layout, 8);
-    if (value == nullptr) {
-      line += LeftCell(FormatDouble(n("bytes")), 7) + LeftCell(Sci(n("max")), 12) + LeftCell(Sci(n("min_normal")), 12) +
-              LeftCell(Sci(n("smallest_subnormal")), 12) + LeftCell(Sci(n("eps")), 12) + FormatDouble(n("decimal_digits"));
-    } else {
-      const double x = std::get<double>(value->value), stored = n("rounded");
-      const double error = x == 0 || !std::isfinite(stored) ? 0 : std::fabs(stored - x) / std::fabs(x);
-      line += LeftCell(FormatDouble(stored), 25) + LeftCell(std::isfinite(stored) ? Sci(error) : "-", 16) +
-              std::get<std::string>(d.Child("note")->value);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
-std::string FormatDtypesDelimited(const Report& report, char separator) {
-  Report table;
-  const ReportNode& first = report.Find("dtypes")->children.front();
-  table.columns = {"name"};
-  for (const ReportNode& c : first.children) table.columns.push_back(c.key);
-  for (const ReportNode& d : report.Find("dtypes")->children) {
-    std::vector<std::string> row = {d.key};
-    for (const ReportNode& c : d.children) row.push_back(ValueText(c.value));
-    table.rows.push_back(row);
-  }
-  return FormatDelimited(table, separator);
 }
 
 }  // namespace tally

@@ -8,13 +8,8 @@
 
 namespace tally {
 
-// dtypes.<name>.{bits, ..., decimal_digits}; with `value`, also value and dtypes.<name>.{rounded, note}.
+// dtypes: a table keyed by name, with bits, ..., decimal_digits (JSON dtypes.<name>.*); with
+// `value`, also value and the columns rounded, relative_error and note.
 Report DtypesReport(const std::optional<std::string>& value);
-
-// One line per format, for the terminal.
-std::string FormatDtypesTable(const Report& report);
-
-// A header and one row per format.
-std::string FormatDtypesDelimited(const Report& report, char separator);
 
 }  // namespace tally

@@ -12,7 +12,7 @@
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
 #include "measure/measure.h"
-#include "measure/measure_table.h"
+#include "report/format.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/spellcheck.h"
@@ -183,9 +183,7 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
   if (f.plot) WriteFile(*f.plot, RooflineSvg(outcome.chart), "--plot");
   if (f.calibrate) WriteFile(*f.calibrate, outcome.calibration, "--calibrate");
   const Report& report = outcome.report;
-  std::string text = get                                   ? GetKey(report, *get)
-                     : format.format == OutputFormat::kTable ? FormatMeasureTable(report, format.units, format.explain)
-                                                             : FormatReport(report, format);
+  std::string text = get ? GetKey(report, *get) : FormatReport(report, format);
   for (const std::string& note : report.notes) err << "tally: warning: " << note << "\n";
   return text;
 }

@@ -7,13 +7,9 @@
 
 namespace tally {
 
-// models.<name>.{family, params, source, description}; each preset is loaded and counted.
-// hf_model_types lists the Hugging Face families the config.json reader takes.
+// models: a table keyed by name, with family, params, source, description (JSON models.<name>.*);
+// each preset is loaded and counted. hf_model_types lists the Hugging Face families the
+// config.json reader takes.
 Report ListModels();
-
-// One line per preset, for the terminal.
-std::string FormatModelsTable(const Report& list);
-// A header and one row per preset: name, family, params, source, description.
-std::string FormatModelsDelimited(const Report& list, char separator);
 
 }  // namespace tally

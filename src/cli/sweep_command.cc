@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
-
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "estimate/estimate_graph.h"
@@ -44,57 +42,6 @@ void CheckKeys(const Report& reference, const std::vector<std::string>& keys) {
 const std::vector<std::string> kDefaultKeys = {"params.total", "flops.step", "memory.train.total",
                                                "memory.infer.total"};
 
-// One output row: the grid values, the status, the key values (nullopt = empty cell).
-struct Row {
-  std::vector<std::string> grid;
-  std::string status;
-  std::vector<std::optional<Value>> values;
-};
-
-std::string Render(const std::vector<Axis>& axes, const std::vector<std::string>& keys, const std::vector<Row>& rows,
-                   const std::string& format) {
-  std::vector<std::string> header;
-  for (const Axis& a : axes) header.push_back(std::string("settings.") + a.dim->name);
-  header.push_back("status");
-  header.insert(header.end(), keys.begin(), keys.end());
-  if (format == "csv" || format == "tsv") {
-    Report table;
-    table.columns = header;
-    for (const Row& r : rows) {
-      std::vector<std::string> cells = r.grid;
-      cells.push_back(r.status);
-      for (const auto& v : r.values) cells.push_back(v ? ValueText(*v) : "");
-      table.rows.push_back(cells);
-    }
-    if (table.rows.empty()) return "";
-    return FormatDelimited(table, format == "csv" ? ',' : '\t');
-  }
-  using Json = nlohmann::ordered_json;
-  std::string out;
-  Json array = Json::array();
-  for (const Row& r : rows) {
-    Json o = Json::object();
-    size_t i = 0;
-    for (; i < r.grid.size(); ++i) o[header[i]] = r.grid[i];
-    o["status"] = r.status;
-    for (size_t k = 0; k < keys.size(); ++k) {
-      const auto& v = r.values[k];
-      if (!v) o[keys[k]] = nullptr;
-      else if (const auto* n = std::get_if<uint64_t>(&*v)) o[keys[k]] = *n;
-      else if (const auto* d = std::get_if<double>(&*v)) o[keys[k]] = *d;
-      else if (const auto* b = std::get_if<bool>(&*v)) o[keys[k]] = *b;
-      else o[keys[k]] = std::get<std::string>(*v);
-    }
-    // Invalid UTF-8 in a name or path prints as U+FFFD rather than failing the dump.
-    if (format == "jsonl") out += o.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
-    else array.push_back(std::move(o));
-  }
-  if (format == "json") {
-    return Json{{"schema", "tally/1"}, {"sweep", array}}.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
-  }
-  return out;
-}
-
 }  // namespace
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
@@ -105,8 +52,8 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
       ->type_name("SIZE");
 }
 
-std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags,
-                     const std::string& format) {
+void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags, const std::string& format,
+              std::ostream& out) {
   const std::vector<std::string> formats = {"csv", "tsv", "jsonl", "json"};
   if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
     throw InputError("--format: sweep writes csv, tsv, jsonl or json, not '" + format + "'" +
@@ -131,54 +78,85 @@ std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const 
                      "; split the grid");
   }
 
+  Table header;  // the row layout: the grid's settings, the status, the keys, as flat JSON names
+  for (const Axis& a : axes) header.columns.push_back({.key = std::string("settings.") + a.dim->name});
+  header.columns.push_back({.key = "status"});
+  for (const std::string& k : keys) header.columns.push_back({.key = k});
+  header.flat_keys = true;
+  const StreamFormat stream = format == "csv"   ? StreamFormat::kCsv
+                              : format == "tsv" ? StreamFormat::kTsv
+                              : format == "jsonl" ? StreamFormat::kJsonl
+                                                  : StreamFormat::kJson;
+  // Rows are written as they come once the keys are known good; until then (invalid points before
+  // the first valid one) they wait, so that an unknown key leaves stdout empty.
+  std::unique_ptr<TableWriter> writer;
+  std::vector<std::vector<Cell>> waiting;
+  auto emit = [&](const std::vector<Cell>& row) {
+    if (writer == nullptr) {
+      waiting.push_back(row);
+      return;
+    }
+    writer->Row(row);
+  };
+  auto open = [&] {
+    writer = MakeTableWriter(out, stream, "sweep", header);
+    for (const std::vector<Cell>& row : waiting) writer->Row(row);
+    waiting.clear();
+  };
+
   // Keys are checked once, against the full report at the grid's first point that is valid.
   std::optional<Report> reference;
   PointEvaluator eval(spec);
   Evaluation evaluation(spec);
-  std::vector<Row> rows;
-  rows.reserve(points);
+  std::vector<Cell> row(header.columns.size());
   std::vector<size_t> index(axes.size(), 0);
   for (uint64_t p = 0; p < points; ++p) {
     WorkloadFlags point = grid;
-    Row row;
     for (size_t a = 0; a < axes.size(); ++a) {
       point.*(axes[a].dim->field) = axes[a].values[index[a]];
-      row.grid.push_back(axes[a].values[index[a]]);
+      row[a] = axes[a].values[index[a]];
     }
+    std::string status;
+    const size_t first_key = axes.size() + 1;
     try {
       const Settings s = ResolveSettings(ReadSettings(point), spec);
       if (!reference) {
         reference = EstimateReport(evaluation, s, {.memory = true});
         CheckKeys(*reference, keys);
+        open();
       }
-      row.values = eval.Evaluate(keys, s);
+      std::vector<std::optional<Value>> values = eval.Evaluate(keys, s);
       for (size_t k = 0; k < keys.size(); ++k) {
-        if (row.values[k] || PointEvaluator::IsFastKey(keys[k])) continue;
+        if (values[k] || PointEvaluator::IsFastKey(keys[k])) continue;
         Report full = EstimateReport(evaluation, s, {.memory = true});
         for (size_t j = k; j < keys.size(); ++j) {
-          if (const ReportNode* n = full.Find(keys[j]); n != nullptr && !n->is_group) row.values[j] = n->value;
+          if (const ReportNode* n = full.Find(keys[j]); n != nullptr && !n->is_group) values[j] = n->value;
         }
         break;
       }
-      row.status = "ok";
+      for (size_t k = 0; k < keys.size(); ++k) row[first_key + k] = std::move(values[k]);
+      status = "ok";
       if (limit) {
         const std::string total = s.mode == Mode::kInfer ? "memory.infer.total" : "memory.train.total";
-        if (std::get<uint64_t>(*eval.Evaluate({total}, s)[0]) > limit) row.status = "does not fit";
+        if (std::get<uint64_t>(*eval.Evaluate({total}, s)[0]) > limit) status = "does not fit";
       }
     } catch (const UnknownKey&) {
       throw;
     } catch (const InputError& e) {
-      row.status = "invalid: " + e.message();
-      row.values.assign(keys.size(), std::nullopt);
+      status = "invalid: " + e.message();
+      for (size_t k = 0; k < keys.size(); ++k) row[first_key + k].reset();
     }
-    rows.push_back(std::move(row));
+    row[axes.size()] = std::move(status);
+    emit(row);
+    if (writer != nullptr && (p & 0xFFFF) == 0 && !out) break;  // a failed write: RunMain reports it
     // The last axis varies fastest.
     for (size_t a = axes.size(); a-- > 0;) {
       if (++index[a] < axes[a].values.size()) break;
       index[a] = 0;
     }
   }
-  return Render(axes, keys, rows, format);
+  if (writer == nullptr) open();  // every point invalid: the keys were never checked
+  writer->End();
 }
 
 }  // namespace tally

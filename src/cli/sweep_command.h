@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -17,8 +18,10 @@ struct SweepFlags {
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& flags);
 
-// The whole output: csv/tsv (header + rows), jsonl (one object per line) or json (an array).
-std::string RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags,
-                     const std::string& format);
+// Writes the rows to `out` as they are computed: csv/tsv (header + rows), jsonl (one object per
+// line) or json (a document with the array `sweep`). Memory stays constant in the number of points.
+// An error found before the first row leaves `out` untouched.
+void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags, const std::string& format,
+              std::ostream& out);
 
 }  // namespace tally

@@ -1,5 +1,8 @@
 #include "cli/time_command.h"
 
+#include <cmath>
+#include <set>
+
 #include "cli/settings_flags.h"
 #include "config/hardware.h"
 #include "config/presets.h"
@@ -51,36 +54,43 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
 }
 
 Report HardwareReport() {
+  const std::vector<std::string> names = HardwareNames();
+  std::vector<HardwareSpec> specs;
+  std::set<std::string> dtypes;  // every dtype with a peak somewhere, in the catalog's (sorted) order
+  for (const std::string& name : names) {
+    specs.push_back(ResolveHardware(name));
+    for (const auto& peak : specs.back().peak_flops) dtypes.insert(peak.first);
+  }
+  std::vector<Column> columns = {{.key = "name", .label = "device"},
+                                 {.key = "kind"},
+                                 {.key = "description", .shown = false},
+                                 {.key = "memory_bytes", .label = "memory", .unit = Unit::kByte},
+                                 {.key = "memory_bandwidth", .label = "bandwidth", .unit = Unit::kBytePerSecond},
+                                 {.key = "interconnect_bandwidth", .unit = Unit::kBytePerSecond, .shown = false}};
+  for (const std::string& d : dtypes) {
+    columns.push_back({.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond,
+                       .shown = d == "bf16" || d == "fp8"});
+  }
+  columns.push_back({.key = "source", .label = "file", .shown = false});
   Report r;
-  ReportNode& group = r.Group("hardware", "Hardware catalog");
-  for (const std::string& name : HardwareNames()) {
-    const HardwareSpec h = ResolveHardware(name);
-    ReportNode& n = group.AddGroup(name, name);
-    n.AddLeaf("kind", "kind", h.kind, Unit::kText);
-    n.AddLeaf("description", "description", h.description, Unit::kText);
-    n.AddLeaf("memory_bytes", "memory", h.memory_bytes, Unit::kByte);
-    n.AddLeaf("memory_bandwidth", "memory bandwidth", h.memory_bandwidth, Unit::kBytePerSecond);
-    n.AddLeaf("interconnect_bandwidth", "interconnect per direction", h.interconnect_bandwidth, Unit::kBytePerSecond);
-    ReportNode& peak = n.AddGroup("peak", "dense peak");
-    for (const auto& [dtype, flops] : h.peak_flops) peak.AddLeaf(dtype, dtype, flops, Unit::kFlopPerSecond);
-    n.AddLeaf("source", "file", h.source, Unit::kText);
+  Table& table = r.AddTable("hardware", "Hardware catalog", columns);
+  table.keyed = true;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const HardwareSpec& h = specs[i];
+    std::vector<Cell> row = {names[i], h.kind, h.description, h.memory_bytes, h.memory_bandwidth,
+                             h.interconnect_bandwidth};
+    for (const std::string& d : dtypes) {
+      auto peak = h.peak_flops.find(d);
+      if (peak == h.peak_flops.end()) {
+        row.emplace_back();  // no peak for this dtype: absent from its JSON object
+      } else {
+        row.emplace_back(peak->second);
+      }
+    }
+    row.push_back(h.source);
+    table.rows.push_back(std::move(row));
   }
   return r;
-}
-
-std::string FormatHardwareTable(const Report& report) {
-  std::string out = LeftCell("device", 11) + LeftCell("kind", 5) + LeftCell("bf16 peak", 16) + LeftCell("fp8 peak", 16) +
-                    LeftCell("memory", 11) + "bandwidth\n";
-  for (const ReportNode& n : report.Find("hardware")->children) {
-    auto peak = [&](const char* dtype) {
-      const ReportNode* p = n.Child("peak")->Child(dtype);
-      return p ? FormatRate(std::get<double>(p->value)) : std::string("-");
-    };
-    out += LeftCell(n.key, 11) + LeftCell(std::get<std::string>(n.Child("kind")->value), 5) + LeftCell(peak("bf16"), 16) +
-           LeftCell(peak("fp8"), 16) + LeftCell(FormatBytes(std::get<uint64_t>(n.Child("memory_bytes")->value), UnitSystem::kIec), 11) +
-           FormatBytes(static_cast<uint64_t>(std::get<double>(n.Child("memory_bandwidth")->value)), UnitSystem::kSi) + "/s\n";
-  }
-  return out;
 }
 
 }  // namespace tally

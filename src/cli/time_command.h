@@ -20,8 +20,8 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);
 // Validated; `gpus_given` says whether --gpus was on the command line (else devices may be solved for).
 TimeRequest ReadTimeRequest(const TimeFlags& flags, bool gpus_given, uint64_t gpus);
 
-// hardware.<name>.{kind, description, memory_bytes, memory_bandwidth, interconnect_bandwidth, peak.<dtype>}.
+// hardware: a table keyed by name, with kind, description, memory_bytes, memory_bandwidth,
+// interconnect_bandwidth, peak.<dtype> and source (JSON hardware.<name>.*).
 Report HardwareReport();
-std::string FormatHardwareTable(const Report& report);
 
 }  // namespace tally

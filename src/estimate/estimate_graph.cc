@@ -172,11 +172,22 @@ void AddFlops(const ModelSpec& spec, const Settings& settings, const GraphSummar
 }
 
 void AddLayers(const LayerGraph& graph, Report& r) {
+  Table& t = r.AddTable("layers", "Layers",
+                        {{.key = "path"},
+                         {.key = "kind"},
+                         {.key = "component", .shown = false},
+                         {.key = "shape", .unit = Unit::kShape, .shown = false},
+                         {.key = "params", .unit = Unit::kCount},
+                         {.key = "flops.forward", .label = "forward FLOPs", .unit = Unit::kFlop},
+                         {.key = "flops.backward", .unit = Unit::kFlop, .shown = false},
+                         {.key = "flops.non_matmul_forward", .unit = Unit::kFlop, .shown = false}});
   for (const Layer& l : graph.Expanded()) {
-    std::vector<std::string> formulas;
-    for (const Gemm& g : l.gemms) formulas.push_back(GemmText(g, l.path));
-    r.layers.push_back({l.path, LayerKindName(l.kind), ComponentName(l.component), l.shape, l.params,
-                        CountLayerFlops(l), formulas});
+    const LayerFlops f = CountLayerFlops(l);
+    std::string formulas;  // each GEMM instantiated, for --explain
+    for (const Gemm& g : l.gemms) formulas += (formulas.empty() ? "" : "\n") + GemmText(g, l.path);
+    t.rows.push_back({l.path, std::string(LayerKindName(l.kind)), std::string(ComponentName(l.component)), l.shape,
+                      l.params, f.forward, f.backward, f.non_matmul_forward});
+    t.explain.push_back(std::move(formulas));
   }
 }
 

@@ -99,7 +99,7 @@ MeasureOutcome RunMeasure(const MeasureRequest& request) {
   std::vector<StepGemm> steps;  // results point into it
   std::vector<GemmResult> results;
   if (!request.peak_only) {
-    s.report.Set("measure.budget_s", "time budget per case", request.bench.budget_s, Unit::kRatio);
+    s.report.Set("measure.budget_s", "time budget per case", request.bench.budget_s, Unit::kSecond);
     if (request.model != nullptr) {
       steps = DistinctGemms(StepGemms(*request.model));
       RunModel(s, steps, results);
@@ -114,11 +114,11 @@ MeasureOutcome RunMeasure(const MeasureRequest& request) {
                                  : s.backend->Facts().memory_bandwidth_bytes_per_s;
     s.report.Set("measure.bandwidth_bytes_per_s", s.peaks->IsCpu() ? "memory read bandwidth (probed, all cores)"
                                                                     : "memory bandwidth (from clocks)",
-                 bandwidth, Unit::kRatio);
+                 bandwidth, Unit::kBytePerSecond);
   }
   if (results.empty()) {
     s.report.Set("measure.peak_flop_per_s", std::string("peak, ") + GemmDTypeName(s.dtypes.front()) + " (whole device)",
-                 DevicePeak(s, s.dtypes.front()), Unit::kRatio);
+                 DevicePeak(s, s.dtypes.front()), Unit::kFlopPerSecond);
   } else {
     AddResults(s.report, results, DevicePeak(s, BestResult(results)->dtype));
   }

@@ -3,37 +3,66 @@
 namespace tally {
 namespace {
 
-Report::Record Record(const GemmResult& r) {
+// The results table's columns: every figure of a result; the human table shows the usual few.
+std::vector<Column> Columns(bool cpu, bool model) {
+  const Unit n = Unit::kNumber, s = Unit::kSecond, f = Unit::kFlopPerSecond, ratio = Unit::kRatio;
+  std::vector<Column> c = {{.key = "m", .unit = n},
+                           {.key = "n", .unit = n},
+                           {.key = "k", .unit = n},
+                           {.key = "layout"},
+                           {.key = "dtype"},
+                           {.key = "device", .shown = false},
+                           {.key = "threads", .unit = n},
+                           {.key = "seconds", .label = "median", .unit = s},
+                           {.key = "flop_per_s", .label = "FLOP/s", .unit = f},
+                           {.key = "mfu", .unit = ratio},
+                           {.key = "seconds_min", .label = "min", .unit = s, .shown = !model},
+                           {.key = "seconds_max", .label = "max", .unit = s, .shown = !model},
+                           {.key = "cv", .unit = ratio},
+                           {.key = "reps", .unit = n, .shown = false},
+                           {.key = "iterations_per_rep", .unit = n, .shown = false},
+                           {.key = "peak_flop_per_s", .unit = f, .shown = false},
+                           {.key = "probed_peak_flop_per_s", .unit = f, .shown = false},
+                           // A GPU has no FMA probe: its column would be all zeros.
+                           {.key = "mfu_probed", .label = "mfu (probe)", .unit = ratio, .shown = cpu && !model},
+                           {.key = "arithmetic_intensity", .unit = ratio, .shown = false}};
+  if (model) {
+    c.insert(c.end(), {{.key = "count", .unit = n},
+                       {.key = "passes"},
+                       {.key = "path"},
+                       {.key = "halved", .unit = Unit::kBool, .shown = false},
+                       {.key = "step_seconds", .label = "step", .unit = s}});
+  }
+  return c;
+}
+
+std::vector<Cell> Row(const GemmResult& r) {
   const BenchResult& b = r.bench;
   // Arithmetic intensity: FLOPs per byte of A, B and C moved once (Williams et al. 2009).
   const double intensity = static_cast<double>(r.shape.Flops()) / GemmMinBytes(r.shape, r.dtype);
-  Report::Record record = {{"m", r.shape.m},
-                           {"n", r.shape.n},
-                           {"k", r.shape.k},
-                           {"layout", r.shape.Layout()},
-                           {"dtype", std::string(GemmDTypeName(r.dtype))},
-                           {"device", r.device},
-                           {"threads", static_cast<uint64_t>(r.threads)},
-                           {"seconds", b.seconds.median},
-                           {"flop_per_s", r.flop_per_s},
-                           {"mfu", r.Mfu()},
-                           {"seconds_min", b.seconds.min},
-                           {"seconds_max", b.seconds.max},
-                           {"cv", b.seconds.cv},
-                           {"reps", b.reps},
-                           {"iterations_per_rep", b.iterations_per_rep},
-                           {"peak_flop_per_s", r.peak_flop_per_s},
-                           {"probed_peak_flop_per_s", r.probed_flop_per_s},
-                           {"mfu_probed", r.MfuProbed()},
-                           {"arithmetic_intensity", intensity}};
+  std::vector<Cell> row = {r.shape.m,
+                           r.shape.n,
+                           r.shape.k,
+                           r.shape.Layout(),
+                           std::string(GemmDTypeName(r.dtype)),
+                           r.device,
+                           static_cast<uint64_t>(r.threads),
+                           b.seconds.median,
+                           r.flop_per_s,
+                           r.Mfu(),
+                           b.seconds.min,
+                           b.seconds.max,
+                           b.seconds.cv,
+                           b.reps,
+                           b.iterations_per_rep,
+                           r.peak_flop_per_s,
+                           r.probed_flop_per_s,
+                           r.MfuProbed(),
+                           intensity};
   if (r.step != nullptr) {
-    record.insert(record.end(), {{"count", r.step->count},
-                                 {"passes", r.step->passes},
-                                 {"path", r.step->path},
-                                 {"halved", r.step->halved},
-                                 {"step_seconds", r.StepSeconds()}});
+    row.insert(row.end(), {r.step->count, r.step->passes, r.step->path, r.step->halved, r.StepSeconds()});
   }
-  return record;
+  return row;
 }
 
 }  // namespace
@@ -56,12 +85,10 @@ const GemmResult* BestResult(const std::vector<GemmResult>& results) {
 }
 
 void AddResults(Report& report, const std::vector<GemmResult>& results, double device_peak) {
-  report.records_path = "measure.results";
-  for (const GemmResult& r : results) report.records.push_back(Record(r));
   const GemmResult* best = BestResult(results);
   if (best == nullptr) return;
   report.Set("measure.peak_flop_per_s", std::string("peak, ") + GemmDTypeName(best->dtype) + " (whole device)",
-             device_peak, Unit::kRatio);
+             device_peak, Unit::kFlopPerSecond);
   const bool cpu = best->device == "cpu";
   if (cpu) {
     report.Set("measure.best_mfu", "best MFU (vs computed peak)", best->Mfu(), Unit::kRatio,
@@ -74,8 +101,10 @@ void AddResults(Report& report, const std::vector<GemmResult>& results, double d
   report.Set("measure.best.shape", "shape (m x n x k)", best->shape.Text(), Unit::kText);
   report.Set("measure.best.dtype", "dtype", std::string(GemmDTypeName(best->dtype)), Unit::kText);
   report.Set("measure.best.threads", "threads", static_cast<uint64_t>(best->threads), Unit::kNumber);
-  report.Set("measure.best.flop_per_s", "achieved FLOP/s (median)", best->flop_per_s, Unit::kRatio);
+  report.Set("measure.best.flop_per_s", "achieved FLOP/s (median)", best->flop_per_s, Unit::kFlopPerSecond);
   if (cpu) report.Set("measure.best.mfu_probed", "MFU against the FMA probe", best->MfuProbed(), Unit::kRatio);
+  Table& table = report.AddTable("measure.results", "Results", Columns(cpu, best->step != nullptr));
+  for (const GemmResult& r : results) table.rows.push_back(Row(r));
 }
 
 }  // namespace tally

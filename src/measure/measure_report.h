@@ -29,7 +29,7 @@ struct GemmResult {
   double StepSeconds() const;
 };
 
-// The records at `measure.results` (one per result; model mode adds count, passes, path, halved,
+// The table `measure.results` (a row per result; model mode adds count, passes, path, halved,
 // step_seconds) plus measure.peak_flop_per_s, measure.best_mfu and measure.best.*. `device_peak`
 // is the whole-device computed peak of the best result's dtype.
 void AddResults(Report& report, const std::vector<GemmResult>& results, double device_peak);

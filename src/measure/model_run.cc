@@ -29,21 +29,21 @@ void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::v
         Unit::kNumber);
   r.Set("measure.model.flops", "matmul FLOPs (forward + backward)", flops, Unit::kFlop,
         "= flops.forward + flops.backward of the FLOPs estimator (recomputation excluded)");
-  r.Set("measure.model.measured_s", "measured step matmul time", measured_s, Unit::kRatio,
+  r.Set("measure.model.measured_s", "measured step matmul time", measured_s, Unit::kSecond,
         "sum over shapes of count x median seconds (causal attention halved)");
-  r.Set("measure.model.achieved_flop_per_s", "achieved FLOP/s", achieved, Unit::kRatio);
+  r.Set("measure.model.achieved_flop_per_s", "achieved FLOP/s", achieved, Unit::kFlopPerSecond);
   r.Set("measure.model.mfu", "MFU (achieved / computed peak)", peak > 0 ? achieved / peak : 0, Unit::kRatio);
   r.Set("measure.model.reference_flop_per_s",
         "reference rate: " + reference.shape.Text() + " " + GemmDTypeName(reference.dtype) + " (median)",
-        reference.flop_per_s, Unit::kRatio);
+        reference.flop_per_s, Unit::kFlopPerSecond);
   const double predicted = static_cast<double>(flops) / reference.flop_per_s;
-  r.Set("measure.model.predicted_s", "predicted: FLOPs / reference rate", predicted, Unit::kRatio,
+  r.Set("measure.model.predicted_s", "predicted: FLOPs / reference rate", predicted, Unit::kSecond,
         "the analytic FLOPs at the rate of a large square GEMM measured now");
   r.Set("measure.model.ratio", "measured / predicted", measured_s / predicted, Unit::kRatio);
   if (peak > 0) {
     const double at_peak = static_cast<double>(flops) / peak;
-    r.Set("measure.model.predicted_at_peak_s", "predicted at the computed peak (100% MFU)", at_peak, Unit::kRatio);
-    r.Set("measure.model.ratio_to_peak", "measured / predicted at peak", measured_s / at_peak, Unit::kRatio);
+    r.Set("measure.model.predicted_at_peak_s", "predicted at the computed peak (100% MFU)", at_peak, Unit::kSecond);
+    r.Set("measure.model.ratio_to_peak", "measured / predicted at peak", measured_s / at_peak, Unit::kSecond);
   }
 }
 

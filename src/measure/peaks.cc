@@ -56,7 +56,7 @@ double PeakTable::Probed(GemmDType d, int threads) {
 }
 
 void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
-  // Doubles are approximate by nature (kRatio); their keys carry the unit (_hz, _flop_per_s).
+  // Each figure carries its unit: the table prints GHz and FLOP/s from it; JSON stays in base units.
   if (cpu_) {
     r.Group("measure.cpu", "CPU");
     r.Set("measure.cpu.name", "model name", cpu_info_.model_name, Unit::kText);
@@ -66,24 +66,24 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
     r.Set("measure.cpu.cores", "cores (physical, in the affinity mask)", static_cast<uint64_t>(cpu_info_.cores),
           Unit::kNumber);
     r.Set("measure.cpu.logical_cpus", "logical CPUs", static_cast<uint64_t>(cpu_info_.logical_cpus), Unit::kNumber);
-    r.Set("measure.cpu.clock_hz", "clock (dependent add chain)", clock_hz_, Unit::kRatio,
+    r.Set("measure.cpu.clock_hz", "clock (dependent add chain)", clock_hz_, Unit::kHertz,
           "64 dependent 1-cycle adds per loop; after a 30 ms warm-up, the fastest trial in 120 ms; read "
           "before and after the timing, the higher kept");
     if (end_clock_hz_ > 0) {
-      r.Set("measure.cpu.clock_before_hz", "clock before the timing", start_clock_hz_, Unit::kRatio);
-      r.Set("measure.cpu.clock_after_hz", "clock after the timing", end_clock_hz_, Unit::kRatio);
+      r.Set("measure.cpu.clock_before_hz", "clock before the timing", start_clock_hz_, Unit::kHertz);
+      r.Set("measure.cpu.clock_after_hz", "clock after the timing", end_clock_hz_, Unit::kHertz);
     }
     r.Set("measure.cpu.cpuinfo_mhz", "/proc/cpuinfo MHz (not used: TSC rate)",
-          cpu_info_.cpuinfo_mhz, Unit::kRatio);
+          cpu_info_.cpuinfo_mhz, Unit::kMegahertz);
     r.Set("measure.cpu.fma_units", "FMA units", CoreFmaUnits(cpu_info_).source, Unit::kText);
   } else {
     r.Group("measure.gpu", "GPU");
     r.Set("measure.gpu.name", "name", gpu_.name, Unit::kText);
     r.Set("measure.gpu.memory", "memory", gpu_.memory_bytes, Unit::kByte);
     r.Set("measure.gpu.multiprocessors", "multiprocessors", gpu_.n_multiprocessors, Unit::kNumber);
-    r.Set("measure.gpu.clock_hz", "peak clock", gpu_.clock_hz, Unit::kRatio);
+    r.Set("measure.gpu.clock_hz", "peak clock", gpu_.clock_hz, Unit::kHertz);
     r.Set("measure.gpu.memory_bandwidth_bytes_per_s", "memory bandwidth (from its clock and bus)",
-          gpu_.memory_bandwidth_bytes_per_s, Unit::kRatio);
+          gpu_.memory_bandwidth_bytes_per_s, Unit::kBytePerSecond);
   }
   r.Group("measure.peak", cpu_ ? "Peak (all cores)" : "Peak");
   for (GemmDType d : dtypes) {
@@ -92,12 +92,12 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
     const double peak = DevicePeak(d, &source);
     r.Group(key, GemmDTypeName(d));
     if (cpu_) {
-      r.Set(key + ".flop_per_cycle", "FLOP per cycle per core", FlopsPerCycle(cpu_info_, d), Unit::kRatio,
+      r.Set(key + ".flop_per_cycle", "FLOP per cycle per core", FlopsPerCycle(cpu_info_, d), Unit::kNumber,
             FlopsPerCycleFormula(cpu_info_, d));
     }
     const std::string from = source.empty() ? "unknown: give --peak" : source;
-    r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kRatio);
-    if (cpu_) r.Set(key + ".probed_flop_per_s", "probed (FMA loop, all cores)", Probed(d, Cores()), Unit::kRatio);
+    r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kFlopPerSecond);
+    if (cpu_) r.Set(key + ".probed_flop_per_s", "probed (FMA loop, all cores)", Probed(d, Cores()), Unit::kFlopPerSecond);
   }
 }
 

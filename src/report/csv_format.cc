@@ -1,70 +1,87 @@
-// CSV (RFC 4180) and TSV: a header of dotted keys and one row per configuration, or with --layers
-// one row per graph node. Text is quoted only when it must be.
+// CSV (RFC 4180) and TSV: a header of dotted keys and one row per configuration, or for a list
+// (presets, results, sweep points, --layers) one row per item. Text is quoted only when it must be.
+#include <ostream>
+
 #include "report/format.h"
+#include "report/writer.h"
 
 namespace tally {
 namespace {
 
-std::string Field(const std::string& text, char separator) {
+void AppendField(const std::string& text, char separator, std::string& out) {
   if (separator == '\t') {
-    std::string out = text;  // TSV has no quoting: tabs and line breaks become spaces
-    for (char& c : out) {
-      if (c == '\t' || c == '\n' || c == '\r') c = ' ';
+    for (char c : text) out += c == '\t' || c == '\n' || c == '\r' ? ' ' : c;  // TSV has no quoting
+    return;
+  }
+  if (text.find_first_of(",\"\r\n") == std::string::npos) {
+    out += text;
+    return;
+  }
+  out += '"';
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+void AppendRow(const std::vector<std::string>& fields, char separator, std::string& out) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i) out += separator;
+    AppendField(fields[i], separator, out);
+  }
+  out += '\n';  // LF, not RFC 4180's CRLF: friendlier to shell tools
+}
+
+class DelimitedWriter : public TableWriter {
+ public:
+  DelimitedWriter(std::ostream& out, char separator, const Table& header) : out_(out), separator_(separator) {
+    std::vector<std::string> keys;
+    for (const Column& c : header.columns) keys.push_back(c.key);
+    AppendRow(keys, separator_, buffer_);
+  }
+  void Row(const std::vector<Cell>& row) override {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) buffer_ += separator_;
+      if (row[i]) AppendField(ValueText(*row[i]), separator_, buffer_);
     }
-    return out;
+    buffer_ += '\n';
+    if (buffer_.size() >= kBlock) Flush();
   }
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
+  void End() override { Flush(); }
 
-std::string Row(const std::vector<std::string>& fields, char separator) {
-  std::string out;
-  for (size_t i = 0; i < fields.size(); ++i) out += (i ? std::string(1, separator) : "") + Field(fields[i], separator);
-  return out + "\n";  // LF, not RFC 4180's CRLF: friendlier to shell tools
-}
-
-std::string LayerRows(const Report& report, char separator) {
-  std::string out = Row({"path", "kind", "component", "shape", "params", "flops.forward", "flops.backward",
-                         "flops.non_matmul.forward"},
-                        separator);
-  for (const LayerRow& l : report.layers) {
-    std::string shape;
-    for (uint64_t d : l.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
-    out += Row({l.path, l.kind, l.component, shape, std::to_string(l.params), std::to_string(l.flops.forward),
-                std::to_string(l.flops.backward), std::to_string(l.flops.non_matmul_forward)},
-               separator);
+ private:
+  static constexpr size_t kBlock = 1 << 16;
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
   }
-  return out;
-}
+  std::ostream& out_;
+  char separator_;
+  std::string buffer_;
+};
 
 }  // namespace
 
+std::unique_ptr<TableWriter> MakeDelimitedWriter(std::ostream& out, char separator, const Table& header) {
+  return std::make_unique<DelimitedWriter>(out, separator, header);
+}
+
 std::string FormatDelimited(const Report& report, char separator) {
-  if (!report.records_path.empty()) {
-    std::vector<std::string> header;
-    if (!report.records.empty()) {
-      for (const auto& field : report.records.front()) header.push_back(field.first);
-    }
-    std::string out = Row(header, separator);
-    for (const Report::Record& r : report.records) {
-      std::vector<std::string> row;
-      for (const auto& field : r) row.push_back(ValueText(field.second));
-      out += Row(row, separator);
-    }
-    return out;
-  }
-  if (!report.rows.empty()) {
-    std::string out = Row(report.columns, separator);
-    for (const std::vector<std::string>& row : report.rows) out += Row(row, separator);
-    return out;
-  }
-  if (!report.layers.empty()) return LayerRows(report, separator);
+  if (const ReportNode* node = report.FirstTable()) return WriteWhole(*node->table, [&](std::ostream& out) {
+      return MakeDelimitedWriter(out, separator, *node->table);
+    });
   std::vector<std::string> keys = report.LeafKeys();
   std::vector<std::string> values;
-  for (const std::string& k : keys) values.push_back(ValueText(report.Find(k)->value));
-  return Row(keys, separator) + Row(values, separator);
+  for (const std::string& k : keys) {
+    const ReportNode* leaf = report.Find(k);
+    const Cell* cell = leaf == nullptr ? report.FindCell(k) : nullptr;
+    values.push_back(leaf != nullptr ? ValueText(leaf->value) : (cell != nullptr && *cell ? ValueText(**cell) : ""));
+  }
+  std::string out;
+  AppendRow(keys, separator, out);
+  AppendRow(values, separator, out);
+  return out;
 }
 
 }  // namespace tally

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "report/writer.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
 
@@ -19,16 +20,27 @@ UnitSystem ParseUnitSystem(const std::string& text) {
                    " (KiB, MiB, GiB) or " + Name(UnitSystem::kSi) + " (kB, MB, GB)");
 }
 
-std::string LeftCell(std::string text, size_t width) {
-  text.resize(std::max(width, text.size() + 1), ' ');
-  return text;
-}
-
 std::string ValueText(const Value& value) {
   if (const auto* n = std::get_if<uint64_t>(&value)) return std::to_string(*n);
   if (const auto* d = std::get_if<double>(&value)) return FormatDouble(*d);
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* shape = std::get_if<std::vector<uint64_t>>(&value)) {
+    std::string out;
+    for (uint64_t d : *shape) out += (out.empty() ? "" : "x") + std::to_string(d);
+    return out;
+  }
   return std::get<std::string>(value);
+}
+
+std::unique_ptr<TableWriter> MakeTableWriter(std::ostream& out, StreamFormat format, const std::string& path,
+                                             const Table& header) {
+  switch (format) {
+    case StreamFormat::kCsv: return MakeDelimitedWriter(out, ',', header);
+    case StreamFormat::kTsv: return MakeDelimitedWriter(out, '\t', header);
+    case StreamFormat::kJsonl: return MakeJsonLinesWriter(out, header);
+    case StreamFormat::kJson: break;
+  }
+  return MakeJsonWriter(out, path, header);
 }
 
 std::string FormatReport(const Report& report, const FormatOptions& options) {

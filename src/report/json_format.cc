@@ -1,7 +1,11 @@
-// JSON: base units, exact integers, keys in report order, a schema tag for consumers.
+// JSON: base units, exact integers, keys in report order, a schema tag for consumers. A table node
+// is an array of objects, or an object keyed by its first column; streamed, each row is dumped
+// alone and indented to its depth, which gives the bytes of the whole-document dump.
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "report/format.h"
+#include "report/writer.h"
 
 namespace tally {
 namespace {
@@ -12,62 +16,152 @@ Json ToJson(const Value& value) {
   if (const auto* n = std::get_if<uint64_t>(&value)) return *n;
   if (const auto* d = std::get_if<double>(&value)) return *d;
   if (const auto* b = std::get_if<bool>(&value)) return *b;
+  if (const auto* shape = std::get_if<std::vector<uint64_t>>(&value)) return *shape;
   return std::get<std::string>(value);
 }
 
+// Names and paths come from the user's files and may not be UTF-8: invalid bytes print as U+FFFD.
+std::string Dump(const Json& json, int indent) { return json.dump(indent, ' ', false, Json::error_handler_t::replace); }
+
+std::vector<std::string> SplitDots(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+// One row as an object: a keyed table's first column is its name outside the object. An absent
+// cell is null in an array's objects (each has every key) and left out of a keyed table's.
+Json RowJson(const Table& table, const std::vector<Cell>& row) {
+  Json out = Json::object();
+  for (size_t i = table.keyed ? 1 : 0; i < row.size(); ++i) {
+    if (!row[i] && table.keyed) continue;
+    Json value = row[i] ? ToJson(*row[i]) : Json(nullptr);
+    if (table.flat_keys) {
+      out[table.columns[i].key] = std::move(value);
+      continue;
+    }
+    Json* at = &out;
+    for (const std::string& part : SplitDots(table.columns[i].key)) at = &(*at)[part];
+    *at = std::move(value);
+  }
+  return out;
+}
+
+std::string RowName(const std::vector<Cell>& row) { return row.empty() || !row[0] ? "" : ValueText(*row[0]); }
+
+Json TableJson(const Table& table) {
+  Json out = table.keyed ? Json::object() : Json::array();
+  for (const std::vector<Cell>& row : table.rows) {
+    if (table.keyed) {
+      out[RowName(row)] = RowJson(table, row);
+    } else {
+      out.push_back(RowJson(table, row));
+    }
+  }
+  return out;
+}
+
 Json ToJson(const ReportNode& node) {
+  if (node.table != nullptr) return TableJson(*node.table);
   if (!node.is_group) return ToJson(node.value);
   Json out = Json::object();
   for (const ReportNode& c : node.children) out[c.key] = ToJson(c);
   return out;
 }
 
-Json LayersJson(const std::vector<LayerRow>& layers) {
-  Json out = Json::array();
-  for (const LayerRow& l : layers) {
-    out.push_back({{"path", l.path},
-                   {"kind", l.kind},
-                   {"component", l.component},
-                   {"shape", l.shape},
-                   {"params", l.params},
-                   {"flops", {{"forward", l.flops.forward},
-                              {"backward", l.flops.backward},
-                              {"non_matmul_forward", l.flops.non_matmul_forward}}}});
+Json Preamble() { return {{"schema", "tally/1"}, {"tally_version", TALLY_VERSION}}; }
+
+class JsonLinesWriter : public TableWriter {
+ public:
+  JsonLinesWriter(std::ostream& out, const Table& header) : out_(out), table_{.columns = header.columns} {
+    table_.flat_keys = header.flat_keys;
   }
-  return out;
-}
+  void Row(const std::vector<Cell>& row) override {
+    buffer_ += Dump(RowJson(table_, row), -1);
+    buffer_ += '\n';
+    if (buffer_.size() >= kBlock) Flush();
+  }
+  void End() override { Flush(); }
+
+ private:
+  static constexpr size_t kBlock = 1 << 16;
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+  std::ostream& out_;
+  Table table_;
+  std::string buffer_;
+};
+
+// {"schema", "tally_version", path: [rows]} with nlohmann's two-space layout, written row by row.
+class JsonWriter : public TableWriter {
+ public:
+  JsonWriter(std::ostream& out, const std::string& path, const Table& header)
+      : out_(out), table_{.columns = header.columns}, depth_(SplitDots(path).size()) {
+    table_.keyed = header.keyed;
+    table_.flat_keys = header.flat_keys;
+    std::string open = Dump(Preamble(), 2);
+    buffer_ = open.substr(0, open.size() - 2);  // less "\n}"
+    const std::vector<std::string> parts = SplitDots(path);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      buffer_ += (i == 0 ? ",\n" : "\n") + std::string(2 * (i + 1), ' ') + Dump(Json(parts[i]), -1) + ": ";
+      if (i + 1 < parts.size()) buffer_ += "{";
+    }
+    buffer_ += table_.keyed ? "{" : "[";
+  }
+  void Row(const std::vector<Cell>& row) override {
+    const std::string indent(2 * (depth_ + 1), ' ');
+    buffer_ += rows_++ == 0 ? "\n" : ",\n";
+    buffer_ += indent;
+    if (table_.keyed) buffer_ += Dump(Json(RowName(row)), -1) + ": ";
+    for (char c : Dump(RowJson(table_, row), 2)) {
+      buffer_ += c;
+      if (c == '\n') buffer_ += indent;  // strings hold no raw line breaks: JSON escapes them
+    }
+    if (buffer_.size() >= kBlock) Flush();
+  }
+  void End() override {
+    if (rows_ > 0) buffer_ += "\n" + std::string(2 * depth_, ' ');
+    buffer_ += table_.keyed ? "}" : "]";
+    for (size_t d = depth_; d-- > 0;) buffer_ += "\n" + std::string(2 * d, ' ') + "}";
+    buffer_ += "\n";
+    Flush();
+  }
+
+ private:
+  static constexpr size_t kBlock = 1 << 16;
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+  std::ostream& out_;
+  Table table_;
+  size_t depth_;
+  uint64_t rows_ = 0;
+  std::string buffer_;
+};
 
 }  // namespace
 
-Json RecordsJson(const std::vector<Report::Record>& records) {
-  Json out = Json::array();
-  for (const Report::Record& r : records) {
-    Json item = Json::object();
-    for (const auto& [key, value] : r) item[key] = ToJson(value);
-    out.push_back(item);
-  }
-  return out;
+std::unique_ptr<TableWriter> MakeJsonLinesWriter(std::ostream& out, const Table& header) {
+  return std::make_unique<JsonLinesWriter>(out, header);
+}
+
+std::unique_ptr<TableWriter> MakeJsonWriter(std::ostream& out, const std::string& path, const Table& header) {
+  return std::make_unique<JsonWriter>(out, path, header);
 }
 
 std::string FormatJson(const Report& report) {
-  Json doc = {{"schema", "tally/1"}, {"tally_version", TALLY_VERSION}};
+  Json doc = Preamble();
   for (const ReportNode& c : report.root().children) doc[c.key] = ToJson(c);
-  if (!report.records_path.empty()) {
-    Json* at = &doc;
-    size_t start = 0;
-    while (true) {  // walk or create the objects along the dotted path
-      size_t dot = report.records_path.find('.', start);
-      std::string part = report.records_path.substr(start, dot - start);
-      at = &(*at)[part];
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    *at = RecordsJson(report.records);
-  }
-  if (!report.layers.empty()) doc["layers"] = LayersJson(report.layers);
   if (!report.notes.empty()) doc["notes"] = report.notes;
-  // Names and paths come from the user's files and may not be UTF-8: invalid bytes print as U+FFFD.
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  return Dump(doc, 2) + "\n";
 }
 
 }  // namespace tally

@@ -1,31 +1,71 @@
 // Report: the tree of named quantities every formatter reads. Keys are the dotted JSON keys
-// (`params.total`); leaves carry a value and its unit, groups carry children.
+// (`params.total`); leaves carry a value and its unit, groups carry children, and table nodes carry
+// lists (typed columns, one row of cells per item).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "estimate/flops.h"
 
 namespace tally {
 
 enum class Unit {
   kCount,   // a count shown with an SI prefix in tables (124.44 M)
-  kNumber,  // an exact integer shown as is (batch 8)
+  kNumber,  // a number shown exactly as is: an integer (batch 8), a double in full (a dtype's stored value)
   kFlop,
   kMac,     // multiply-accumulates: FLOPs / 2, labelled as such
   kByte,
   kRatio,   // approximate by nature: a double
+  kReal,    // a real number of any magnitude (a dtype's max, eps): four significant digits in tables
   kSecond,  // a duration (double)
   kFlopPerSecond,
   kBytePerSecond,
+  kHertz,      // a clock rate (3.54 GHz)
+  kMegahertz,  // a clock rate counted in MHz, as /proc/cpuinfo gives it
   kText,
   kBool,
+  kShape,  // tensor dimensions: 1x64x32x32 in text, an array of integers in JSON
 };
 
-using Value = std::variant<uint64_t, double, std::string, bool>;
+// A unit's name in machine output (check's results carry it): byte, flop, count, ...
+const char* UnitName(Unit unit);
+// The unit a name stands for; kText when the name is none of UnitName's.
+Unit UnitFromName(const std::string& name);
+
+using Value = std::variant<uint64_t, double, std::string, bool, std::vector<uint64_t>>;
+// A table cell: nullopt is "no value" (an invalid sweep point, a device without an fp8 peak).
+using Cell = std::optional<Value>;
+
+struct Column {
+  std::string key;    // dotted: JSON nests at the dots (unless the table's keys are flat); CSV's header
+  std::string label;  // the human table's header; the key when empty
+  Unit unit = Unit::kText;
+  bool shown = true;  // in the human table; JSON, CSV and --get hold every column
+  // When the unit varies by row (check's value and limit): the key of the text column naming it.
+  std::string unit_column;
+
+  const std::string& Label() const { return label.empty() ? key : label; }
+};
+
+// A list (presets, dtypes, hardware, check and measure results, sweep points, layers): typed
+// columns and one row of cells per item. JSON writes it as an array of objects, or, when `keyed`,
+// as an object keyed by the first column (models.<name>.*); CSV/TSV as a header and one line per row.
+struct Table {
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;
+  std::vector<std::string> explain;  // per row (lines split at '\n'), for --explain; may be shorter
+  bool keyed = false;
+  bool flat_keys = false;  // column keys are JSON names as a whole, dots and all (sweep's report keys)
+
+  // The unit of row `r`'s cell in column `c`.
+  Unit UnitOf(size_t r, size_t c) const;
+  // The index of the column `key`, or columns.size().
+  size_t ColumnIndex(const std::string& key) const;
+};
 
 struct ReportNode {
   std::string key;    // one segment: "total"
@@ -36,6 +76,9 @@ struct ReportNode {
   std::vector<ReportNode> children;
   std::string explain;  // the formula with its numbers and its source, for --explain
   bool ledger = false;  // a group whose byte lines are shares of its `total` (table: share and bar)
+  // Set on a table node (is_group false, no value). Copies of a report share it: a table is filled
+  // once, where the report is built.
+  std::shared_ptr<Table> table;
 
   const std::string& Label() const { return label.empty() ? key : label; }
 
@@ -43,17 +86,6 @@ struct ReportNode {
   ReportNode& AddGroup(const std::string& child_key, const std::string& child_label = "");
   void AddLeaf(const std::string& child_key, const std::string& child_label, Value v, Unit u);
   const ReportNode* Child(const std::string& child_key) const;
-};
-
-// One graph node, for --layers.
-struct LayerRow {
-  std::string path;
-  std::string kind;
-  std::string component;
-  std::vector<uint64_t> shape;
-  uint64_t params = 0;
-  LayerFlops flops;
-  std::vector<std::string> formulas;  // each GEMM instantiated, for --explain
 };
 
 class Report {
@@ -66,22 +98,19 @@ class Report {
 
   // The node at dotted `path`; a key that holds dots itself matches as a whole.
   const ReportNode* Find(const std::string& path) const;
-  // Every leaf's dotted key, in report order.
+  // Adds a table node at dotted `path` (parents created unlabelled) with these columns.
+  Table& AddTable(const std::string& path, const std::string& label, std::vector<Column> columns);
+  // The first table node in report order, or null: CSV/TSV print it instead of the leaves.
+  const ReportNode* FirstTable() const;
+  // A table cell at dotted `path`: TABLE.ROWNAME.COLUMN when keyed, TABLE.INDEX.COLUMN otherwise.
+  // Null when there is none; `unit` gets its unit.
+  const Cell* FindCell(const std::string& path, Unit* unit = nullptr) const;
+  // Every leaf's dotted key, in report order, and each cell of a keyed table.
   std::vector<std::string> LeafKeys() const;
 
   const ReportNode& root() const { return root_; }
 
   std::vector<std::string> notes;  // warnings: printed on stderr, carried in JSON
-  std::vector<LayerRow> layers;    // filled when --layers asks for the per-node breakdown
-  // A list (the presets, later sweep points): CSV prints these columns and one row per item.
-  std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> rows;
-
-  // A list of typed records (check results): JSON puts them as an array of objects at the dotted
-  // `records_path`; CSV prints a header of their keys and one row each.
-  using Record = std::vector<std::pair<std::string, Value>>;
-  std::string records_path;
-  std::vector<Record> records;
 
  private:
   ReportNode root_;

@@ -2,6 +2,7 @@
 // beside them, sized for an 80-column terminal.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "report/format.h"
 
@@ -11,57 +12,105 @@ namespace {
 constexpr size_t kLabelWidth = 44;
 constexpr size_t kValueWidth = 14;
 
+// Width in code points, so that "·" and "÷" in labels do not skew the columns.
+size_t Width(const std::string& text) {
+  return static_cast<size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
 
 std::string Pad(const std::string& text, size_t width, bool right) {
-  // Width in code points, so that "·" and "÷" in labels do not skew the columns.
-  size_t shown = static_cast<size_t>(std::count_if(text.begin(), text.end(), [](char c) {
-    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  }));
+  const size_t shown = Width(text);
   std::string fill(shown < width ? width - shown : 0, ' ');
   return right ? fill + text : text + fill;
 }
 
+// SI-prefixed with two decimals: 3.54e9 Hz -> "3.54 GHz".
+std::string Si(double value, const char* unit) {
+  static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  int i = 0;
+  while (i < 6 && std::fabs(value) >= 1000) value /= 1000, ++i;
+  return FormatFixed(value) + " " + kPrefixes[i] + unit;
+}
+
 // The human value and, for large integers, the exact one.
-std::pair<std::string, std::string> Render(const ReportNode& leaf, UnitSystem units) {
-  const auto* n = std::get_if<uint64_t>(&leaf.value);
-  switch (leaf.unit) {
+std::pair<std::string, std::string> Render(const Value& value, Unit unit, UnitSystem units) {
+  const auto* n = std::get_if<uint64_t>(&value);
+  const auto* d = std::get_if<double>(&value);
+  // A negative double (check's margin when a limit fails) prints as its magnitude with a sign.
+  if (d != nullptr && *d < 0 && unit != Unit::kRatio && unit != Unit::kReal) {
+    return {"-" + Render(-*d, unit, units).first, ""};
+  }
+  switch (unit) {
     case Unit::kCount:
       if (n) return {FormatCount(*n), *n >= 1000 ? FormatGrouped(*n) : ""};
-      if (const auto* d = std::get_if<double>(&leaf.value); d && *d >= 0 && *d < 1.8e19) {
-        return {FormatCount(static_cast<uint64_t>(std::llround(*d))), ""};
-      }
+      if (d && *d < 1.8e19) return {FormatCount(static_cast<uint64_t>(std::llround(*d))), ""};
       break;
     case Unit::kFlop:
       if (n) return {FormatFlops(static_cast<double>(*n)), *n >= 1000 ? FormatGrouped(*n) : ""};
-      return {FormatFlops(std::get<double>(leaf.value)), ""};
+      if (d) return {FormatFlops(*d), ""};
+      break;
     case Unit::kMac:
       if (n) return {FormatCount(*n) + " MAC", *n >= 1000 ? FormatGrouped(*n) : ""};
       break;
     case Unit::kByte:
       if (n) return {FormatBytes(*n, units), *n >= 1024 ? FormatGrouped(*n) + " B" : ""};
+      if (d && *d < 1.8e19) return {FormatBytes(static_cast<uint64_t>(std::llround(*d)), units), ""};
       break;
     case Unit::kNumber:
       if (n) return {FormatGrouped(*n), ""};
       break;
     case Unit::kSecond:
-      if (const auto* d = std::get_if<double>(&leaf.value)) return {FormatDuration(*d), ""};
+      if (d) return {FormatDuration(*d), ""};
+      if (n) return {FormatDuration(static_cast<double>(*n)), ""};  // a whole-second limit
       break;
     case Unit::kBytePerSecond:
-      if (const auto* d = std::get_if<double>(&leaf.value); d && *d >= 0 && *d < 1.8e19) {
-        return {FormatBytes(static_cast<uint64_t>(*d), UnitSystem::kSi) + "/s", ""};
-      }
+      if (d && *d < 1.8e19) return {FormatBytes(static_cast<uint64_t>(*d), UnitSystem::kSi) + "/s", ""};
       break;
     case Unit::kFlopPerSecond:
-      if (const auto* d = std::get_if<double>(&leaf.value)) return {FormatRate(*d), ""};
+      if (d) return {FormatRate(*d), ""};
+      break;
+    case Unit::kHertz:
+      if (d) return {Si(*d, "Hz"), ""};
+      break;
+    case Unit::kMegahertz:
+      if (d) return {FormatFixed(*d, 0) + " MHz", ""};
       break;
     case Unit::kRatio:
-      if (const auto* d = std::get_if<double>(&leaf.value)) return {FormatFixed(*d, 3), ""};
+      if (d) return {FormatFixed(*d, 3), ""};
+      break;
+    case Unit::kReal:
+      if (d) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.4g", *d);
+        return {buf, ""};
+      }
       break;
     case Unit::kText:
     case Unit::kBool:
+    case Unit::kShape:
       break;
   }
-  return {ValueText(leaf.value), ""};
+  return {ValueText(value), ""};
+}
+
+bool IsText(Unit unit) { return unit == Unit::kText || unit == Unit::kBool || unit == Unit::kShape; }
+
+// The one column layout: each column as wide as its widest cell, two spaces apart, numbers
+// right-aligned and text left-aligned; no trailing spaces.
+std::vector<std::string> AlignColumns(const std::vector<std::vector<std::string>>& lines,
+                                      const std::vector<bool>& right, size_t indent) {
+  std::vector<size_t> width(right.size(), 0);
+  for (const auto& l : lines) {
+    for (size_t i = 0; i < l.size(); ++i) width[i] = std::max(width[i], Width(l[i]));
+  }
+  std::vector<std::string> out;
+  for (const auto& l : lines) {
+    std::string line(indent, ' ');
+    for (size_t i = 0; i < l.size(); ++i) line += (i ? "  " : "") + Pad(l[i], width[i], right[i]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out.push_back(line);
+  }
+  return out;
 }
 
 struct TableStyle {
@@ -79,6 +128,40 @@ std::string Share(uint64_t part, uint64_t total) {
   return Pad(FormatFixed(share * 100, 1) + "%", 8, true) + "  " + bar;
 }
 
+// A table node: a header of column labels, then one aligned line per row ("-" for no value).
+void RenderTable(const Table& table, size_t indent, const TableStyle& style, std::string& out) {
+  std::vector<size_t> shown;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    if (table.columns[c].shown) shown.push_back(c);
+  }
+  std::vector<std::vector<std::string>> lines(1);
+  std::vector<bool> right;
+  for (size_t c : shown) {
+    lines[0].push_back(table.columns[c].Label());
+    right.push_back(!IsText(table.columns[c].unit));
+  }
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    std::vector<std::string> line;
+    for (size_t c : shown) {
+      const Cell& cell = table.rows[r][c];
+      line.push_back(cell ? Render(*cell, table.UnitOf(r, c), style.units).first : "-");
+    }
+    lines.push_back(std::move(line));
+  }
+  const std::vector<std::string> aligned = AlignColumns(lines, right, indent);
+  for (size_t i = 0; i < aligned.size(); ++i) {
+    out += aligned[i] + "\n";
+    if (!style.explain || i == 0 || i - 1 >= table.explain.size()) continue;
+    const std::string& text = table.explain[i - 1];
+    for (size_t start = 0; start < text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      out += std::string(indent + 4, ' ') + "= " + text.substr(start, end - start) + "\n";
+      start = end + 1;
+    }
+  }
+}
+
 void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style, std::string& out) {
   const ReportNode* total = group.ledger ? group.Child("total") : nullptr;
   for (const ReportNode& c : group.children) {
@@ -93,7 +176,12 @@ void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style
       RenderGroup(c, indent + 2, style, out);
       continue;
     }
-    auto [human, exact] = Render(c, style.units);
+    if (c.table != nullptr) {
+      out += pad + c.Label() + "\n";
+      RenderTable(*c.table, indent + 2, style, out);
+      continue;
+    }
+    auto [human, exact] = Render(c.value, c.unit, style.units);
     std::string line = Pad(pad + c.Label(), kLabelWidth, false);
     if (c.unit == Unit::kText || c.unit == Unit::kBool) {
       line += " " + human;
@@ -116,23 +204,17 @@ std::string FormatTable(const Report& report, UnitSystem units, bool explain) {
   const TableStyle style{units, explain};
   for (const ReportNode& section : report.root().children) {
     if (!out.empty()) out += "\n";
+    if (section.table != nullptr) {
+      out += section.Label() + "\n";
+      RenderTable(*section.table, 2, style, out);
+      continue;
+    }
     if (!section.is_group) {  // a top-level leaf
       RenderGroup(ReportNode{.children = {section}}, 0, style, out);
       continue;
     }
     out += section.Label() + "\n";
     RenderGroup(section, 2, style, out);
-  }
-  if (!report.layers.empty()) {
-    out += "\nLayers" + std::string(kLabelWidth - 6, ' ') + Pad("params", kValueWidth, true) +
-           Pad("forward FLOPs", 22, true) + "\n";
-    for (const LayerRow& l : report.layers) {
-      out += Pad("  " + l.path + " (" + l.kind + ")", kLabelWidth, false) + Pad(FormatCount(l.params), kValueWidth, true) +
-             Pad(FormatFlops(static_cast<double>(l.flops.forward)), 22, true) + "\n";
-      if (explain) {
-        for (const std::string& f : l.formulas) out += "      = " + f + "\n";
-      }
-    }
   }
   return out;
 }

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "report/format.h"
 #include "util/error.h"
@@ -65,8 +66,8 @@ TEST_CASE("format: CSV quotes line breaks per RFC 4180, in values and in list ro
   r.Set("c", "", std::string("plain"), Unit::kText);
   CHECK(FormatDelimited(r, ',') == "a,b,c\n\"two\nlines\",\"cr\rhere\",plain\n");
   Report list;
-  list.columns = {"name", "note"};
-  list.rows = {{"x,y", "say \"hi\""}, {"", "line\nbreak"}};
+  list.AddTable("list", "", {{.key = "name"}, {.key = "note"}}).rows = {{std::string("x,y"), std::string("say \"hi\"")},
+                                                                      {std::string(), std::string("line\nbreak")}};
   CHECK(FormatDelimited(list, ',') == "name,note\n\"x,y\",\"say \"\"hi\"\"\"\n,\"line\nbreak\"\n");
 }
 
@@ -91,6 +92,153 @@ TEST_CASE("format: --get prints one bare value") {
                        "tally: error: --get: 'params.per_layer' is a group, not a number; its keys are "
                        "params.per_layer.forward",
                        InputError);
+}
+
+// A table node inside a group: bytes and seconds per column, a dotted key, a hidden column and a
+// cell with no value.
+Report TableReport() {
+  Report r;
+  r.Group("run", "Run");
+  r.Set("run.clock", "clock", 3.54e9, Unit::kHertz);
+  Table& t = r.AddTable("run.results", "Results",
+                        {{.key = "name"},
+                         {.key = "size", .unit = Unit::kByte},
+                         {.key = "time.median", .label = "median", .unit = Unit::kSecond},
+                         {.key = "note", .shown = false}});
+  t.rows = {{std::string("a"), uint64_t{2048}, 0.0015, std::string("x,y")},
+            {std::string("bb"), uint64_t{1}, Cell(), std::string()}};
+  return r;
+}
+
+// Presets-like: an object keyed by the first column; a name holding a dot.
+Report KeyedReport() {
+  Report r;
+  Table& t = r.AddTable("models", "Presets",
+                        {{.key = "name"},
+                         {.key = "params", .unit = Unit::kCount},
+                         {.key = "peak.bf16", .unit = Unit::kRatio}});
+  t.keyed = true;
+  t.rows = {{std::string("gpt2"), uint64_t{124'439'808}, 1.5}, {std::string("pythia-1.4b"), uint64_t{7}, Cell()}};
+  return r;
+}
+
+// Sweep-like: report keys kept whole as JSON names, an invalid point with no values.
+Report SweepReport() {
+  Report r;
+  Table& t = r.AddTable("sweep", "", {{.key = "settings.batch"}, {.key = "status"}, {.key = "params.total"}});
+  t.flat_keys = true;
+  t.rows = {{std::string("1"), std::string("ok"), uint64_t{124'439'808}},
+            {std::string("0"), std::string("invalid: --batch: must be positive"), Cell()}};
+  return r;
+}
+
+TEST_CASE("format: a table node in the human table: one aligned line per row") {
+  // 2048 B = 2.00 KiB; 0.0015 s = 1.50 ms; 3.54e9 Hz = 3.54 GHz; no value prints "-".
+  CHECK(FormatTable(TableReport(), UnitSystem::kIec) ==
+        "Run\n"
+        "  clock                                           3.54 GHz\n"
+        "  Results\n"
+        "    name      size   median\n"
+        "    a     2.00 KiB  1.50 ms\n"
+        "    bb         1 B        -\n");
+}
+
+TEST_CASE("format: a table node in JSON: an array of objects, or an object keyed by name") {
+  CHECK(FormatJson(TableReport()) ==
+        "{\n"
+        "  \"schema\": \"tally/1\",\n"
+        "  \"tally_version\": \"" TALLY_VERSION "\",\n"
+        "  \"run\": {\n"
+        "    \"clock\": 3540000000.0,\n"
+        "    \"results\": [\n"
+        "      {\n"
+        "        \"name\": \"a\",\n"
+        "        \"size\": 2048,\n"
+        "        \"time\": {\n"
+        "          \"median\": 0.0015\n"
+        "        },\n"
+        "        \"note\": \"x,y\"\n"
+        "      },\n"
+        "      {\n"
+        "        \"name\": \"bb\",\n"
+        "        \"size\": 1,\n"
+        "        \"time\": {\n"
+        "          \"median\": null\n"
+        "        },\n"
+        "        \"note\": \"\"\n"
+        "      }\n"
+        "    ]\n"
+        "  }\n"
+        "}\n");
+  // A keyed table leaves an absent cell out of its object.
+  CHECK(FormatJson(KeyedReport()) ==
+        "{\n"
+        "  \"schema\": \"tally/1\",\n"
+        "  \"tally_version\": \"" TALLY_VERSION "\",\n"
+        "  \"models\": {\n"
+        "    \"gpt2\": {\n"
+        "      \"params\": 124439808,\n"
+        "      \"peak\": {\n"
+        "        \"bf16\": 1.5\n"
+        "      }\n"
+        "    },\n"
+        "    \"pythia-1.4b\": {\n"
+        "      \"params\": 7\n"
+        "    }\n"
+        "  }\n"
+        "}\n");
+}
+
+TEST_CASE("format: a table node in CSV and TSV: its header of keys and a line per row") {
+  CHECK(FormatDelimited(TableReport(), ',') == "name,size,time.median,note\na,2048,0.0015,\"x,y\"\nbb,1,,\n");
+  CHECK(FormatDelimited(TableReport(), '\t') == "name\tsize\ttime.median\tnote\na\t2048\t0.0015\tx,y\nbb\t1\t\t\n");
+  CHECK(FormatDelimited(KeyedReport(), ',') == "name,params,peak.bf16\ngpt2,124439808,1.5\npythia-1.4b,7,\n");
+}
+
+TEST_CASE("format: --get reads a table's cells by row name or index") {
+  CHECK(GetKey(TableReport(), "run.results.0.size") == "2048\n");
+  CHECK(GetKey(TableReport(), "run.results.1.note") == "\n");
+  CHECK(GetKey(KeyedReport(), "models.pythia-1.4b.params") == "7\n");
+  CHECK(GetKey(KeyedReport(), "models.gpt2.peak.bf16") == "1.5\n");
+  CHECK_THROWS_WITH_AS(GetKey(TableReport(), "run.results.1.time.median"),
+                       "tally: error: --get: 'run.results.1.time.median' has no value", InputError);
+  CHECK_THROWS_WITH_AS(GetKey(KeyedReport(), "models.gpt2.parms"),
+                       "tally: error: --get: unknown key 'models.gpt2.parms' (did you mean 'models.gpt2.params'?); "
+                       "'--format json' shows every key",
+                       InputError);
+}
+
+// The rows of `report`'s table at `path` through MakeTableWriter, one at a time.
+std::string Streamed(const Report& report, const std::string& path, StreamFormat format) {
+  const Table& table = *report.Find(path)->table;
+  std::ostringstream out;
+  std::unique_ptr<TableWriter> writer = MakeTableWriter(out, format, path, table);
+  for (const std::vector<Cell>& row : table.rows) writer->Row(row);
+  writer->End();
+  return out.str();
+}
+
+TEST_CASE("format: a table streamed row by row equals the whole-document output") {
+  for (const auto& [report, path] : std::vector<std::pair<Report, std::string>>{
+           {SweepReport(), "sweep"}, {KeyedReport(), "models"}, {TableReport(), "run.results"}}) {
+    CAPTURE(path);
+    CHECK(Streamed(report, path, StreamFormat::kCsv) == FormatDelimited(report, ','));
+    CHECK(Streamed(report, path, StreamFormat::kTsv) == FormatDelimited(report, '\t'));
+  }
+  // JSON: a document holding only the table, as FormatJson writes it (TableReport's also has a leaf).
+  CHECK(Streamed(SweepReport(), "sweep", StreamFormat::kJson) == FormatJson(SweepReport()));
+  CHECK(Streamed(KeyedReport(), "models", StreamFormat::kJson) == FormatJson(KeyedReport()));
+  Report nested;
+  nested.AddTable("run.results", "", TableReport().Find("run.results")->table->columns).rows =
+      TableReport().Find("run.results")->table->rows;
+  CHECK(Streamed(nested, "run.results", StreamFormat::kJson) == FormatJson(nested));
+  Report empty;
+  empty.AddTable("sweep", "", {{.key = "status"}});
+  CHECK(Streamed(empty, "sweep", StreamFormat::kJson) == FormatJson(empty));
+  // JSON Lines: one compact object per row, report keys kept whole, no value as null.
+  CHECK(Streamed(SweepReport(), "sweep", StreamFormat::kJsonl) ==
+        "{\"settings.batch\":\"1\",\"status\":\"ok\",\"params.total\":124439808}\n"
+        "{\"settings.batch\":\"0\",\"status\":\"invalid: --batch: must be positive\",\"params.total\":null}\n");
 }
 
 TEST_CASE("format: names of formats and unit systems") {

@@ -37,9 +37,11 @@ TEST_CASE("invariants: components sum to their totals for every preset") {
     }
     CHECK(U64(r, "flops.forward") + U64(r, "flops.backward") == U64(r, "flops.step"));
     uint64_t layer_params = 0, layer_forward = 0;
-    for (const LayerRow& l : r.layers) {
-      layer_params += l.params;
-      layer_forward += l.flops.forward;
+    const Table& layers = *r.Find("layers")->table;
+    const size_t params_column = layers.ColumnIndex("params"), forward_column = layers.ColumnIndex("flops.forward");
+    for (const std::vector<Cell>& l : layers.rows) {
+      layer_params += std::get<uint64_t>(*l[params_column]);
+      layer_forward += std::get<uint64_t>(*l[forward_column]);
     }
     CHECK(layer_params == U64(r, "params.total"));
     CHECK(layer_forward == U64(r, "flops.forward"));

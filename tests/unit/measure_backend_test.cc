@@ -147,11 +147,9 @@ TEST_CASE("measure backend: the clock is read on both sides of the timing and th
   CHECK(clock > 0);
   // The result's peak is one core's at the final clock: FLOP/cycle x 1 x clock.
   const double per_cycle = number("measure.peak.fp32.flop_per_cycle");
-  REQUIRE(out.report.records.size() == 1);
-  double peak = 0;
-  for (const auto& [key, value] : out.report.records.front()) {
-    if (key == "peak_flop_per_s") peak = std::get<double>(value);
-  }
+  const Table& results = *out.report.Find("measure.results")->table;
+  REQUIRE(results.rows.size() == 1);
+  const double peak = std::get<double>(*results.rows[0][results.ColumnIndex("peak_flop_per_s")]);
   CHECK(peak == doctest::Approx(per_cycle * clock));
 }
 

@@ -10,7 +10,6 @@
 #include "measure/float_convert.h"
 #include "measure/gemm_shape.h"
 #include "measure/measure_report.h"
-#include "measure/measure_table.h"
 #include "measure/roofline_svg.h"
 #include "report/format.h"
 #include "util/error.h"
@@ -143,17 +142,17 @@ TEST_CASE("measure output: results in JSON and CSV") {
 TEST_CASE("measure output: the table shows each figure in its unit") {
   Report report;
   report.Group("measure", "Measurement");
-  report.Set("measure.cpu.clock_hz", "clock", 3.54e9, Unit::kRatio);
-  report.Set("measure.budget_s", "budget", 0.2, Unit::kRatio);
+  report.Set("measure.cpu.clock_hz", "clock", 3.54e9, Unit::kHertz);
+  report.Set("measure.budget_s", "budget", 0.2, Unit::kSecond);
   AddResults(report, {Result(1024, GemmDType::kFp32, 2, 1.0 / 32)}, 2e11);
-  const std::string table = FormatMeasureTable(report, UnitSystem::kIec, false);
-  CHECK(table.find("  clock                                      3.54 GHz\n") != std::string::npos);
-  CHECK(table.find("  budget                                     200.00 ms\n") != std::string::npos);
-  CHECK(table.find("  peak, fp32 (whole device)                  200.00 GFLOP/s\n") != std::string::npos);
-  CHECK(table.find("\nResults\n  m x n x k      dtype threads   median") != std::string::npos);
-  CHECK(table.find("  1024x1024x1024 fp32        2 31.25 ms") != std::string::npos);
-  CHECK(FormatSeconds(2.5) == "2.50 s");
-  CHECK(FormatSeconds(3e-6) == "3.00 us");
+  const std::string table = FormatTable(report, UnitSystem::kIec);
+  // Labels pad to 44 columns and values right-align in 14: 3.54e9 Hz, 0.2 s, 2e11 FLOP/s.
+  CHECK(table.find("  clock" + std::string(37, ' ') + "      3.54 GHz\n") != std::string::npos);
+  CHECK(table.find("  budget" + std::string(36, ' ') + "        200 ms\n") != std::string::npos);
+  CHECK(table.find("  peak, fp32 (whole device)" + std::string(17, ' ') + "200.00 GFLOP/s\n") != std::string::npos);
+  // The results: each column as wide as its widest cell, two spaces apart; 1/32 s = 31.2 ms.
+  CHECK(table.find("  Results\n        m      n      k  layout  dtype  threads   median") != std::string::npos);
+  CHECK(table.find("\n    1,024  1,024  1,024  NN      fp32         2  31.2 ms") != std::string::npos);
 }
 
 TEST_CASE("measure output: a GPU's table names its peak and has no probe column; layouts are shown") {
@@ -163,11 +162,11 @@ TEST_CASE("measure output: a GPU's table names its peak and has no probe column;
   r.device = "cuda";
   r.shape.trans_b = true;
   AddResults(report, {r}, 989.5e12);
-  const std::string table = FormatMeasureTable(report, UnitSystem::kIec, false);
+  const std::string table = FormatTable(report, UnitSystem::kIec);
   CHECK(table.find("best MFU (vs datasheet peak)") != std::string::npos);
   CHECK(table.find("MFU against the FMA probe") == std::string::npos);
-  CHECK(table.find("mfu_probed") == std::string::npos);
-  CHECK(table.find("  1024x1024x1024:NT bf16        1 31.25 ms") != std::string::npos);
+  CHECK(table.find("mfu (probe)") == std::string::npos);
+  CHECK(table.find("\n    1,024  1,024  1,024  NT      bf16         1  31.2 ms") != std::string::npos);
   const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
   CHECK(doc["measure"]["results"][0]["layout"] == "NT");
   CHECK(doc["measure"]["best"]["shape"] == "1024x1024x1024:NT");

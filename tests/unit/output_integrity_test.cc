@@ -109,6 +109,8 @@ TEST_CASE("output: an error partway leaves stdout empty and one line on stderr")
            {"check", "gpt2-small", "--max", "params.totl=1B", "--format", "json"},
            {"sweep", "gpt2-small", "--batch", "1,2", "--keys", "memory.train.totl", "--format", "json"},
            {"sweep", "gpt2-small", "--batch", "1,2", "--format", "xml"},
+           // Streamed rows wait until the keys are checked at the first valid point (here the second).
+           {"sweep", "gpt2-small", "--batch", "0,1", "--keys", "memory.train.totl"},
            {"time", "gpt2-small", "--hardware", "h100-sxm", "--tokens", "1B", "--get", "time.nope"},
            {"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "10000000", "--tokens", "1B"},
            {"fit", "gpt2-small", "--memory", "0.5", "--format", "json"},
@@ -130,6 +132,11 @@ TEST_CASE("output: a failed write is a runtime error (exit 3), not a silent succ
   out.setstate(std::ios::badbit);
   CHECK(RunMain({"params", "gpt2-small", "--format", "json"}, out, err) == 3);
   CHECK(err.str().find("cannot write the output") != std::string::npos);
+  // sweep writes as it goes: a stream that fails stops it with the same error.
+  std::ostringstream sweep_out, sweep_err;
+  sweep_out.setstate(std::ios::badbit);
+  CHECK(RunMain({"sweep", "gpt2-small", "--batch", "1,2,4"}, sweep_out, sweep_err) == 3);
+  CHECK(sweep_err.str().find("cannot write the output") != std::string::npos);
 }
 
 }  // namespace
