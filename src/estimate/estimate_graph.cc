@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "estimate/checkpoint_report.h"
 #include "estimate/flops.h"
 #include "estimate/memory_report.h"
 #include "estimate/params.h"
@@ -193,6 +194,7 @@ Report EstimateGraph(const ModelSpec& spec, const Settings& settings, const Laye
   if (request.settings) AddSettings(graph, r);
   if (request.memory) AddMemorySettings(spec, settings, r);
   if (request.params) AddParams(graph, p, r);
+  if (request.params) AddCheckpoint(spec, r);
   if (request.flops) AddFlops(spec, settings, graph, p, r);
   if (request.memory) AddMemory(spec, settings, r);
   if (request.layers) AddLayers(graph, r);
