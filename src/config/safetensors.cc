@@ -151,10 +151,9 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
     if (name == "__metadata__") continue;
     Span span{};
     h.tensors.push_back(ReadEntry(file, json, name, entry, span));
-    span.name = &h.tensors.back().name;
     spans.push_back(span);
   }
-  // Names live in h.tensors, which no longer grows: the pointers stay valid.
+  // Names are pointed at once h.tensors has stopped growing.
   for (size_t i = 0; i < spans.size(); ++i) spans[i].name = &h.tensors[i].name;
   h.data_bytes = CheckSpans(file, json, spans);
   const uint64_t expected = 8 + n + h.data_bytes;

@@ -382,6 +382,38 @@ TEST_CASE("gguf: a tiny quantized Llama gives exact counts, bytes by type, and a
   CHECK(CountParams(BuildGraph(spec, {})).total == 1'232'128);
 }
 
+TEST_CASE("gguf: GPT-2 small in F32 gives the published count, its vocabulary from the embedding") {
+  // llama.cpp's gpt2 layout: fused attn_qkv, biases everywhere, learned positions, no output.weight
+  // (the head is tied). No tokenizer metadata: the vocabulary is token_embd's ne[1].
+  Gguf g;
+  g.Text("general.architecture", "gpt2").U32("gpt2.block_count", 12).U32("gpt2.embedding_length", 768);
+  g.U32("gpt2.feed_forward_length", 3072).U32("gpt2.attention.head_count", 12).U32("gpt2.context_length", 1024);
+  g.Tensor("token_embd.weight", {768, 50257}, 0, 4 * 768 * 50257).Tensor("position_embd.weight", {768, 1024}, 0, 4 * 768 * 1024);
+  g.Tensor("output_norm.weight", {768}, 0, 4 * 768).Tensor("output_norm.bias", {768}, 0, 4 * 768);
+  for (int i = 0; i < 12; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    for (const char* norm : {"attn_norm", "ffn_norm"}) {
+      g.Tensor(b + norm + ".weight", {768}, 0, 4 * 768).Tensor(b + norm + ".bias", {768}, 0, 4 * 768);
+    }
+    g.Tensor(b + "attn_qkv.weight", {768, 2304}, 0, 4 * 768 * 2304).Tensor(b + "attn_qkv.bias", {2304}, 0, 4 * 2304);
+    g.Tensor(b + "attn_output.weight", {768, 768}, 0, 4 * 768 * 768).Tensor(b + "attn_output.bias", {768}, 0, 4 * 768);
+    g.Tensor(b + "ffn_up.weight", {768, 3072}, 0, 4 * 768 * 3072).Tensor(b + "ffn_up.bias", {3072}, 0, 4 * 3072);
+    g.Tensor(b + "ffn_down.weight", {3072, 768}, 0, 4 * 3072 * 768).Tensor(b + "ffn_down.bias", {768}, 0, 4 * 768);
+  }
+  TempDir tmp;
+  uint64_t size = 0;
+  const std::string header = g.Bytes(&size);
+  WriteFile(tmp.path() / "gpt2.gguf", header, size);
+  const ModelSpec spec = ResolveModel((tmp.path() / "gpt2.gguf").string());
+  CHECK(spec.transformer.vocab_size == 50'257);
+  CHECK(spec.transformer.position == PositionKind::kLearned);
+  CHECK(spec.transformer.tied_embeddings);
+  // 124,439,808: GPT-2 small's published parameter count (Hugging Face gpt2).
+  CHECK(CountParams(BuildGraph(spec, {})).total == 124'439'808);
+  CHECK(spec.checkpoint->elements == 124'439'808);
+  CHECK(spec.checkpoint->bytes == 4 * 124'439'808ULL);
+}
+
 TEST_CASE("gguf: hostile headers are errors with the file and the byte") {
   auto parse = [](const std::string& bytes, uint64_t size = 0) {
     return Message([&] { ParseGguf("m.gguf", bytes, size == 0 ? bytes.size() : size); });
