@@ -6,6 +6,7 @@
 #include <set>
 
 #include "config/gguf.h"
+#include "util/checked_math.h"
 
 namespace tally {
 namespace {
@@ -133,8 +134,51 @@ class GgufSpecReader {
 
 ModelSpec GgufModelSpec(const GgufFile& gguf, const std::string& file) { return GgufSpecReader(gguf, file).Read(); }
 
+namespace {
+
+uint64_t SplitKey(const GgufFile& g, const std::string& key) {
+  auto it = g.metadata.find(key);
+  const uint64_t* v = it == g.metadata.end() ? nullptr : std::get_if<uint64_t>(&it->second.scalar);
+  return v == nullptr ? 0 : *v;
+}
+
+// "-00002-of-00003.gguf": five digits at least.
+std::string SplitTail(uint64_t i, uint64_t count) {
+  auto pad = [](uint64_t n) {
+    std::string d = std::to_string(n);
+    return std::string(d.size() < 5 ? 5 - d.size() : 0, '0') + d;
+  };
+  return "-" + pad(i) + "-of-" + pad(count) + ".gguf";
+}
+
+// gguf-split's files, "<prefix>-00001-of-00003.gguf" (llama.cpp llama_split_path): the first holds
+// the metadata, each holds its share of the tensors (split.no, split.count).
+void AddSplits(const std::string& path, const GgufFile& first, CheckpointInfo& c) {
+  const uint64_t count = SplitKey(first, "split.count");
+  if (count <= 1) return;
+  std::string tail = SplitTail(1, count);
+  if (SplitKey(first, "split.no") != 0 || path.size() < tail.size() ||
+      path.compare(path.size() - tail.size(), std::string::npos, tail) != 0) {
+    throw InputError({path, 0, 0}, "is one of " + std::to_string(count) + " split files; give the first, named "
+                                   "<prefix>" + tail);
+  }
+  const std::string prefix = path.substr(0, path.size() - tail.size());
+  for (uint64_t i = 2; i <= count; ++i) {
+    tail = SplitTail(i, count);
+    GgufFile part = ReadGgufFile(prefix + tail);
+    c.files.push_back(prefix + tail);
+    c.elements = CheckedAdd(c.elements, part.checkpoint.elements, "the checkpoint's elements");
+    c.bytes = CheckedAdd(c.bytes, part.checkpoint.bytes, "the checkpoint's bytes");
+    for (const auto& [dtype, bytes] : part.checkpoint.bytes_by_dtype) c.bytes_by_dtype[dtype] += bytes;
+    for (CheckpointTensor& t : part.checkpoint.tensors) c.tensors.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
 ModelSpec LoadGguf(const std::string& path) {
   GgufFile g = ReadGgufFile(path);
+  AddSplits(path, g, g.checkpoint);
   ModelSpec spec = GgufModelSpec(g, path);
   spec.checkpoint = std::move(g.checkpoint);
   return spec;

@@ -82,7 +82,8 @@ ModelSpec LoadBesideConfig(const std::string& weights) {
                                       "(give the snapshot directory, or put the model's config.json there)");
   }
   ModelSpec spec = LoadModelFile(config.string());
-  spec.checkpoint = ReadSafetensors(weights, spec.notes);
+  CheckpointInfo info = ReadSafetensors(weights, spec.notes);
+  if (!info.files.empty()) spec.checkpoint = std::move(info);
   return spec;
 }
 

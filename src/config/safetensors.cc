@@ -231,6 +231,16 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
     by_shard[shard.get<std::string>()].insert(tensor);
   }
   const fs::path dir = fs::path(index).parent_path();
+  // An index fetched without its shards (config and index only) describes weights that are not
+  // here: say so and go on with the config. Some shards but not all is a broken download.
+  size_t present = 0;
+  std::error_code ec;
+  for (const auto& entry : by_shard) present += fs::exists(dir / entry.first, ec) ? 1U : 0U;
+  if (present == 0 && !by_shard.empty()) {
+    notes.push_back(index + " names " + std::to_string(by_shard.size()) +
+                    " shards and none is present; the checkpoint was not read");
+    return;
+  }
   for (const auto& [shard, tensors] : by_shard) {
     const std::string path = (dir / shard).string();
     const SafetensorsHeader h = ReadSafetensorsFile(path);
@@ -241,6 +251,7 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
     }
     AddFile(info, path, h);
   }
+  if (info.files.empty()) return;
   const Json* total = root.contains("metadata") && root["metadata"].is_object() && root["metadata"].contains("total_size")
                           ? &root["metadata"]["total_size"]
                           : nullptr;

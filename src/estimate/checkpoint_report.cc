@@ -10,9 +10,17 @@ void AddCheckpoint(const ModelSpec& spec, Report& r) {
   const std::string files = std::to_string(c.files.size()) + (c.files.size() == 1 ? " file" : " files");
   // params.total counts what the modeling code instantiates, a tied head once; the checkpoint
   // counts what is stored, so a duplicated tied head, buffers and extra modules make it larger.
-  r.Set("params.checkpoint", "stored in the checkpoint (every tensor)", c.elements, Unit::kCount,
-        "Σ elements over the " + FormatGrouped(c.tensors.size()) + " tensors in " + files + " = " +
-            FormatGrouped(c.elements));
+  std::string explain = "Σ elements over the " + FormatGrouped(c.tensors.size()) + " tensors in " + files + " = " +
+                        FormatGrouped(c.elements);
+  const ReportNode* total = r.Find("params.total");
+  const uint64_t* graph = total == nullptr ? nullptr : std::get_if<uint64_t>(&total->value);
+  if (graph != nullptr && *graph != c.elements) {
+    const bool more = c.elements > *graph;
+    explain += "; " + FormatGrouped(more ? c.elements - *graph : *graph - c.elements) +
+               (more ? " more than params.total (tied copies, buffers or modules the graph does not build)"
+                     : " fewer than params.total (parameters the checkpoint does not store)");
+  }
+  r.Set("params.checkpoint", "stored in the checkpoint (every tensor)", c.elements, Unit::kCount, explain);
   r.Group("checkpoint", "Checkpoint (" + c.format + " headers)");
   r.Set("checkpoint.format", "format", c.format, Unit::kText);
   r.Set("checkpoint.files", "files", static_cast<uint64_t>(c.files.size()), Unit::kNumber);

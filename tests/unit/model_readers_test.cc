@@ -267,6 +267,23 @@ TEST_CASE("safetensors: a sharded Llama-3.1-8B reproduces its index total_size f
             FormatGrouped(size) + " bytes, the file has " + FormatGrouped(size - 1000) + ", 1,000 bytes missing");
 }
 
+TEST_CASE("safetensors: an index without its shards is a note; with some of them, an error") {
+  TempDir tmp;
+  fs::copy_file(fs::path(TALLY_TEST_DATA) / "hf" / "gpt2.json", tmp.path() / "config.json");
+  const Json index = {{"weight_map", {{"a", "model-1.safetensors"}, {"b", "model-2.safetensors"}}}};
+  WriteFile(tmp.path() / "model.safetensors.index.json", index.dump());
+  const std::string index_path = (tmp.path() / "model.safetensors.index.json").string();
+  ModelSpec spec = ResolveModel(tmp.path().string());
+  CHECK_FALSE(spec.checkpoint.has_value());
+  REQUIRE(spec.notes.size() == 1);
+  CHECK(spec.notes[0] == index_path + " names 2 shards and none is present; the checkpoint was not read");
+  uint64_t data = 0;
+  const std::string json = Header({{"a", "F32", {2}, 4}}, &data).dump();
+  WriteFile(tmp.path() / "model-1.safetensors", Safetensors(json, data));
+  CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
+        (tmp.path() / "model-2.safetensors").string() + ": error: no such file");
+}
+
 TEST_CASE("safetensors: a tied head stored twice counts twice in params.checkpoint, once in params.total") {
   TempDir tmp;
   fs::copy_file(fs::path(TALLY_TEST_DATA) / "hf" / "gpt2.json", tmp.path() / "config.json");
@@ -286,6 +303,7 @@ class Gguf {
   explicit Gguf(uint32_t version = 3) { out_ = "GGUF" + Le(version, 4); }
   Gguf& Str(const std::string& s) { body_ += Le(s.size(), 8) + s; return *this; }
   Gguf& U32(const std::string& key, uint32_t v) { Str(key); body_ += Le(4, 4) + Le(v, 4); ++kv_; return *this; }
+  Gguf& U16(const std::string& key, uint16_t v) { Str(key); body_ += Le(2, 4) + Le(v, 2); ++kv_; return *this; }
   Gguf& Text(const std::string& key, const std::string& v) { Str(key); body_ += Le(8, 4); Str(v); ++kv_; return *this; }
   Gguf& Tokens(uint64_t n) {
     Str("tokenizer.ggml.tokens");
@@ -412,6 +430,27 @@ TEST_CASE("gguf: GPT-2 small in F32 gives the published count, its vocabulary fr
   CHECK(CountParams(BuildGraph(spec, {})).total == 124'439'808);
   CHECK(spec.checkpoint->elements == 124'439'808);
   CHECK(spec.checkpoint->bytes == 4 * 124'439'808ULL);
+}
+
+TEST_CASE("gguf: split files are read together from the first") {
+  TempDir tmp;
+  uint64_t size = 0;
+  // The first split holds the metadata and the embedding; the second the rest of the tiny Llama.
+  Gguf first = TinyLlama();
+  first.U16("split.no", 0).U16("split.count", 2);
+  std::string header = first.Bytes(&size);
+  WriteFile(tmp.path() / "tiny-00001-of-00002.gguf", header, size);
+  Gguf second;
+  second.U16("split.no", 1).U16("split.count", 2).Tensor("extra.weight", {256}, 0, 1024);
+  header = second.Bytes(&size);
+  WriteFile(tmp.path() / "tiny-00002-of-00002.gguf", header, size);
+  const ModelSpec spec = ResolveModel((tmp.path() / "tiny-00001-of-00002.gguf").string());
+  CHECK(spec.checkpoint->files.size() == 2);
+  CHECK(spec.checkpoint->elements == 1'232'128 + 256);
+  CHECK(spec.checkpoint->bytes == 804'424 + 1'024);
+  const std::string second_path = (tmp.path() / "tiny-00002-of-00002.gguf").string();
+  CHECK(Message([&] { ResolveModel(second_path); }) ==
+        second_path + ": error: is one of 2 split files; give the first, named <prefix>-00001-of-00002.gguf");
 }
 
 TEST_CASE("gguf: hostile headers are errors with the file and the byte") {
