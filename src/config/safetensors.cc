@@ -255,7 +255,7 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
   const Json* total = root.contains("metadata") && root["metadata"].is_object() && root["metadata"].contains("total_size")
                           ? &root["metadata"]["total_size"]
                           : nullptr;
-  if (total != nullptr && total->is_number_integer() && total->get<uint64_t>() != info.bytes) {
+  if (total != nullptr && total->is_number_unsigned() && total->get<uint64_t>() != info.bytes) {
     notes.push_back(index + ": metadata.total_size is " + FormatGrouped(total->get<uint64_t>()) +
                     " bytes, the shards' headers describe " + FormatGrouped(info.bytes));
   }
