@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <vector>
 
 #include "config/gguf.h"
 #include "config/load_config.h"
@@ -62,10 +63,19 @@ std::string Env(const char* name) {
 ModelSpec LoadSnapshot(const fs::path& dir, const std::string& shown) {
   const fs::path config = dir / "config.json";
   std::error_code ec;
-  if (!fs::exists(config, ec)) {
-    if (fs::is_directory(dir, ec)) {
-      throw InputError({shown, 0, 0}, "is a directory without a config.json (a model snapshot holds one)");
+  if (!fs::exists(config, ec) && fs::is_directory(dir, ec)) {
+    // A GGUF repository's snapshot: one model file (or the first of its splits), no config.json.
+    std::vector<std::string> ggufs;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (EndsWith(Lower(name), ".gguf") && (name.find("-of-") == std::string::npos || name.find("-00001-of-") != std::string::npos)) {
+        ggufs.push_back(e.path().string());
+      }
     }
+    if (ggufs.size() == 1) return LoadGguf(ggufs[0]);
+    throw InputError({shown, 0, 0}, ggufs.empty() ? "is a directory without a config.json (a model snapshot holds one)"
+                                                  : "is a directory of " + std::to_string(ggufs.size()) +
+                                                        " GGUF files and no config.json; name the one to read");
   }
   ModelSpec spec = LoadModelFile(config.string());
   CheckpointInfo weights = ReadSafetensors(dir.string(), spec.notes);

@@ -75,5 +75,22 @@ TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging 
 }
 
 
+TEST_CASE("lookup: a directory without config.json reads its one GGUF file") {
+  TempDir tmp;
+  const fs::path fixture = fs::path(TALLY_TEST_DATA) / "weights" / "tiny-llama.gguf";
+  fs::copy_file(fixture, tmp.path() / "tiny-llama.gguf");
+  const ModelSpec spec = ResolveModel(tmp.path().string());
+  REQUIRE(spec.checkpoint.has_value());
+  // make_fixtures.py: 6,400 Q8_0 elements in 34-byte blocks of 32, and 96 F32 norm weights.
+  CHECK(spec.checkpoint->bytes == 6'400 / 32 * 34 + 96 * 4);
+  fs::copy_file(fixture, tmp.path() / "other.gguf");
+  CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
+        tmp.path().string() + ": error: is a directory of 2 GGUF files and no config.json; name the one to read");
+  fs::remove(tmp.path() / "other.gguf");
+  fs::remove(tmp.path() / "tiny-llama.gguf");
+  CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
+        tmp.path().string() + ": error: is a directory without a config.json (a model snapshot holds one)");
+}
+
 }  // namespace
 }  // namespace tally
