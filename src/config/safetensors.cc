@@ -112,9 +112,11 @@ uint64_t CheckSpans(const std::string& file, std::string_view json, std::vector<
   return end;
 }
 
-std::string JsonErrorText(const Json::parse_error& e) {
+std::string JsonErrorText(const Json::exception& e) {
   std::string what = e.what();
-  const size_t colon = what.find(": ", what.find("column"));
+  // "[json.exception.parse_error.101] parse error at line 1, column 5: REASON" -> REASON.
+  const size_t column = what.find("column");
+  const size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
   std::string text = colon == std::string::npos ? what : what.substr(colon + 2);
   // "; last read: '...'" quotes the input, which may be any bytes: the offset says where instead.
   return text.substr(0, text.find("; last read"));
@@ -142,6 +144,9 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
     root = Json::parse(json);
   } catch (const Json::parse_error& e) {
     throw At(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + JsonErrorText(e));
+  } catch (const Json::exception& e) {
+    // A number beyond double's range (out_of_range 406) comes with no position.
+    throw At(file, 8, std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object()) throw At(file, 8, "the header must be a JSON object");
   SafetensorsHeader h;
@@ -219,6 +224,8 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
     root = Json::parse(ReadFileText(index));
   } catch (const Json::parse_error& e) {
     throw At(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + JsonErrorText(e));
+  } catch (const Json::exception& e) {
+    throw At(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object() || !root.contains("weight_map") || !root["weight_map"].is_object()) {
     throw InputError({index, 0, 0}, "a safetensors index needs a 'weight_map' object of tensor -> shard file");
