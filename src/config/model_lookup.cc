@@ -9,6 +9,7 @@
 
 #include "config/gguf.h"
 #include "config/load_config.h"
+#include "config/quantization.h"
 #include "config/safetensors.h"
 
 namespace tally {
@@ -59,6 +60,20 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
+// config.json's quantization_config, when it has one tally reads; another is a note.
+ModelSpec WithQuantization(ModelSpec spec, const std::string& config) {
+  if (!EndsWith(Lower(config), ".json")) return spec;
+  QuantizationSpec q;
+  const std::string text = ReadFileText(config);
+  if (ReadQuantization(config, text, q)) {
+    spec.quantization = q;
+  } else if (text.find("\"quantization_config\"") != std::string::npos) {
+    spec.notes.push_back(config + ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, "
+                                  "gptq, awq)");
+  }
+  return spec;
+}
+
 // A snapshot directory: its config.json, and the safetensors weights in it when there are any.
 ModelSpec LoadSnapshot(const fs::path& dir, const std::string& shown) {
   const fs::path config = dir / "config.json";
@@ -77,7 +92,7 @@ ModelSpec LoadSnapshot(const fs::path& dir, const std::string& shown) {
                                                   : "is a directory of " + std::to_string(ggufs.size()) +
                                                         " GGUF files and no config.json; name the one to read");
   }
-  ModelSpec spec = LoadModelFile(config.string());
+  ModelSpec spec = WithQuantization(LoadModelFile(config.string()), config.string());
   CheckpointInfo weights = ReadSafetensors(dir.string(), spec.notes);
   if (!weights.files.empty()) spec.checkpoint = std::move(weights);
   return spec;
@@ -91,7 +106,7 @@ ModelSpec LoadBesideConfig(const std::string& weights) {
     throw InputError({weights, 0, 0}, "no config.json beside these weights; tally takes the architecture from it "
                                       "(give the snapshot directory, or put the model's config.json there)");
   }
-  ModelSpec spec = LoadModelFile(config.string());
+  ModelSpec spec = WithQuantization(LoadModelFile(config.string()), config.string());
   CheckpointInfo info = ReadSafetensors(weights, spec.notes);
   if (!info.files.empty()) spec.checkpoint = std::move(info);
   return spec;
@@ -140,7 +155,7 @@ ModelSpec LoadModelPath(const std::string& path) {
   if (fs::is_directory(path, ec)) return LoadSnapshot(path, path);
   if (EndsWith(Lower(path), ".gguf")) return LoadGguf(path);
   if (IsSafetensorsPath(path)) return LoadBesideConfig(path);
-  return LoadModelFile(path);
+  return WithQuantization(LoadModelFile(path), path);
 }
 
 ModelSpec LoadHfCached(const std::string& id) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/quantization.h"
 #include "config/settings.h"
 #include "util/error.h"
 
@@ -105,6 +106,7 @@ struct ModelSpec {
   SequentialSpec sequential;    // when family == kSequential
   std::vector<std::string> notes;         // assumptions the reader made (defaults a file left out)
   std::optional<CheckpointInfo> checkpoint;  // when weights were found beside the config
+  std::optional<QuantizationSpec> quantization;  // config.json's quantization_config
 };
 
 const char* FamilyName(Family f);

@@ -5,6 +5,7 @@
 namespace tally {
 
 void AddCheckpoint(const ModelSpec& spec, Report& r) {
+  if (spec.quantization) r.Set("model.quantization", "quantization_config", spec.quantization->name, Unit::kText);
   if (!spec.checkpoint) return;
   const CheckpointInfo& c = *spec.checkpoint;
   const std::string files = std::to_string(c.files.size()) + (c.files.size() == 1 ? " file" : " files");

@@ -7,7 +7,8 @@
 
 namespace tally {
 
-// Adds params.checkpoint and the checkpoint group when `spec.checkpoint` is set; else nothing.
+// Adds model.quantization when the config has a quantization_config, and params.checkpoint and
+// the checkpoint group when `spec.checkpoint` is set.
 // Call after the params group, so that params.checkpoint follows params.total.
 void AddCheckpoint(const ModelSpec& spec, Report& r);
 
