@@ -6,6 +6,7 @@
 
 #include "config/hf_config.h"
 #include "config/names.h"
+#include "config/model_lookup.h"
 #include "config/presets.h"
 #include "config/sequential_reader.h"
 #include "config/yaml_reader.h"
@@ -146,14 +147,6 @@ std::string ReadFileText(const std::string& path) {
   return text;
 }
 
-namespace {
-
-bool LooksLikePath(const std::string& arg) {
-  return arg.find('/') != std::string::npos || std::filesystem::path(arg).has_extension();
-}
-
-}  // namespace
-
 ModelSpec LoadModelText(const std::string& file, const std::string& text) {
   YAML::Node root = ParseYaml(file, text);
   if (root.IsNull()) throw InputError({file, 1, 1}, "the config is empty");
@@ -192,9 +185,11 @@ ModelSpec LoadModelText(const std::string& file, const std::string& text) {
 ModelSpec LoadModelFile(const std::string& path) { return LoadModelText(path, ReadFileText(path)); }
 
 ModelSpec ResolveModel(const std::string& arg) {
-  if (const EmbeddedPreset* p = FindPreset(arg)) return LoadModelText(p->path, p->text);
+  if (const EmbeddedPreset* p = FindPresetOrAlias(arg)) return LoadModelText(p->path, p->text);
   std::error_code ec;
-  if (LooksLikePath(arg) || std::filesystem::exists(arg, ec)) return LoadModelFile(arg);
+  if (std::filesystem::exists(arg, ec)) return LoadModelPath(arg);
+  if (LooksLikeHfId(arg)) return LoadHfCached(arg);
+  if (LooksLikePath(arg)) return LoadModelFile(arg);
   throw InputError("unknown model '" + arg + "'" + DidYouMean(arg, PresetNames()) +
                    "; run 'tally models' for the presets, or give a path to a config file");
 }

@@ -1,4 +1,4 @@
-// Model arguments -> ModelSpec: a preset name, or a path to a tally YAML or JSON config.
+// Model arguments -> ModelSpec: a preset name, a config, weights, or a cached Hugging Face ID.
 #pragma once
 
 #include <string>
@@ -16,7 +16,9 @@ std::string ReadFileText(const std::string& path);
 // Reads the file at `path`.
 ModelSpec LoadModelFile(const std::string& path);
 
-// A preset name, or a path when the argument names a file or looks like one (has '/' or an extension).
+// A preset name (or a Hub short name for one), an existing path (config, snapshot directory,
+// safetensors, GGUF), an `org/name[@revision]` in the local Hugging Face cache, or else a path that
+// looks like one (config/model_lookup.h says how each is told apart).
 ModelSpec ResolveModel(const std::string& arg);
 
 }  // namespace tally

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/quantization.h"
 #include "config/settings.h"
 #include "util/error.h"
 
@@ -99,6 +100,24 @@ struct SequentialSpec {
   std::vector<SeqLayerSpec> layers;
 };
 
+// The tensors a checkpoint stores (safetensors or GGUF headers; the data is never read).
+struct CheckpointTensor {
+  std::string name;
+  std::string dtype;  // as the file names it: "BF16", "Q4_K"
+  std::vector<uint64_t> shape;
+  uint64_t elements = 0;
+  uint64_t bytes = 0;
+};
+
+struct CheckpointInfo {
+  std::string format;              // "safetensors" or "gguf"
+  std::vector<std::string> files;  // as shown to the user
+  std::vector<CheckpointTensor> tensors;
+  uint64_t elements = 0;  // every stored tensor, tied copies and buffers included
+  uint64_t bytes = 0;     // tensor data, headers excluded
+  std::map<std::string, uint64_t> bytes_by_dtype;  // lower-case dtype -> bytes
+};
+
 struct ModelSpec {
   std::string name;
   std::string description;
@@ -107,6 +126,8 @@ struct ModelSpec {
   TransformerSpec transformer;  // when family == kTransformer
   SequentialSpec sequential;    // when family == kSequential
   std::vector<std::string> notes;         // assumptions the reader made (defaults a file left out)
+  std::optional<CheckpointInfo> checkpoint;  // when weights were found beside the config
+  std::optional<QuantizationSpec> quantization;  // config.json's quantization_config
 };
 
 // The blocks in order as runs of equal LayerSpecs: {spec, count}. One run for a uniform model,

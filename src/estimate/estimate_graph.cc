@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "estimate/checkpoint_report.h"
 #include "estimate/flops.h"
 #include "estimate/memory_report.h"
 #include "estimate/params.h"
@@ -207,6 +208,7 @@ Report EstimateReport(Evaluation& evaluation, const Settings& settings, const Re
   if (request.settings) AddSettings(graph, settings, r);
   if (request.memory) AddMemorySettings(spec, settings, r);
   if (request.params) AddParams(graph, summary->params, r);
+  if (request.params) AddCheckpoint(spec, r);
   if (request.flops) AddFlops(spec, settings, *summary, r);
   if (request.memory) AddMemory(spec, settings, summary->memory, r);
   if (request.layers) AddLayers(*evaluation.Graph(GraphSettingsOf(settings)), r);

@@ -1,0 +1,27 @@
+// GGUF headers: the first byte says how much the file claims to be longer than the input (0 to
+// 255 KiB of sparse data), so that tensors whose data lies past the input are reached too; the
+// rest is the file's start. A header that parses is then turned into a ModelSpec, a graph and a
+// report.
+#include <string>
+
+#include "config/gguf.h"
+#include "estimate/estimate_graph.h"
+#include "fuzz_util.h"
+#include "graph/build_graph.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1 || size > tally::fuzz::kMaxInput) return -1;
+  const uint64_t extra = uint64_t{data[0]} << 10;
+  const std::string file = tally::fuzz::Text(data + 1, size - 1);
+  tally::fuzz::Expect([&] {
+    tally::GgufFile g = tally::ParseGguf("model.gguf", file, file.size() + extra);
+    tally::ModelSpec spec = tally::GgufModelSpec(g, "model.gguf");
+    spec.checkpoint = std::move(g.checkpoint);
+    // The graph holds every block (the builder's cost, not the reader's, grows with block_count).
+    if (spec.transformer.n_layers > 256) return;
+    const tally::Settings settings;
+    const tally::LayerGraph graph = tally::BuildGraph(spec, settings);
+    tally::EstimateGraph(spec, settings, graph, {});
+  });
+  return 0;
+}

@@ -1,0 +1,187 @@
+// GGUF metadata -> ModelSpec. Keys are those llama.cpp writes (src/llama-arch.cpp LLM_KV_NAMES,
+// "%s" being general.architecture); layout facts that have no key (biases, a tied head) are read
+// from which tensors the file holds (llama-arch.cpp LLM_TENSOR_NAMES: "blk.%d.attn_q.bias", "output").
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "config/gguf.h"
+#include "util/checked_math.h"
+
+namespace tally {
+namespace {
+
+// The architectures whose layout TransformerSpec expresses today, and the transformers family each
+// follows. Others (qwen3's q/k norms, gemma2's extra norms and soft-capping, falcon's variants) are refused.
+const std::vector<std::string> kArchitectures = {"llama", "mistral", "qwen2", "gemma", "phi3", "gpt2"};
+
+class GgufSpecReader {
+ public:
+  GgufSpecReader(const GgufFile& g, const std::string& file) : g_(g), file_(file) {
+    for (const CheckpointTensor& t : g.checkpoint.tensors) tensors_.insert(t.name);
+  }
+
+  ModelSpec Read() {
+    const std::string arch = Arch();
+    ModelSpec spec;
+    spec.family = Family::kTransformer;
+    spec.source = file_;
+    spec.name = Has("general.name") ? Text("general.name") : std::filesystem::path(file_).stem().string();
+    spec.description = "GGUF, general.architecture " + arch;
+    TransformerSpec& t = spec.transformer;
+    const std::string p = arch + ".";
+    t.n_layers = Count(p + "block_count");
+    t.d_model = Count(p + "embedding_length");
+    t.d_ff = Count(p + "feed_forward_length");
+    t.n_heads = Count(p + "attention.head_count");
+    t.n_kv_heads = Has(p + "attention.head_count_kv") ? Count(p + "attention.head_count_kv") : t.n_heads;
+    t.context_length = Count(p + "context_length");
+    t.vocab_size = Vocab(p);
+    t.tied_embeddings = !tensors_.count("output.weight");
+    if (arch == "gpt2") {
+      // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases everywhere.
+      t.head_dim = HeadDim(t);
+      return spec;
+    }
+    t.position = PositionKind::kRope;
+    t.norm = NormKind::kRmsNorm;
+    t.mlp = arch == "gemma" ? MlpKind::kGeglu : MlpKind::kSwiglu;
+    t.head_dim = Has(p + "attention.key_length") ? Count(p + "attention.key_length") : HeadDim(t);
+    if (Has(p + "rope.dimension_count") && Count(p + "rope.dimension_count") < t.head_dim) {
+      t.rotary_dim = Count(p + "rope.dimension_count");
+    }
+    const bool fused = arch == "phi3";
+    t.qkv_bias = tensors_.count(fused ? "blk.0.attn_qkv.bias" : "blk.0.attn_q.bias") > 0;
+    t.out_bias = tensors_.count("blk.0.attn_output.bias") > 0;
+    t.mlp_bias = tensors_.count("blk.0.ffn_down.bias") > 0 || tensors_.count("blk.0.ffn_up.bias") > 0;
+    if (Has(p + "attention.sliding_window")) t.sliding_window = Count(p + "attention.sliding_window");
+    if (Has(p + "expert_count") && Count(p + "expert_count") > 0) {
+      t.n_experts = Count(p + "expert_count");
+      t.top_k = Count(p + "expert_used_count");
+      if (t.top_k > t.n_experts) Fail(p + "expert_used_count", "is more than " + p + "expert_count");
+    }
+    if (t.n_heads % t.n_kv_heads != 0) Fail(p + "attention.head_count_kv", "does not divide the head count");
+    return spec;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& key, const std::string& message) const {
+    auto it = g_.metadata.find(key);
+    const uint64_t at = it == g_.metadata.end() ? 0 : it->second.offset;
+    throw InputError({file_, 0, 0}, "at byte " + std::to_string(at) + ": metadata '" + key + "' " + message);
+  }
+
+  bool Has(const std::string& key) const { return g_.metadata.count(key) > 0; }
+
+  const GgufValue& Get(const std::string& key) const {
+    auto it = g_.metadata.find(key);
+    if (it == g_.metadata.end()) throw InputError({file_, 0, 0}, "metadata key '" + key + "' is missing");
+    return it->second;
+  }
+
+  std::string Text(const std::string& key) const {
+    const auto* s = std::get_if<std::string>(&Get(key).scalar);
+    if (s == nullptr) Fail(key, "must be a string");
+    return *s;
+  }
+
+  // A positive integer of any integer type (a per-layer array is refused: one value per model).
+  uint64_t Count(const std::string& key) const {
+    const GgufValue& v = Get(key);
+    uint64_t n = 0;
+    if (const auto* u = std::get_if<uint64_t>(&v.scalar)) n = *u;
+    else if (const auto* i = std::get_if<int64_t>(&v.scalar); i != nullptr && *i > 0) n = static_cast<uint64_t>(*i);
+    else if (v.array_length > 0) Fail(key, "is a per-layer list; tally models one value for every layer");
+    else Fail(key, "must be a positive integer");
+    if (n == 0) Fail(key, "must be a positive integer");
+    return n;
+  }
+
+  std::string Arch() const {
+    const std::string arch = Text("general.architecture");
+    if (std::find(kArchitectures.begin(), kArchitectures.end(), arch) == kArchitectures.end()) {
+      std::string list;
+      for (const std::string& a : kArchitectures) list += (list.empty() ? "" : ", ") + a;
+      Fail("general.architecture", "is '" + arch + "', which tally does not model from GGUF (it reads " + list + ")");
+    }
+    return arch;
+  }
+
+  uint64_t HeadDim(const TransformerSpec& t) const {
+    if (t.d_model % t.n_heads != 0) Fail("general.architecture", "embedding_length is not divisible by head_count");
+    return t.d_model / t.n_heads;
+  }
+
+  // <arch>.vocab_size, else the tokenizer's token list, else the embedding's rows (ne[1]).
+  uint64_t Vocab(const std::string& p) const {
+    if (Has(p + "vocab_size")) return Count(p + "vocab_size");
+    if (Has("tokenizer.ggml.tokens") && Get("tokenizer.ggml.tokens").array_length > 0) {
+      return Get("tokenizer.ggml.tokens").array_length;
+    }
+    for (const CheckpointTensor& t : g_.checkpoint.tensors) {
+      if (t.name == "token_embd.weight" && t.shape.size() == 2 && t.shape[1] > 0) return t.shape[1];
+    }
+    throw InputError({file_, 0, 0}, "no vocabulary size: neither '" + p + "vocab_size', tokenizer.ggml.tokens "
+                                    "nor a token_embd.weight tensor");
+  }
+
+  const GgufFile& g_;
+  std::string file_;
+  std::set<std::string> tensors_;
+};
+
+}  // namespace
+
+ModelSpec GgufModelSpec(const GgufFile& gguf, const std::string& file) { return GgufSpecReader(gguf, file).Read(); }
+
+namespace {
+
+uint64_t SplitKey(const GgufFile& g, const std::string& key) {
+  auto it = g.metadata.find(key);
+  const uint64_t* v = it == g.metadata.end() ? nullptr : std::get_if<uint64_t>(&it->second.scalar);
+  return v == nullptr ? 0 : *v;
+}
+
+// "-00002-of-00003.gguf": five digits at least.
+std::string SplitTail(uint64_t i, uint64_t count) {
+  auto pad = [](uint64_t n) {
+    std::string d = std::to_string(n);
+    return std::string(d.size() < 5 ? 5 - d.size() : 0, '0') + d;
+  };
+  return "-" + pad(i) + "-of-" + pad(count) + ".gguf";
+}
+
+// gguf-split's files, "<prefix>-00001-of-00003.gguf" (llama.cpp llama_split_path): the first holds
+// the metadata, each holds its share of the tensors (split.no, split.count).
+void AddSplits(const std::string& path, const GgufFile& first, CheckpointInfo& c) {
+  const uint64_t count = SplitKey(first, "split.count");
+  if (count <= 1) return;
+  std::string tail = SplitTail(1, count);
+  if (SplitKey(first, "split.no") != 0 || path.size() < tail.size() ||
+      path.compare(path.size() - tail.size(), std::string::npos, tail) != 0) {
+    throw InputError({path, 0, 0}, "is one of " + std::to_string(count) + " split files; give the first, named "
+                                   "<prefix>" + tail);
+  }
+  const std::string prefix = path.substr(0, path.size() - tail.size());
+  for (uint64_t i = 2; i <= count; ++i) {
+    tail = SplitTail(i, count);
+    GgufFile part = ReadGgufFile(prefix + tail);
+    c.files.push_back(prefix + tail);
+    c.elements = CheckedAdd(c.elements, part.checkpoint.elements, "the checkpoint's elements");
+    c.bytes = CheckedAdd(c.bytes, part.checkpoint.bytes, "the checkpoint's bytes");
+    for (const auto& [dtype, bytes] : part.checkpoint.bytes_by_dtype) c.bytes_by_dtype[dtype] += bytes;
+    for (CheckpointTensor& t : part.checkpoint.tensors) c.tensors.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
+ModelSpec LoadGguf(const std::string& path) {
+  GgufFile g = ReadGgufFile(path);
+  AddSplits(path, g, g.checkpoint);
+  ModelSpec spec = GgufModelSpec(g, path);
+  spec.checkpoint = std::move(g.checkpoint);
+  return spec;
+}
+
+}  // namespace tally

@@ -1,0 +1,37 @@
+// Where a MODEL argument lies: a preset (or an alias of one), a path (config file, snapshot
+// directory, safetensors weights, GGUF file), or an `org/name[@revision]` in the local Hugging Face
+// cache. Nothing is ever downloaded.
+#pragma once
+
+#include <string>
+
+#include "config/model_spec.h"
+#include "config/presets.h"
+
+namespace tally {
+
+// The preset called `name`, matched without regard to case, or one that a Hugging Face short
+// name stands for ("gpt2" is gpt2-small, as on the Hub); nullptr when none.
+const EmbeddedPreset* FindPresetOrAlias(const std::string& name);
+
+// A name with a separator or a config/weights extension (.yaml, .yml, .json, .safetensors, .gguf):
+// "llama-3.1-8b" is a name, not a file.
+bool LooksLikePath(const std::string& arg);
+
+// `org/name` or `org/name@revision`, with the characters the Hub allows.
+bool LooksLikeHfId(const std::string& arg);
+
+// An existing path: a directory (its config.json and any safetensors in it), a .safetensors file or
+// index (the config.json beside it), a .gguf file, or else a config file.
+ModelSpec LoadModelPath(const std::string& path);
+
+// The hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+// ~/.cache/huggingface/hub (huggingface_hub's constants.py).
+std::string HfHubCache();
+
+// `org/name[@revision]` from the cache: models--org--name/refs/<revision> holds a commit hash that
+// names snapshots/<hash>/; a 40-hex revision names the snapshot directly. Not cached: an InputError
+// that says how to fetch the config.
+ModelSpec LoadHfCached(const std::string& id);
+
+}  // namespace tally

@@ -1,0 +1,129 @@
+#include "config/quantization.h"
+
+#include <nlohmann/json.hpp>
+
+#include "util/checked_math.h"
+#include "util/error.h"
+
+namespace tally {
+namespace {
+
+using Json = nlohmann::json;
+
+uint64_t UIntOr(const Json& q, const char* key, uint64_t fallback, const std::string& file) {
+  if (!q.contains(key) || q[key].is_null()) return fallback;
+  const Json& v = q[key];
+  if (v.is_number_integer() && v.get<int64_t>() == -1) return 0;  // gptq's group_size -1: one group
+  if (!v.is_number_unsigned() || v.get<uint64_t>() == 0) {
+    throw InputError({file, 0, 0}, std::string("quantization_config.") + key + " must be a positive integer, got " + v.dump());
+  }
+  return v.get<uint64_t>();
+}
+
+bool BoolOr(const Json& q, const char* key, bool fallback) {
+  return q.contains(key) && q[key].is_boolean() ? q[key].get<bool>() : fallback;
+}
+
+std::vector<std::string> Strings(const Json& q, const char* key) {
+  std::vector<std::string> out;
+  if (!q.contains(key) || !q[key].is_array()) return out;
+  for (const Json& s : q[key]) {
+    if (s.is_string()) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+uint64_t Groups(uint64_t in, uint64_t group_size) { return group_size == 0 ? 1 : CeilDiv(in, group_size); }
+
+}  // namespace
+
+bool ReadQuantization(const std::string& file, const std::string& json_text, QuantizationSpec& out) {
+  const Json root = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!root.is_object() || !root.contains("quantization_config") || !root["quantization_config"].is_object()) {
+    return false;
+  }
+  const Json& q = root["quantization_config"];
+  out.name = q.contains("quant_method") && q["quant_method"].is_string() ? q["quant_method"].get<std::string>() : "";
+  if (out.name == "fp8") {
+    // DeepSeek-V3: "weight_block_size": [128, 128]; without it, one scale per tensor.
+    out.method = QuantMethod::kFp8Block;
+    if (q.contains("weight_block_size")) {
+      const Json& b = q["weight_block_size"];
+      if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned() ||
+          b[0].get<uint64_t>() == 0 || b[1].get<uint64_t>() == 0) {
+        throw InputError({file, 0, 0}, "quantization_config.weight_block_size must be two positive integers");
+      }
+      out.block_rows = b[0].get<uint64_t>();
+      out.block_cols = b[1].get<uint64_t>();
+    }
+  } else if (out.name == "mxfp4") {
+    out.method = QuantMethod::kMxfp4;
+  } else if (out.name == "bitsandbytes") {
+    const bool four = BoolOr(q, "load_in_4bit", false);
+    if (!four && !BoolOr(q, "load_in_8bit", false)) return false;
+    out.method = four ? QuantMethod::kBnb4bit : QuantMethod::kBnb8bit;
+    out.double_quant = BoolOr(q, "bnb_4bit_use_double_quant", false);
+    out.quant_type = q.contains("bnb_4bit_quant_type") && q["bnb_4bit_quant_type"].is_string()
+                         ? q["bnb_4bit_quant_type"].get<std::string>()
+                         : "fp4";
+    out.skipped = Strings(q, "llm_int8_skip_modules");
+    return true;
+  } else if (out.name == "gptq" || out.name == "awq") {
+    out.method = out.name == "gptq" ? QuantMethod::kGptq : QuantMethod::kAwq;
+    out.bits = UIntOr(q, "bits", UIntOr(q, "w_bit", 4, file), file);
+    out.group_size = UIntOr(q, "group_size", UIntOr(q, "q_group_size", 128, file), file);
+    if (out.bits > 8 || 32 % out.bits != 0) {
+      throw InputError({file, 0, 0}, "quantization_config.bits must be 2, 4 or 8, got " + std::to_string(out.bits));
+    }
+  } else {
+    return false;
+  }
+  out.skipped = Strings(q, "modules_to_not_convert");
+  return true;
+}
+
+uint64_t QuantizedLinearBytes(const QuantizationSpec& q, uint64_t out_features, uint64_t in_features) {
+  const std::string what = "a quantized layer's bytes";
+  const uint64_t n = CheckedMul(out_features, in_features, what);
+  switch (q.method) {
+    case QuantMethod::kFp8Block: {
+      // One e4m3 byte per weight and one fp32 scale (weight_scale_inv) per block of
+      // weight_block_size (transformers integrations/finegrained_fp8.py; DeepSeek-V3).
+      const uint64_t blocks = q.block_rows == 0 ? 1
+                                                : CheckedMul(CeilDiv(out_features, q.block_rows),
+                                                             CeilDiv(in_features, q.block_cols), what);
+      return CheckedAdd(n, CheckedMul(4, blocks, what), what);
+    }
+    case QuantMethod::kMxfp4:
+      // OCP Microscaling Formats (MX) v1.0: blocks of 32 E2M1 values (16 bytes) sharing one E8M0
+      // scale byte, 4.25 bits per weight; gpt-oss stores *_blocks and *_scales per row.
+      return CheckedMul(17, CheckedMul(out_features, CeilDiv(in_features, 32), what), what);
+    case QuantMethod::kBnb4bit: {
+      // Dettmers et al. 2023 (QLoRA) §3: two 4-bit values per byte, an absmax per block of 64;
+      // double quantization stores those as 8 bits with an fp32 constant per 256 blocks (+ an
+      // fp32 offset), 0.127 bits per weight instead of 0.5.
+      const uint64_t blocks = CeilDiv(n, 64);
+      const uint64_t absmax = q.double_quant ? CheckedAdd(blocks, 4 * CeilDiv(blocks, 256) + 4, what) : 4 * blocks;
+      return CheckedAdd(CeilDiv(n, 2), absmax, what);
+    }
+    case QuantMethod::kBnb8bit:
+      // Dettmers et al. 2022 (LLM.int8()) §3: int8 weights with one fp32 scale per output row.
+      return CheckedAdd(n, CheckedMul(4, out_features, what), what);
+    case QuantMethod::kGptq:
+    case QuantMethod::kAwq: {
+      // AutoGPTQ QuantLinear / AutoAWQ WQLinear_GEMM buffers: qweight packs `bits`-bit values into
+      // int32, qzeros likewise per group and output, fp16 scales per group and output; GPTQ adds an
+      // int32 g_idx per input row.
+      const uint64_t groups = Groups(in_features, q.group_size);
+      const uint64_t per_group = CheckedMul(groups, out_features, what);
+      uint64_t bytes = CheckedMul(n, q.bits, what) / 8;
+      bytes = CheckedAdd(bytes, CheckedMul(per_group, q.bits, what) / 8, what);
+      bytes = CheckedAdd(bytes, CheckedMul(per_group, 2, what), what);
+      if (q.method == QuantMethod::kGptq) bytes = CheckedAdd(bytes, CheckedMul(in_features, 4, what), what);
+      return bytes;
+    }
+  }
+  return n;
+}
+
+}  // namespace tally

@@ -1,0 +1,175 @@
+// GGUF headers: ggml type sizes, a tiny quantized Llama and GPT-2 small in sparse files, split
+// files, and hostile headers.
+#include <doctest/doctest.h>
+
+#include "config/gguf.h"
+#include "config/load_config.h"
+#include "estimate/params.h"
+#include "graph/build_graph.h"
+#include "weights_test_util.h"
+
+namespace tally {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Gguf;
+using testing::Le;
+using testing::Message;
+using testing::TempDir;
+using testing::WriteFile;
+
+// A two-block Llama, d_model 256, 4 heads (2 KV) of 64, d_ff 512, vocabulary 100, quantized as
+// llama.cpp's Q4_K_M mixes types (q4_K, q6_K, q8_0 and f32 norms).
+Gguf TinyLlama() {
+  Gguf g;
+  g.Text("general.architecture", "llama").Text("general.name", "tiny").U32("llama.block_count", 2);
+  g.U32("llama.embedding_length", 256).U32("llama.feed_forward_length", 512).U32("llama.attention.head_count", 4);
+  g.U32("llama.attention.head_count_kv", 2).U32("llama.context_length", 256).Tokens(100);
+  g.Tensor("token_embd.weight", {256, 100}, 12, 14400).Tensor("output_norm.weight", {256}, 0, 1024);
+  g.Tensor("output.weight", {256, 100}, 14, 21000);
+  for (int i = 0; i < 2; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    g.Tensor(b + "attn_norm.weight", {256}, 0, 1024).Tensor(b + "attn_q.weight", {256, 256}, 12, 36864);
+    g.Tensor(b + "attn_k.weight", {256, 128}, 12, 18432).Tensor(b + "attn_v.weight", {256, 128}, 8, 34816);
+    g.Tensor(b + "attn_output.weight", {256, 256}, 12, 36864).Tensor(b + "ffn_norm.weight", {256}, 0, 1024);
+    g.Tensor(b + "ffn_gate.weight", {256, 512}, 12, 73728).Tensor(b + "ffn_up.weight", {256, 512}, 12, 73728);
+    g.Tensor(b + "ffn_down.weight", {512, 256}, 14, 107520);
+  }
+  return g;
+}
+
+TEST_CASE("gguf: bytes per block of every ggml type match the published bits per weight") {
+  // ggml-common.h's comments and llama.cpp's quantize table: bits per weight = 8 x bytes / block.
+  const std::vector<std::pair<uint32_t, double>> bpw = {
+      {0, 32},      {1, 16},       {30, 16},     {2, 4.5},     {3, 5},     {6, 5.5},    {7, 6},
+      {8, 8.5},     {10, 2.625},   {11, 3.4375}, {12, 4.5},    {13, 5.5},  {14, 6.5625}, {16, 2.0625},
+      {17, 2.3125}, {22, 2.5625},  {18, 3.0625}, {21, 3.4375}, {19, 1.5625}, {29, 1.75}, {20, 4.5},
+      {23, 4.25},   {34, 1.6875},  {35, 2.0625}, {39, 4.25},   {15, 9.125}};
+  for (const auto& [id, bits] : bpw) {
+    CAPTURE(id);
+    const GgmlType* t = FindGgmlType(id);
+    REQUIRE(t != nullptr);
+    CHECK(8.0 * static_cast<double>(t->block_bytes) / static_cast<double>(t->block) == bits);
+  }
+  for (uint32_t removed : {4u, 5u, 31u, 32u, 33u, 36u, 37u, 38u, 40u}) CHECK(FindGgmlType(removed) == nullptr);
+}
+
+TEST_CASE("gguf: a tiny quantized Llama gives exact counts, bytes by type, and a ModelSpec") {
+  TempDir tmp;
+  uint64_t size = 0;
+  const std::string header = TinyLlama().Bytes(&size);
+  WriteFile(tmp.path() / "tiny.gguf", header, size);
+  const ModelSpec spec = ResolveModel((tmp.path() / "tiny.gguf").string());
+  REQUIRE(spec.checkpoint.has_value());
+  const CheckpointInfo& c = *spec.checkpoint;
+  CHECK(c.tensors.size() == 21);
+  // Per block: norms 2 x 256, q 256², k and v 256 x 128, o 256², three MLP 256 x 512 = 590,336;
+  // two blocks, an embedding and a head of 25,600 and a norm of 256.
+  CHECK(c.elements == 1'232'128);
+  // Bytes from ggml-common.h's blocks: q4_K 144 per 256, q6_K 210 per 256, q8_0 34 per 32, f32 4.
+  CHECK(c.bytes_by_dtype.at("f32") == 5'120);    // 5 norms of 256
+  CHECK(c.bytes_by_dtype.at("q4_k") == 493'632);  // 2 x (256 + 128 + 256 + 512 + 512) blocks x 144 + 100 x 144
+  CHECK(c.bytes_by_dtype.at("q8_0") == 69'632);   // 2 x 1,024 blocks x 34
+  CHECK(c.bytes_by_dtype.at("q6_k") == 236'040);  // 2 x 512 x 210 + 100 x 210
+  CHECK(c.bytes == 804'424);
+  const TransformerSpec& t = spec.transformer;
+  CHECK(spec.name == "tiny");
+  CHECK(t.n_layers == 2);
+  CHECK(t.vocab_size == 100);
+  CHECK(t.head_dim == 64);
+  CHECK(t.n_kv_heads == 2);
+  CHECK_FALSE(t.tied_embeddings);
+  CHECK(t.mlp == MlpKind::kSwiglu);
+  CHECK_FALSE(t.qkv_bias);
+  // The graph instantiates exactly what the file stores.
+  CHECK(CountParams(BuildGraph(spec, {})).total == 1'232'128);
+}
+
+TEST_CASE("gguf: GPT-2 small in F32 gives the published count, its vocabulary from the embedding") {
+  // llama.cpp's gpt2 layout: fused attn_qkv, biases everywhere, learned positions, no output.weight
+  // (the head is tied). No tokenizer metadata: the vocabulary is token_embd's ne[1].
+  Gguf g;
+  g.Text("general.architecture", "gpt2").U32("gpt2.block_count", 12).U32("gpt2.embedding_length", 768);
+  g.U32("gpt2.feed_forward_length", 3072).U32("gpt2.attention.head_count", 12).U32("gpt2.context_length", 1024);
+  g.Tensor("token_embd.weight", {768, 50257}, 0, 4 * 768 * 50257).Tensor("position_embd.weight", {768, 1024}, 0, 4 * 768 * 1024);
+  g.Tensor("output_norm.weight", {768}, 0, 4 * 768).Tensor("output_norm.bias", {768}, 0, 4 * 768);
+  for (int i = 0; i < 12; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    for (const char* norm : {"attn_norm", "ffn_norm"}) {
+      g.Tensor(b + norm + ".weight", {768}, 0, 4 * 768).Tensor(b + norm + ".bias", {768}, 0, 4 * 768);
+    }
+    g.Tensor(b + "attn_qkv.weight", {768, 2304}, 0, 4 * 768 * 2304).Tensor(b + "attn_qkv.bias", {2304}, 0, 4 * 2304);
+    g.Tensor(b + "attn_output.weight", {768, 768}, 0, 4 * 768 * 768).Tensor(b + "attn_output.bias", {768}, 0, 4 * 768);
+    g.Tensor(b + "ffn_up.weight", {768, 3072}, 0, 4 * 768 * 3072).Tensor(b + "ffn_up.bias", {3072}, 0, 4 * 3072);
+    g.Tensor(b + "ffn_down.weight", {3072, 768}, 0, 4 * 3072 * 768).Tensor(b + "ffn_down.bias", {768}, 0, 4 * 768);
+  }
+  TempDir tmp;
+  uint64_t size = 0;
+  const std::string header = g.Bytes(&size);
+  WriteFile(tmp.path() / "gpt2.gguf", header, size);
+  const ModelSpec spec = ResolveModel((tmp.path() / "gpt2.gguf").string());
+  CHECK(spec.transformer.vocab_size == 50'257);
+  CHECK(spec.transformer.position == PositionKind::kLearned);
+  CHECK(spec.transformer.tied_embeddings);
+  // 124,439,808: GPT-2 small's published parameter count (Hugging Face gpt2).
+  CHECK(CountParams(BuildGraph(spec, {})).total == 124'439'808);
+  CHECK(spec.checkpoint->elements == 124'439'808);
+  CHECK(spec.checkpoint->bytes == 4 * 124'439'808ULL);
+}
+
+TEST_CASE("gguf: split files are read together from the first") {
+  TempDir tmp;
+  uint64_t size = 0;
+  // The first split holds the metadata and the embedding; the second the rest of the tiny Llama.
+  Gguf first = TinyLlama();
+  first.U16("split.no", 0).U16("split.count", 2);
+  std::string header = first.Bytes(&size);
+  WriteFile(tmp.path() / "tiny-00001-of-00002.gguf", header, size);
+  Gguf second;
+  second.U16("split.no", 1).U16("split.count", 2).Tensor("extra.weight", {256}, 0, 1024);
+  header = second.Bytes(&size);
+  WriteFile(tmp.path() / "tiny-00002-of-00002.gguf", header, size);
+  const ModelSpec spec = ResolveModel((tmp.path() / "tiny-00001-of-00002.gguf").string());
+  CHECK(spec.checkpoint->files.size() == 2);
+  CHECK(spec.checkpoint->elements == 1'232'128 + 256);
+  CHECK(spec.checkpoint->bytes == 804'424 + 1'024);
+  const std::string second_path = (tmp.path() / "tiny-00002-of-00002.gguf").string();
+  CHECK(Message([&] { ResolveModel(second_path); }) ==
+        second_path + ": error: is one of 2 split files; give the first, named <prefix>-00001-of-00002.gguf");
+}
+
+TEST_CASE("gguf: hostile headers are errors with the file and the byte") {
+  auto parse = [](const std::string& bytes, uint64_t size = 0) {
+    return Message([&] { ParseGguf("m.gguf", bytes, size == 0 ? bytes.size() : size); });
+  };
+  const std::string p = "m.gguf: error: at byte ";
+  CHECK(parse("GGML" + Le(3, 4)) == p + "0: not a GGUF file (no 'GGUF' magic)");
+  CHECK(parse("GGUF" + Le(1, 4)) == p + "4: GGUF version 1 is not supported (2 and 3 are)");
+  CHECK(parse("GGUF" + Le(3, 4) + Le(0, 8) + Le(~0ULL, 8)) ==
+        p + "16: key-value count 18446744073709551615 is more than the rest of the file (0 bytes) can hold");
+  CHECK(parse("GGUF" + Le(3, 4) + Le(~0ULL, 8) + Le(0, 8)) ==
+        p + "8: tensor count 18446744073709551615 is more than the rest of the file (0 bytes) can hold");
+  const std::string one_kv = "GGUF" + Le(3, 4) + Le(0, 8) + Le(1, 8);
+  CHECK(parse(one_kv + Le(1000, 8) + "abcde") == p + "24: a key of 1000 bytes runs past the end of the file (37 bytes)");
+  CHECK(parse(one_kv + Le(1, 8) + "k" + Le(9, 4) + Le(8, 4) + Le(~0ULL, 8)) ==
+        p + "41: array length 18446744073709551615 is more than the rest of the file (0 bytes) can hold");
+  uint64_t size = 0;
+  std::string bad_type = Gguf().Tensor("w", {32}, 36, 18).Bytes(&size);
+  // Header 24 bytes, then the name (8 + 1), n_dims (4), ne[0] (8): the type is at byte 45.
+  CHECK(parse(bad_type, size) == p + "45: tensor 'w' has unknown ggml type 36");
+  std::string bad_name = Gguf().Tensor("w\xc3", {32}, 0, 128).Bytes(&size);
+  CHECK(parse(bad_name, size) == p + "24: a tensor name is not valid UTF-8");
+  std::string ragged = Gguf().Tensor("w", {33}, 2, 18).Bytes(&size);
+  CHECK(parse(ragged, size) == p + "45: tensor 'w': its first dimension 33 is not a multiple of Q4_0's block of 32");
+  std::string cut = Gguf().Tensor("w", {32}, 0, 128).Bytes(&size);
+  CHECK(parse(cut, size - 28) == p + std::to_string(size - 28) + ": the file is truncated: tensor 'w' ends at byte " +
+                                     std::to_string(size) + ", the file has " + std::to_string(size - 28) + " bytes");
+  CHECK(parse(Gguf().Text("general.architecture", "qwen3").Bytes(&size), size) == "(no error)");
+  const GgufFile g = ParseGguf("m.gguf", Gguf().Text("general.architecture", "qwen3").Bytes(&size), size);
+  CHECK(Message([&] { GgufModelSpec(g, "m.gguf"); }) ==
+        p + "56: metadata 'general.architecture' is 'qwen3', which tally does not model from GGUF "
+            "(it reads llama, mistral, qwen2, gemma, phi3, gpt2)");
+}
+
+}  // namespace
+}  // namespace tally

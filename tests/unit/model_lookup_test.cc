@@ -1,0 +1,96 @@
+// MODEL lookup: presets and Hub aliases before paths, snapshot directories, and org/name in a
+// fake local Hugging Face cache.
+#include <cstdlib>
+
+#include <doctest/doctest.h>
+
+#include "config/load_config.h"
+#include "config/model_lookup.h"
+#include "estimate/params.h"
+#include "graph/build_graph.h"
+#include "test_util.h"
+#include "weights_test_util.h"
+
+namespace tally {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::Message;
+using testing::TempDir;
+using testing::WriteFile;
+
+TEST_CASE("lookup: presets resolve before paths, and Hub short names are aliases") {
+  CHECK(FindPresetOrAlias("gpt2") != nullptr);
+  CHECK(std::string(FindPresetOrAlias("gpt2")->name) == "gpt2-small");  // as on the Hub
+  CHECK(std::string(FindPresetOrAlias("GPT2-Medium")->name) == "gpt2-medium");
+  CHECK(std::string(FindPresetOrAlias("Llama-2-7b-hf")->name) == "llama-2-7b");
+  CHECK(std::string(FindPresetOrAlias("Meta-Llama-3-8B")->name) == "llama-3-8b");
+  CHECK(FindPresetOrAlias("gpt3") == nullptr);
+  // A dot is not an extension: these are names.
+  CHECK_FALSE(LooksLikePath("llama-3.1-8b"));
+  CHECK_FALSE(LooksLikePath("qwen2.5-7b"));
+  CHECK(LooksLikePath("x.yaml"));
+  CHECK(LooksLikePath("model.GGUF"));
+  CHECK(LooksLikeHfId("meta-llama/Llama-3.1-8B"));
+  CHECK(LooksLikeHfId("meta-llama/Llama-3.1-8B@main"));
+  CHECK_FALSE(LooksLikeHfId("configs/none.yaml"));
+  CHECK_FALSE(LooksLikeHfId("a/b/c"));
+  CHECK(Message([] { ResolveModel("qwen2.5-7b"); }).rfind("tally: error: unknown model 'qwen2.5-7b'", 0) == 0);
+  CHECK(Message([] { ResolveModel("configs/none.yaml"); }) == "configs/none.yaml: error: no such file");
+  // 124,439,808: GPT-2 small (Hugging Face gpt2, the published count).
+  CHECK(CountParams(testing::PresetGraph("gpt2")).total == 124'439'808);
+}
+
+TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging Face cache") {
+  TempDir tmp;
+  const std::string hash = "0123456789abcdef0123456789abcdef01234567";
+  const fs::path repo = tmp.path() / "hub" / "models--openai-community--gpt2";
+  WriteFile(repo / "refs" / "main", hash);
+  fs::create_directories(repo / "snapshots" / hash);
+  fs::copy_file(fs::path(TALLY_TEST_DATA) / "hf" / "gpt2.json", repo / "snapshots" / hash / "config.json");
+  SUBCASE("HF_HUB_CACHE") {
+    testing::ScopedEnv env("HF_HUB_CACHE", (tmp.path() / "hub").c_str());
+    for (const std::string& id : std::vector<std::string>{"openai-community/gpt2", "openai-community/gpt2@main",
+                                                          "openai-community/gpt2@" + hash}) {
+      CAPTURE(id);
+      const ModelSpec spec = ResolveModel(id);
+      CHECK(spec.source == id);
+      CHECK(CountParams(BuildGraph(spec, {})).total == 124'439'808);
+      CHECK_FALSE(spec.checkpoint.has_value());
+    }
+    CHECK(Message([] { ResolveModel("openai-community/gpt2@v2"); }) ==
+          "tally: error: 'openai-community/gpt2@v2' is not in the Hugging Face cache (" + (tmp.path() / "hub").string() +
+              "); fetch its config with: huggingface-cli download openai-community/gpt2 config.json --revision v2, "
+              "or use the preset 'gpt2-small'");
+    CHECK(Message([] { ResolveModel("org/absent"); }) ==
+          "tally: error: 'org/absent' is not in the Hugging Face cache (" + (tmp.path() / "hub").string() +
+              "); fetch its config with: huggingface-cli download org/absent config.json");
+  }
+  SUBCASE("HF_HOME/hub when HF_HUB_CACHE is unset") {
+    unsetenv("HF_HUB_CACHE");
+    testing::ScopedEnv env("HF_HOME", tmp.path().c_str());
+    CHECK(HfHubCache() == (tmp.path() / "hub").string());
+    CHECK(ResolveModel("openai-community/gpt2").name == "openai-community/gpt2");
+  }
+}
+
+
+TEST_CASE("lookup: a directory without config.json reads its one GGUF file") {
+  TempDir tmp;
+  const fs::path fixture = fs::path(TALLY_TEST_DATA) / "weights" / "tiny-llama.gguf";
+  fs::copy_file(fixture, tmp.path() / "tiny-llama.gguf");
+  const ModelSpec spec = ResolveModel(tmp.path().string());
+  REQUIRE(spec.checkpoint.has_value());
+  // make_fixtures.py: 6,400 Q8_0 elements in 34-byte blocks of 32, and 96 F32 norm weights.
+  CHECK(spec.checkpoint->bytes == 6'400 / 32 * 34 + 96 * 4);
+  fs::copy_file(fixture, tmp.path() / "other.gguf");
+  CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
+        tmp.path().string() + ": error: is a directory of 2 GGUF files and no config.json; name the one to read");
+  fs::remove(tmp.path() / "other.gguf");
+  fs::remove(tmp.path() / "tiny-llama.gguf");
+  CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
+        tmp.path().string() + ": error: is a directory without a config.json (a model snapshot holds one)");
+}
+
+}  // namespace
+}  // namespace tally
