@@ -74,7 +74,9 @@ void AddModelOptions(CLI::App* cmd, Options& o, bool workload) {
 // CLI11 words its errors in sentence case; tally's messages start in lower case.
 std::string CliMessage(const CLI::ParseError& e) {
   std::string text = e.what();
-  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  // "The following argument..." reads mid-sentence in lower case; "MODEL is required" keeps its name.
+  const auto upper = [&](size_t i) { return i < text.size() && std::isupper(static_cast<unsigned char>(text[i])); };
+  if (upper(0) && !upper(1)) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return text;
 }
 

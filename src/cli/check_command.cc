@@ -26,6 +26,7 @@ struct Budget {
   std::vector<std::pair<std::string, std::optional<SourceLoc>>> models;
   WorkloadFlags flags;
   std::vector<Limit> limits;
+  std::optional<SourceLoc> sp_loc;  // where the file's settings set `sp`
 };
 
 std::vector<std::string> SettingNames() {
@@ -43,7 +44,7 @@ void ValidateAt(const WorkloadFlags& single, const SourceLoc& loc) {
   }
 }
 
-void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags) {
+void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags, std::optional<SourceLoc>& sp_loc) {
   for (const TextFlag& s : TextFlags()) {
     if (!m.Has(s.name)) continue;
     WorkloadFlags single;
@@ -53,6 +54,7 @@ void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags) {
   }
   flags.causal = m.Bool("causal", false);
   flags.sp = m.Bool("sp", false);
+  if (flags.sp) sp_loc = m.Loc("sp");
   if (m.Has("trainable")) {
     WorkloadFlags single;
     single.trainable = {m.String("trainable", "")};
@@ -86,7 +88,7 @@ Budget ReadBudget(const std::string& path) {
       b.models.push_back({item.Scalar(), LocOf(item, path)});
     }
   }
-  if (m.Has("settings")) ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags);
+  if (m.Has("settings")) ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags, b.sp_loc);
   ReadLimits(m, "max", true, b.limits);
   ReadLimits(m, "min", false, b.limits);
   return b;
@@ -192,7 +194,16 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
   ReadFlagLimits(flags.max, true, budget.limits);
   ReadFlagLimits(flags.min, false, budget.limits);
   if (budget.limits.empty()) throw InputError("check: no limits; give --max KEY=VALUE, --min KEY=VALUE or --budget FILE");
-  const Settings settings = ReadSettings(Merge(budget.flags, cli_flags));
+  const Settings settings = [&] {
+    try {
+      return ReadSettings(Merge(budget.flags, cli_flags));
+    } catch (const InputError& e) {
+      // `sp` checks against tp only once both are known; a file's `sp: true` is blamed at its line.
+      const std::string flag = "--sp: ";
+      if (!budget.sp_loc || cli_flags.sp || e.message().rfind(flag, 0) != 0) throw;
+      throw InputError(*budget.sp_loc, "'sp': " + e.message().substr(flag.size()));
+    }
+  }();
 
   CheckOutcome out;
   out.report.records_path = "check.results";
@@ -255,8 +266,9 @@ std::string FormatCheckTable(const Report& report, UnitSystem units) {
     const bool pass = std::get<bool>(field(r, "pass")), is_max = std::get<std::string>(field(r, "op")) == "max";
     const double margin = std::get<double>(field(r, "margin"));
     const long double limit = AsLong(field(r, "limit"));
-    const std::string pct =
-        limit == 0 ? "" : " (" + FormatFixed(static_cast<double>(std::fabs(margin) / limit * 100), 1) + "%)";
+    // A limit near zero (1e-320) makes any margin an infinite share: then none is shown.
+    const double share = limit == 0 ? 0 : static_cast<double>(std::fabs(margin) / limit * 100);
+    const std::string pct = limit == 0 || !std::isfinite(share) ? "" : " (" + FormatFixed(share, 1) + "%)";
     lines.push_back({pass ? "PASS" : "FAIL", std::get<std::string>(field(r, "model")),
                      std::get<std::string>(field(r, "key")), Human(field(r, "value"), unit, units),
                      is_max ? "<=" : ">=", Human(field(r, "limit"), unit, units),

@@ -26,9 +26,18 @@ std::string Sci(double v) {
   return buf;
 }
 
+// A report holds finite numbers only: inf, -inf and NaN, which a value may be stored as, are text.
+Value Real(double v) {
+  if (std::isfinite(v)) return v;
+  return std::string(std::isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf");
+}
+
 double Number(const ReportNode& format, const char* key) {
   const ReportNode* c = format.Child(key);
   if (const auto* d = std::get_if<double>(&c->value)) return *d;
+  if (const auto* t = std::get_if<std::string>(&c->value)) {
+    return *t == "NaN" ? std::nan("") : std::copysign(HUGE_VAL, *t == "-inf" ? -1.0 : 1.0);
+  }
   return static_cast<double>(std::get<uint64_t>(c->value));
 }
 
@@ -39,7 +48,7 @@ Report DtypesReport(const std::optional<std::string>& value) {
   std::optional<double> x;
   if (value) {
     x = ParseValue(*value);
-    r.Set("value", "value", *x, Unit::kRatio);
+    r.Set("value", "value", Real(*x), Unit::kRatio);
   }
   ReportNode& group = r.Group("dtypes", "Number formats");
   for (const NumberFormat& f : NumberFormats()) {
@@ -58,7 +67,7 @@ Report DtypesReport(const std::optional<std::string>& value) {
     d.AddLeaf("decimal_digits", "decimal digits", static_cast<uint64_t>(l.decimal_digits), Unit::kNumber);
     if (x) {
       Rounded rounded = RoundTo(*x, f);
-      d.AddLeaf("rounded", "stored as", rounded.value, Unit::kRatio);
+      d.AddLeaf("rounded", "stored as", Real(rounded.value), Unit::kRatio);
       d.AddLeaf("note", "note", rounded.note, Unit::kText);
     }
   }
@@ -71,7 +80,7 @@ std::string FormatDtypesTable(const Report& report) {
   if (value == nullptr) {
     out = "dtype     bits  s/e/m   bytes  max         min normal  subnormal   eps         digits\n";
   } else {
-    out = "value " + FormatDouble(std::get<double>(value->value)) + " stored as\n";
+    out = "value " + ValueText(value->value) + " stored as\n";
     out += "dtype     bits  s/e/m   stored                   relative error  note\n";
   }
   for (const ReportNode& d : report.Find("dtypes")->children) {
@@ -83,9 +92,12 @@ std::string FormatDtypesTable(const Report& report) {
       line += LeftCell(FormatDouble(n("bytes")), 7) + LeftCell(Sci(n("max")), 12) + LeftCell(Sci(n("min_normal")), 12) +
               LeftCell(Sci(n("smallest_subnormal")), 12) + LeftCell(Sci(n("eps")), 12) + FormatDouble(n("decimal_digits"));
     } else {
-      const double x = std::get<double>(value->value), stored = n("rounded");
-      const double error = x == 0 || !std::isfinite(stored) ? 0 : std::fabs(stored - x) / std::fabs(x);
-      line += LeftCell(FormatDouble(stored), 25) + LeftCell(std::isfinite(stored) ? Sci(error) : "-", 16) +
+      const double x = Number(report.root(), "value");
+      const double stored = n("rounded");
+      // No relative error when either side is not a finite number.
+      const bool finite = std::isfinite(x) && std::isfinite(stored);
+      const double error = x == 0 || !finite ? 0 : std::fabs(stored - x) / std::fabs(x);
+      line += LeftCell(ValueText(d.Child("rounded")->value), 25) + LeftCell(finite ? Sci(error) : "-", 16) +
               std::get<std::string>(d.Child("note")->value);
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();

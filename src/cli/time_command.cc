@@ -16,8 +16,9 @@ namespace {
 double Ratio(const std::string& text, const char* flag) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || v <= 0 || v > 1) {
-    throw InputError(std::string("--") + flag + ": '" + text + "' is not a ratio in (0, 1], such as 0.4");
+  // Below 1e-6 a utilization is no longer a rate but an overflow: times past any double.
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || v < 1e-6 || v > 1) {
+    throw InputError(std::string("--") + flag + ": '" + text + "' is not a ratio in [1e-6, 1], such as 0.4");
   }
   return v;
 }
@@ -44,7 +45,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.tokens) {
     std::optional<uint64_t> exact;
     r.train.tokens = ParseSiNumber(*f.tokens, "--tokens", exact);
-    if (*r.train.tokens <= 0) throw InputError("--tokens: must be positive");
+    if (!(*r.train.tokens >= 1)) throw InputError("--tokens: must be at least 1");
   }
   if (f.days && f.hours) throw InputError("--days: give --days or --hours, not both");
   if (f.days) r.train.seconds = ParseDuration(*f.days, "days", 'd');
@@ -58,7 +59,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.achieved) {
     std::optional<uint64_t> exact;
     r.train.achieved = ParseSiNumber(*f.achieved, "--achieved", exact);
-    if (*r.train.achieved <= 0) throw InputError("--achieved: must be positive");
+    if (!(*r.train.achieved >= 1)) throw InputError("--achieved: must be at least 1 FLOP/s");
   }
   if (f.mbu) r.mbu = Ratio(*f.mbu, "mbu");
   if (f.prompt) r.prompt = ParseCount(*f.prompt, "prompt");

@@ -185,8 +185,10 @@ Value PerUnit(uint64_t total, uint64_t units) {
   return static_cast<double>(total) / static_cast<double>(units);
 }
 
-Report EstimateGraph(const ModelSpec& spec, const Settings& settings, const LayerGraph& graph,
-                     const ReportRequest& request) {
+namespace {
+
+Report EstimateOnce(const ModelSpec& spec, const Settings& settings, const LayerGraph& graph,
+                    const ReportRequest& request) {
   Report r;
   ParamCounts p = CountParams(graph);
   AddModel(spec, r);
@@ -202,6 +204,14 @@ Report EstimateGraph(const ModelSpec& spec, const Settings& settings, const Laye
                       std::to_string(spec.transformer.context_length) + " of '" + spec.name + "'");
   }
   return r;
+}
+
+}  // namespace
+
+// A count past 2^64 comes from the model's sizes with the batch and sequence: its config is named.
+Report EstimateGraph(const ModelSpec& spec, const Settings& settings, const LayerGraph& graph,
+                     const ReportRequest& request) {
+  return BlameOverflowOn(spec.source, [&] { return EstimateOnce(spec, settings, graph, request); });
 }
 
 }  // namespace tally

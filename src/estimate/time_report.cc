@@ -170,11 +170,13 @@ void AddTime(const ModelSpec& spec, const Settings& s, const TimeRequest& given,
     r.notes.push_back("using the achieved " + measured->first + " rate measured in " + hw.source +
                       " (achieved_flops); --mfu or --achieved overrides it");
   }
-  if (s.mode == Mode::kInfer) {
-    AddInference(spec, s, req, hw, r);
-  } else {
-    AddTraining(spec, s, req, hw, r);
-  }
+  BlameOverflowOn(spec.source, [&] {
+    if (s.mode == Mode::kInfer) {
+      AddInference(spec, s, req, hw, r);
+    } else {
+      AddTraining(spec, s, req, hw, r);
+    }
+  });
 }
 
 }  // namespace tally

@@ -1,11 +1,14 @@
 // CSV (RFC 4180) and TSV: a header of dotted keys and one row per configuration, or with --layers
 // one row per graph node. Text is quoted only when it must be.
 #include "report/format.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
 
-std::string Field(const std::string& text, char separator) {
+std::string Field(const std::string& raw, char separator) {
+  // No control character reaches a terminal raw; line breaks are data that CSV quotes.
+  const std::string text = EscapeControl(raw, true);
   if (separator == '\t') {
     std::string out = text;  // TSV has no quoting: tabs and line breaks become spaces
     for (char& c : out) {

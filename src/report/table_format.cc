@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "report/format.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
@@ -89,14 +90,14 @@ void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style
       continue;
     }
     if (c.is_group) {
-      out += pad + c.Label() + "\n";
+      out += pad + EscapeControl(c.Label()) + "\n";
       RenderGroup(c, indent + 2, style, out);
       continue;
     }
     auto [human, exact] = Render(c, style.units);
-    std::string line = Pad(pad + c.Label(), kLabelWidth, false);
+    std::string line = Pad(pad + EscapeControl(c.Label()), kLabelWidth, false);
     if (c.unit == Unit::kText || c.unit == Unit::kBool) {
-      line += " " + human;
+      line += " " + EscapeControl(human);
     } else if (total != nullptr && &c != total && c.unit == Unit::kByte) {
       line += Pad(human, kValueWidth, true) + Share(std::get<uint64_t>(c.value), std::get<uint64_t>(total->value));
     } else {
@@ -120,14 +121,14 @@ std::string FormatTable(const Report& report, UnitSystem units, bool explain) {
       RenderGroup(ReportNode{.children = {section}}, 0, style, out);
       continue;
     }
-    out += section.Label() + "\n";
+    out += EscapeControl(section.Label()) + "\n";
     RenderGroup(section, 2, style, out);
   }
   if (!report.layers.empty()) {
     out += "\nLayers" + std::string(kLabelWidth - 6, ' ') + Pad("params", kValueWidth, true) +
            Pad("forward FLOPs", 22, true) + "\n";
     for (const LayerRow& l : report.layers) {
-      out += Pad("  " + l.path + " (" + l.kind + ")", kLabelWidth, false) + Pad(FormatCount(l.params), kValueWidth, true) +
+      out += Pad("  " + EscapeControl(l.path) + " (" + l.kind + ")", kLabelWidth, false) + Pad(FormatCount(l.params), kValueWidth, true) +
              Pad(FormatFlops(static_cast<double>(l.flops.forward)), 22, true) + "\n";
       if (explain) {
         for (const std::string& f : l.formulas) out += "      = " + f + "\n";
