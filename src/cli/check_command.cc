@@ -88,7 +88,9 @@ Budget ReadBudget(const std::string& path) {
       b.models.push_back({item.Scalar(), LocOf(item, path)});
     }
   }
-  if (m.Has("settings")) ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags, b.sp_loc);
+  if (m.Has("settings")) {
+    ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags, b.sp_loc);
+  }
   ReadLimits(m, "max", true, b.limits);
   ReadLimits(m, "min", false, b.limits);
   return b;

@@ -143,7 +143,8 @@ std::string ToUtf8(const std::string& file, const std::string& text, std::string
     }
     return v;
   };
-  if (text.size() % width != 0) throw InputError({file, 0, 0}, std::string("the file is not ") + name + " text (it ends mid-character)");
+  const std::string not_text = std::string("the file is not ") + name + " text";
+  if (text.size() % width != 0) throw InputError({file, 0, 0}, not_text + " (it ends mid-character)");
   std::string out;
   for (size_t i = width; i < text.size(); i += width) {
     uint32_t cp = unit(i);
@@ -152,7 +153,7 @@ std::string ToUtf8(const std::string& file, const std::string& text, std::string
       cp = 0x10000 + ((cp - 0xD800) << 10) + (unit(i + 2) - 0xDC00);
       i += 2;
     } else if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
-      throw InputError({file, 0, 0}, std::string("the file is not ") + name + " text (an unpaired surrogate or a code point past U+10FFFF)");
+      throw InputError({file, 0, 0}, not_text + " (an unpaired surrogate or a code point past U+10FFFF)");
     }
     AppendUtf8(cp, out);
   }

@@ -208,6 +208,11 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
   in_range(t.mfu, "the MFU");
   in_range(t.hfu, "the HFU");
   in_range(t.six_nd_seconds, "the 6·N·D time");
+  // Recomputation adds hardware FLOPs: an MFU near 1 can ask the device to run past its peak.
+  if (t.hfu > 1 + 1e-9) {
+    throw InputError("--mfu: " + FormatDouble(q.mfu.value_or(0.4)) + " with recomputation needs an HFU of " +
+                     FormatFixed(t.hfu, 3) + ", above 1 (the device's peak)");
+  }
   return t;
 }
 
