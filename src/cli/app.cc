@@ -21,6 +21,7 @@
 #include "report/format.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 #include "util/units.h"
 #include "version.h"
 
@@ -87,7 +88,8 @@ FormatOptions ReadFormat(const Options& o) {
 // Renders first, prints after: a late error never leaves half a document on stdout.
 std::string Render(const Report& report, const Options& o, std::ostream& err) {
   std::string text = o.get ? GetKey(report, *o.get) : FormatReport(report, ReadFormat(o));
-  for (const std::string& note : report.notes) err << "tally: warning: " << note << "\n";
+  // A note may quote a model's name: its control characters are escaped, as in the table.
+  for (const std::string& note : report.notes) err << "tally: warning: " << EscapeControl(note) << "\n";
   return text;
 }
 
@@ -218,7 +220,7 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
     FitOutcome outcome = RunFit(ResolveModel(o.model), ReadSettings(o.workload), o.fit);
     if (o.get) GetKey(outcome.report, *o.get);  // a bad key fails before the verdict is printed
     if (!outcome.fits) {
-      err << "tally: " << outcome.message << "\n";
+      err << "tally: " << EscapeControl(outcome.message) << "\n";
       code = static_cast<int>(ExitCode::kBudgetFailed);
     }
     return Render(outcome.report, o, err);

@@ -10,6 +10,7 @@
 #include "report/format.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace tally {
@@ -271,7 +272,7 @@ std::string FormatCheckTable(const Report& report, UnitSystem units) {
     // A limit near zero (1e-320) makes any margin an infinite share: then none is shown.
     const double share = limit == 0 ? 0 : static_cast<double>(std::fabs(margin) / limit * 100);
     const std::string pct = limit == 0 || !std::isfinite(share) ? "" : " (" + FormatFixed(share, 1) + "%)";
-    lines.push_back({pass ? "PASS" : "FAIL", std::get<std::string>(field(r, "model")),
+    lines.push_back({pass ? "PASS" : "FAIL", EscapeControl(std::get<std::string>(field(r, "model"))),
                      std::get<std::string>(field(r, "key")), Human(field(r, "value"), unit, units),
                      is_max ? "<=" : ">=", Human(field(r, "limit"), unit, units),
                      (pass ? "margin " : (is_max ? "over by " : "under by ")) + Human(std::fabs(margin), unit, units) + pct});

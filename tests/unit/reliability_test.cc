@@ -219,6 +219,25 @@ TEST_CASE("reliability: control characters are escaped in table and CSV output")
   CHECK(csv.find("\\x1B[2J\\x1B[31mred,") != std::string::npos);
 }
 
+TEST_CASE("reliability: check's table escapes a model name's control characters") {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("tally-esc-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "family: sequential\nname: \"\\e[2Jred\"\ninput: [16]\nlayers: [relu]\n";
+  const Run r = Tally({"check", file.string(), "--max", "params.total=1"});
+  CHECK(r.code == 0);
+  CHECK(r.out.rfind("PASS  \\x1B[2Jred  params.total", 0) == 0);
+  std::filesystem::remove(file);
+}
+
+TEST_CASE("reliability: a warning on stderr escapes a model name's control characters") {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("tally-warn-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "family: transformer\nname: \"x\\e[31m\"\nvocab_size: 100\ncontext_length: 16\nd_model: 64\n"
+                         "n_layers: 1\nn_heads: 4\nd_ff: 128\nposition: rope\n";
+  const Run w = Tally({"estimate", file.string(), "--seq", "32", "--format", "json"});
+  CHECK(w.code == 0);
+  CHECK(w.err == "tally: warning: sequence length 32 exceeds the context length 16 of 'x\\x1B[31m'\n");
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("reliability: a JSON surrogate pair is one character") {
   // Python's json.dumps("x\N{GRINNING FACE}") writes "x\ud83d\ude00"; U+1F600 is F0 9F 98 80 in UTF-8.
   const std::string json = "{\"model_type\": \"gpt2\", \"_name_or_path\": \"x\\ud83d\\ude00\", \"vocab_size\": 100, "
