@@ -21,6 +21,7 @@
 #include "report/format.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 #include "util/units.h"
 #include "version.h"
 
@@ -74,7 +75,9 @@ void AddModelOptions(CLI::App* cmd, Options& o, bool workload) {
 // CLI11 words its errors in sentence case; tally's messages start in lower case.
 std::string CliMessage(const CLI::ParseError& e) {
   std::string text = e.what();
-  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  // "The following argument..." reads mid-sentence in lower case; "MODEL is required" keeps its name.
+  const auto upper = [&](size_t i) { return i < text.size() && std::isupper(static_cast<unsigned char>(text[i])); };
+  if (upper(0) && !upper(1)) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return text;
 }
 
@@ -85,7 +88,8 @@ FormatOptions ReadFormat(const Options& o) {
 // Renders first, prints after: a late error never leaves half a document on stdout.
 std::string Render(const Report& report, const Options& o, std::ostream& err) {
   std::string text = o.get ? GetKey(report, *o.get) : FormatReport(report, ReadFormat(o));
-  for (const std::string& note : report.notes) err << "tally: warning: " << note << "\n";
+  // A note may quote a model's name: its control characters are escaped, as in the table.
+  for (const std::string& note : report.notes) err << "tally: warning: " << EscapeControl(note) << "\n";
   return text;
 }
 
@@ -206,7 +210,7 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
     FitOutcome outcome = RunFit(ResolveModel(o.model), ReadSettings(o.workload), o.fit);
     if (o.get) GetKey(outcome.report, *o.get);  // a bad key fails before the verdict is printed
     if (!outcome.fits) {
-      err << "tally: " << outcome.message << "\n";
+      err << "tally: " << EscapeControl(outcome.message) << "\n";
       code = static_cast<int>(ExitCode::kBudgetFailed);
     }
     return Render(outcome.report, o, err);

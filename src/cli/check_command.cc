@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace tally {
@@ -27,6 +28,7 @@ struct Budget {
   std::vector<std::pair<std::string, std::optional<SourceLoc>>> models;
   WorkloadFlags flags;
   std::vector<Limit> limits;
+  std::optional<SourceLoc> sp_loc;  // where the file's settings set `sp`
 };
 
 std::vector<std::string> SettingNames() {
@@ -44,7 +46,7 @@ void ValidateAt(const WorkloadFlags& single, const SourceLoc& loc) {
   }
 }
 
-void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags) {
+void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags, std::optional<SourceLoc>& sp_loc) {
   for (const TextFlag& s : TextFlags()) {
     if (!m.Has(s.name)) continue;
     WorkloadFlags single;
@@ -54,6 +56,7 @@ void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags) {
   }
   flags.causal = m.Bool("causal", false);
   flags.sp = m.Bool("sp", false);
+  if (flags.sp) sp_loc = m.Loc("sp");
   if (m.Has("trainable")) {
     WorkloadFlags single;
     single.trainable = {m.String("trainable", "")};
@@ -87,7 +90,9 @@ Budget ReadBudget(const std::string& path) {
       b.models.push_back({item.Scalar(), LocOf(item, path)});
     }
   }
-  if (m.Has("settings")) ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags);
+  if (m.Has("settings")) {
+    ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags, b.sp_loc);
+  }
   ReadLimits(m, "max", true, b.limits);
   ReadLimits(m, "min", false, b.limits);
   return b;
@@ -163,7 +168,16 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
   ReadFlagLimits(flags.min, false, budget.limits);
   if (budget.limits.empty()) throw InputError("check: no limits; give --max KEY=VALUE, --min KEY=VALUE or --budget FILE");
   const WorkloadFlags merged = Merge(budget.flags, cli_flags);
-  const Settings settings = ReadSettings(merged);
+  const Settings settings = [&] {
+    try {
+      return ReadSettings(merged);
+    } catch (const InputError& e) {
+      // `sp` checks against tp only once both are known; a file's `sp: true` is blamed at its line.
+      const std::string flag = "--sp: ";
+      if (!budget.sp_loc || cli_flags.sp || e.message().rfind(flag, 0) != 0) throw;
+      throw InputError(*budget.sp_loc, "'sp': " + e.message().substr(flag.size()));
+    }
+  }();
   // With a device, the time.* keys are there to limit too (CI latency and training-time budgets).
   const bool timed = !settings.hardware.empty();
   const TimeRequest request = ReadTimeRequest(time_flags, merged.gpus.has_value(), settings.gpus);

@@ -7,13 +7,31 @@
 #include "util/parse.h"
 
 namespace tally {
+namespace {
+
+// A report holds finite numbers only: inf, -inf and NaN, which a value may be stored as, are text.
+Cell Real(double v) {
+  if (std::isfinite(v)) return v;
+  return std::string(std::isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf");
+}
+
+// --value: a number, or inf, -inf, nan (to see how each format stores them).
+double ParseValue(const std::string& text) {
+  if (text == "inf" || text == "+inf") return HUGE_VAL;
+  if (text == "-inf") return -HUGE_VAL;
+  if (text == "nan" || text == "NaN") return std::nan("");
+  return ParseReal(text, "--value", {.what = "a number; expected e.g. 1e-8, 65520, 0.1 or inf"});
+}
+
+}  // namespace
+
 
 Report DtypesReport(const std::optional<std::string>& value) {
   Report r;
   std::optional<double> x;
   if (value) {
-    x = ParseReal(*value, "--value", {.what = "a number; expected e.g. 1e-8, 65520 or 0.1"});
-    r.Set("value", "value", *x, Unit::kNumber);
+    x = ParseValue(*value);
+    r.Set("value", "value", std::isfinite(*x) ? Value(*x) : Value(*Real(*x)), Unit::kNumber);
   }
   // With a value the table shows how it is stored; without, each format's range.
   const bool range = !x;
@@ -44,9 +62,9 @@ Report DtypesReport(const std::optional<std::string>& value) {
                              static_cast<uint64_t>(l.decimal_digits)};
     if (x) {
       Rounded rounded = RoundTo(*x, f);
-      row.push_back(rounded.value);
-      // |stored − x| / |x| (0 for x = 0); none when the value overflowed.
-      if (!std::isfinite(rounded.value)) {
+      row.push_back(Real(rounded.value));
+      // |stored − x| / |x| (0 for x = 0); none when either side is not a finite number.
+      if (!std::isfinite(rounded.value) || !std::isfinite(*x)) {
         row.push_back(Cell());
       } else {
         row.push_back(*x == 0 ? 0.0 : std::fabs(rounded.value - *x) / std::fabs(*x));

@@ -46,6 +46,7 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
   r.Set("fit.seq", "sequence length", evaluation.Summary(result.settings)->seq, Unit::kNumber);
   r.Set("fit.gpus", "devices", result.settings.gpus, Unit::kNumber);
   r.Set("fit.memory", "memory per device at the answer", result.bytes, Unit::kByte);
+  if (!result.note.empty()) r.notes.push_back(result.note);
   if (!result.fits) {
     const std::string what = solve == Solve::kBatch ? "a micro-batch of 1"
                              : solve == Solve::kSeq ? "a sequence of 1 token"

@@ -37,7 +37,11 @@ std::map<GemmDType, double> Peaks(const std::string& text) {
         peaks[d] = value;
       }
     } else {
-      peaks[ParseGemmDType(item.substr(0, eq))] = value;
+      try {
+        peaks[ParseGemmDType(item.substr(0, eq))] = value;
+      } catch (const InputError& e) {  // the dtype parser speaks for --dtype
+        throw InputError("--peak: " + e.message().substr(e.message().find(": ") + 2));
+      }
     }
   }
   return peaks;
@@ -48,10 +52,14 @@ void ReadShapes(const MeasureFlags& f, MeasureRequest& r) {
     for (const std::string& s : SplitList(*f.sizes, "--sizes")) {
       const uint64_t n = ParseCount(s, "--sizes");
       r.shapes.push_back({n, n, n});
+      if (std::count(r.shapes.begin(), r.shapes.end(), r.shapes.back()) > 1) r.shapes.pop_back();  // once each
     }
   }
   if (f.shapes) {
-    for (const std::string& s : SplitList(*f.shapes, "--shapes")) r.shapes.push_back(ParseGemmShape(s, "shapes"));
+    for (const std::string& s : SplitList(*f.shapes, "--shapes")) {
+      r.shapes.push_back(ParseGemmShape(s, "shapes"));
+      if (std::count(r.shapes.begin(), r.shapes.end(), r.shapes.back()) > 1) r.shapes.pop_back();
+    }
   }
 }
 
@@ -64,13 +72,18 @@ void ReadLists(const MeasureFlags& f, MeasureRequest& r) {
   r.device = f.device;
   if (f.device != "cpu" && f.threads) throw InputError("--threads: thread counts apply to --device cpu only");
   if (f.dtype) {
-    for (const std::string& d : SplitList(*f.dtype, "--dtype")) r.dtypes.push_back(ParseGemmDType(d));
+    for (const std::string& d : SplitList(*f.dtype, "--dtype")) {
+      const GemmDType dtype = ParseGemmDType(d);  // once each: fp32,float32 is one dtype
+      if (std::find(r.dtypes.begin(), r.dtypes.end(), dtype) == r.dtypes.end()) r.dtypes.push_back(dtype);
+    }
   }
   if (f.threads) {
     for (const std::string& t : SplitList(*f.threads, "--threads")) {
       const uint64_t n = ParseCount(t, "--threads");
       if (n > 4096) throw InputError("--threads: " + t + " threads is more than tally runs (4096)");
-      r.threads.push_back(static_cast<int>(n));
+      if (std::find(r.threads.begin(), r.threads.end(), static_cast<int>(n)) == r.threads.end()) {
+        r.threads.push_back(static_cast<int>(n));
+      }
     }
   }
   ReadShapes(f, r);

@@ -122,7 +122,8 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
       const Settings s = ResolveSettings(ReadSettings(point), spec);
       if (!reference) {
         reference = EstimateReport(evaluation, s, {.memory = true});
-        CheckKeys(*reference, keys);
+        // The default keys span both modes: one a point's mode lacks is an empty cell.
+        if (flags.keys) CheckKeys(*reference, keys);
         open();
       }
       std::vector<std::optional<Value>> values = eval.Evaluate(keys, s);
@@ -155,7 +156,11 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
       index[a] = 0;
     }
   }
-  if (writer == nullptr) open();  // every point invalid: the keys were never checked
+  if (writer == nullptr) {
+    // No point was valid: the keys are still checked, against the model at the default settings.
+    if (flags.keys) CheckKeys(EstimateReport(evaluation, ResolveSettings(Settings{}, spec), {.memory = true}), keys);
+    open();
+  }
   writer->End();
 }
 

@@ -16,6 +16,8 @@ namespace {
 
 constexpr RealRange kPositiveSi = {
     .lo = 0, .lo_open = true, .what = "a positive number such as 2T, 300B or 1.5e12", .si = true};
+// Below 1e-6 a utilization is no longer a rate but an overflow: times past any double.
+constexpr RealRange kUtilization = {.lo = 1e-6, .hi = 1, .what = "a ratio in [1e-6, 1], such as 0.4"};
 
 }  // namespace
 
@@ -36,7 +38,7 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
 
 TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) {
   TimeRequest r;
-  if (f.tokens) r.train.tokens = ParseReal(*f.tokens, "--tokens", kPositiveSi);
+  if (f.tokens) r.train.tokens = ParseReal(*f.tokens, "--tokens", {.lo = 1, .what = "at least 1 token, such as 2T, 300B or 1.5e12", .si = true});
   if (f.days && f.hours) throw InputError("--days: give --days or --hours, not both");
   if (f.days) r.train.seconds = ParseDuration(*f.days, "--days", 'd');
   if (f.hours) r.train.seconds = ParseDuration(*f.hours, "--hours", 'h');
@@ -45,9 +47,11 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
     throw InputError("--tokens: give two of --tokens, --days/--hours and --gpus; tally solves for the third");
   }
   if (f.mfu && f.achieved) throw InputError("--achieved: give --mfu or --achieved, not both");
-  if (f.mfu) r.train.mfu = ParseReal(*f.mfu, "--mfu", kRatio);
-  if (f.achieved) r.train.achieved = ParseReal(*f.achieved, "--achieved", kPositiveSi);
-  if (f.mbu) r.mbu = ParseReal(*f.mbu, "--mbu", kRatio);
+  if (f.mfu) r.train.mfu = ParseReal(*f.mfu, "--mfu", kUtilization);
+  if (f.achieved) {
+    r.train.achieved = ParseReal(*f.achieved, "--achieved", {.lo = 1, .what = "at least 1 FLOP/s, such as 400T", .si = true});
+  }
+  if (f.mbu) r.mbu = ParseReal(*f.mbu, "--mbu", kUtilization);
   if (f.prompt) r.prompt = ParseLength(*f.prompt, "--prompt");
   if (f.generate) r.generate = ParseLength(*f.generate, "--generate");
   return r;

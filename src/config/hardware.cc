@@ -14,14 +14,18 @@ namespace {
 
 const std::vector<std::string> kPeakKeys = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
 
-// A non-negative finite number such as 989.5e12.
-double ReadRate(const YAML::Node& node, const std::string& file, const std::string& what) {
+// A finite rate such as 989.5e12, at least 1 per second (times are divided by it), or 0 where
+// `zero` allows it: "none" for a peak or a link.
+enum class Zero { kAllowed, kRejected };
+double ReadRate(const YAML::Node& node, const std::string& file, const std::string& what, Zero zero) {
   std::string text = node.IsScalar() ? node.Scalar() : "";
   double v = -1;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) || v < 0) {
-    throw InputError(LocOf(node, file), "'" + what + "' must be a non-negative number such as 989.5e12, got " +
-                                            Describe(node));
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) ||
+      (v < 1 && !(v == 0 && zero == Zero::kAllowed))) {
+    throw InputError(LocOf(node, file), "'" + what + "' must be " +
+                                            (zero == Zero::kAllowed ? "0 or a number >= 1" : "a number >= 1") +
+                                            " such as 989.5e12, got " + Describe(node));
   }
   return v;
 }
@@ -46,18 +50,25 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   h.description = m.String("description", "");
   h.kind = std::vector<std::string>{"gpu", "tpu", "cpu"}[m.Choice("kind", {"gpu", "tpu", "cpu"}, 0)];
   h.memory_bytes = m.PositiveInt("memory_bytes");
-  h.memory_bandwidth = ReadRate(m.Get("memory_bandwidth"), file, "memory_bandwidth");
+  h.memory_bandwidth = ReadRate(m.Get("memory_bandwidth"), file, "memory_bandwidth", Zero::kRejected);
   h.interconnect_bandwidth = m.Has("interconnect_bandwidth")
-                                 ? ReadRate(m.Get("interconnect_bandwidth"), file, "interconnect_bandwidth")
+                                 ? ReadRate(m.Get("interconnect_bandwidth"), file, "interconnect_bandwidth", Zero::kAllowed)
                                  : 0;
   ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", kPeakKeys);
   for (const std::string& k : kPeakKeys) {
-    if (peaks.Has(k)) h.peak_flops[k] = ReadRate(peaks.Get(k), file, k);
+    if (peaks.Has(k)) h.peak_flops[k] = ReadRate(peaks.Get(k), file, k, Zero::kAllowed);
   }
   if (m.Has("achieved_flops")) {
     ConfigMap achieved(m.Get("achieved_flops"), file, "achieved_flops", kPeakKeys);
     for (const std::string& k : kPeakKeys) {
-      if (achieved.Has(k)) h.achieved_flops[k] = ReadRate(achieved.Get(k), file, k);
+      if (!achieved.Has(k)) continue;
+      h.achieved_flops[k] = ReadRate(achieved.Get(k), file, k, Zero::kRejected);
+      // A measured rate above the dense peak would be an MFU above 1.
+      const auto peak = h.peak_flops.find(k);
+      if (peak != h.peak_flops.end() && h.achieved_flops[k] > peak->second) {
+        throw InputError(achieved.Loc(k), "'" + k + "' in 'achieved_flops' (" + achieved.Get(k).Scalar() +
+                                              ") is above its 'peak_flops' (" + peaks.Get(k).Scalar() + ")");
+      }
     }
   }
   if (m.Has("sources")) {

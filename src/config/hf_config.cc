@@ -53,9 +53,10 @@ class HfReader {
     std::string path = m_.String("_name_or_path", "");
     if (!path.empty()) return path;
     std::filesystem::path file(m_.file());
-    if (file.stem() == "config" && file.has_parent_path() && !file.parent_path().filename().empty()) {
-      return file.parent_path().filename().string();
-    }
+    // The folder that holds a config.json names it; "./config.json" lies in the working directory.
+    std::error_code ec;
+    const std::filesystem::path dir = std::filesystem::absolute(file, ec).lexically_normal().parent_path();
+    if (file.stem() == "config" && !dir.filename().empty()) return dir.filename().string();
     return file.stem().string();
   }
 
@@ -220,7 +221,8 @@ class HfReader {
     if (t_.n_kv_heads == 0) t_.n_kv_heads = t_.n_heads;  // families without grouped attention
     if (t_.head_dim == 0) {
       if (t_.d_model % t_.n_heads != 0) {
-        throw InputError(m_.Loc("num_attention_heads"), "the hidden size (" + std::to_string(t_.d_model) +
+        const char* heads = m_.Has("n_head") ? "n_head" : "num_attention_heads";  // GPT-2 and BLOOM: n_head
+        throw InputError(m_.Loc(heads), "the hidden size (" + std::to_string(t_.d_model) +
                                                             ") is not divisible by the number of heads (" +
                                                             std::to_string(t_.n_heads) + ")");
       }
@@ -232,7 +234,11 @@ class HfReader {
                                     "by the " + std::to_string(t_.n_kv_heads) + " key/value heads");
     }
     // transformers: rotary_ndims = int(head_dim * partial_rotary_factor).
-    if (rotary_fraction_ > 0) t_.rotary_dim = static_cast<uint64_t>(static_cast<double>(t_.head_dim) * rotary_fraction_);
+    if (rotary_fraction_ > 0) {
+      t_.rotary_dim = static_cast<uint64_t>(static_cast<double>(t_.head_dim) * rotary_fraction_);
+      // No dimension rotates: no RoPE at all (a rotary_dim of 0 would mean all of them).
+      if (t_.rotary_dim == 0) t_.position = PositionKind::kNone;
+    }
   }
 
   ConfigMap m_;

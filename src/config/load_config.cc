@@ -1,8 +1,13 @@
 #include "config/load_config.h"
 
 #include <algorithm>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "config/hf_config.h"
 #include "config/names.h"
@@ -127,24 +132,42 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
 }  // namespace
 
 std::string ReadFileText(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError({path, 0, 0}, "is a directory, not a config file");
+  // Opened without blocking and checked on the open descriptor (no race with a swapped file): a
+  // FIFO with no writer would block the open or the read forever, and a device never ends.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) throw InputError({path, 0, 0}, "no such file");
+    if (err == EACCES) throw InputError({path, 0, 0}, "permission denied");
+    if (err == ELOOP) throw InputError({path, 0, 0}, "too many symbolic links (is there a link loop?)");
+    throw InputError({path, 0, 0}, std::string("cannot open file for reading: ") + std::strerror(err));
   }
-  if (!std::filesystem::exists(path, ec)) throw InputError({path, 0, 0}, "no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "cannot open file for reading");
-  // Read with a bound, so that /dev/zero or a mistaken multi-gigabyte file ends in an error, not
-  // an exhausted machine; configs are a few kilobytes.
+  struct stat st {};
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (stat_ok && S_ISDIR(st.st_mode)) throw InputError({path, 0, 0}, "is a directory, not a config file");
+    throw InputError({path, 0, 0}, "is not a regular file (a FIFO, a device or a socket); configs are read from files");
+  }
+  // Read with a bound, so that a mistaken multi-gigabyte file ends in an error, not an exhausted
+  // machine; configs are a few kilobytes.
   constexpr size_t kMaxBytes = size_t{16} << 20;
   std::string text;
   char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxBytes) throw InputError({path, 0, 0}, "is larger than 16 MiB, the most a config file may be");
+  while (true) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      if (n < 0) throw InputError({path, 0, 0}, "read error");
+      return text;
+    }
+    text.append(chunk, static_cast<size_t>(n));
+    if (text.size() > kMaxBytes) {
+      ::close(fd);
+      throw InputError({path, 0, 0}, "is larger than 16 MiB, the most a config file may be");
+    }
   }
-  if (in.bad()) throw InputError({path, 0, 0}, "read error");
-  return text;
 }
 
 ModelSpec LoadModelText(const std::string& file, const std::string& text) {

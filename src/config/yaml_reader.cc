@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
+#include <unordered_map>
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
@@ -17,6 +19,12 @@ namespace {
 // Plain scalars carry yaml-cpp's "?" tag; quoted ones "!", and explicit tags (!!str) their own.
 bool IsPlainScalar(const YAML::Node& node) { return node.IsScalar() && node.Tag() == "?"; }
 
+// YAML's core tags as written (!!int); yaml-cpp hands them over expanded.
+std::string ShortTag(const std::string& tag) {
+  const std::string core = "tag:yaml.org,2002:";
+  return tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag;
+}
+
 std::string PosText(const SourceLoc& loc) {
   return std::to_string(loc.line) + ":" + std::to_string(loc.column);
 }
@@ -24,7 +32,9 @@ std::string PosText(const SourceLoc& loc) {
 uint64_t ReadUint(const YAML::Node& node, const std::string& file, const std::string& what,
                   uint64_t min) {
   std::string bound = min == 0 ? "a whole number >= 0" : "a positive whole number";
-  std::string text = IsPlainScalar(node) ? node.Scalar() : "";
+  // `!!int 64` is the integer 64 by YAML's core schema.
+  const bool integer = IsPlainScalar(node) || (node.IsScalar() && ShortTag(node.Tag()) == "!!int");
+  std::string text = integer ? node.Scalar() : "";
   uint64_t value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   bool digits_only = !text.empty() && ptr == text.data() + text.size() && text[0] != '+';
@@ -94,15 +104,66 @@ size_t Utf8Length(const std::string& s, size_t i) {
   return 0;
 }
 
+void AppendUtf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// A UTF-16 or UTF-32 file (it starts with a byte order mark) as UTF-8, so that it passes the same
+// text checks as any other; a UTF-8 file as it is.
+std::string ToUtf8(const std::string& file, const std::string& text, std::string& encoding) {
+  const auto starts = [&](const char* bom, size_t n) { return text.compare(0, n, bom, n) == 0; };
+  size_t width = 0;
+  bool big = false;
+  if (starts("\xFF\xFE\0\0", 4)) width = 4;
+  else if (starts("\0\0\xFE\xFF", 4)) width = 4, big = true;
+  else if (starts("\xFF\xFE", 2)) width = 2;
+  else if (starts("\xFE\xFF", 2)) width = 2, big = true;
+  if (width == 0) return text;
+  const char* name = width == 2 ? "UTF-16" : "UTF-32";
+  encoding = name;
+  const auto unit = [&](size_t i) {
+    uint32_t v = 0;
+    for (size_t k = 0; k < width; ++k) {
+      const auto b = static_cast<unsigned char>(text[i + (big ? k : width - 1 - k)]);
+      v = (v << 8) | b;
+    }
+    return v;
+  };
+  const std::string not_text = std::string("the file is not ") + name + " text";
+  if (text.size() % width != 0) throw InputError({file, 0, 0}, not_text + " (it ends mid-character)");
+  std::string out;
+  for (size_t i = width; i < text.size(); i += width) {
+    uint32_t cp = unit(i);
+    if (width == 2 && cp >= 0xD800 && cp <= 0xDBFF && i + 2 < text.size() && unit(i + 2) >= 0xDC00 &&
+        unit(i + 2) <= 0xDFFF) {
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (unit(i + 2) - 0xDC00);
+      i += 2;
+    } else if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+      throw InputError({file, 0, 0}, not_text + " (an unpaired surrogate or a code point past U+10FFFF)");
+    }
+    AppendUtf8(cp, out);
+  }
+  return out;
+}
+
 // Configs are UTF-8 text (as JSON requires), without control characters other than tab and line
 // ends (as YAML requires); anything else would reach names, messages and JSON output as broken
-// text. Reported at the first bad byte, columns counted in characters. A UTF-16 or UTF-32 file
-// starts with a byte order mark, and yaml-cpp decodes it.
-void CheckUtf8(const std::string& file, const std::string& text) {
-  if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0 ||
-      text.rfind(std::string("\0\0\xFE\xFF", 4), 0) == 0) {
-    return;
-  }
+// text. Reported at the first bad byte, columns counted in characters.
+void CheckUtf8(const std::string& file, const std::string& text, const std::string& encoding) {
   int line = 1;
   int column = 1;
   for (size_t i = 0; i < text.size();) {
@@ -110,8 +171,9 @@ void CheckUtf8(const std::string& file, const std::string& text) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (n == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
       static const char kHex[] = "0123456789ABCDEF";
-      throw InputError({file, line, column}, std::string("the file is not UTF-8 text (byte 0x") + kHex[c >> 4] +
-                                                  kHex[c & 0xf] + ")");
+      const std::string hex = {kHex[c >> 4], kHex[c & 0xf]};
+      throw InputError({file, line, column}, "the file is not " + encoding + " text (" +
+                                                 (encoding == "UTF-8" ? "byte 0x" : "character U+00") + hex + ")");
     }
     if (text[i] == '\n') {
       ++line;
@@ -121,6 +183,64 @@ void CheckUtf8(const std::string& file, const std::string& text) {
     }
     i += n;
   }
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The \uXXXX escape at `i` of `s`, or -1.
+long UEscape(const std::string& s, size_t i) {
+  if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
+  long v = 0;
+  for (size_t k = i + 2; k < i + 6; ++k) {
+    const int h = HexValue(s[k]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+// yaml-cpp rejects a surrogate escape even when a pair spells one character ("\ud83d\ude00", how
+// Python's json.dumps writes any emoji). In JSON each pair becomes its \U00XXXXXX escape, and the
+// two characters saved go after the string's closing quote, where JSON ignores whitespace: every
+// position outside the string stays where it was.
+std::string JoinSurrogatePairs(const std::string& text) {
+  if (text.find("\\u") == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  size_t saved = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!in_string) {
+      in_string = c == '"';
+      out += c;
+    } else if (c == '\\') {
+      const long hi = UEscape(text, i), lo = UEscape(text, i + 6);
+      if (hi >= 0xD800 && hi <= 0xDBFF && lo >= 0xDC00 && lo <= 0xDFFF) {
+        char buf[11];
+        std::snprintf(buf, sizeof buf, "\\U%08lX", 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
+        out += buf;
+        saved += 2;
+        i += 11;
+      } else if (i + 1 < text.size()) {
+        out += text.substr(i, 2);
+        ++i;
+      }
+    } else {
+      out += c;
+      if (c == '"') {
+        in_string = false;
+        out.append(saved, ' ');
+        saved = 0;
+      }
+    }
+  }
+  return out;
 }
 
 // One document through `starts`; yaml-cpp's depth guard ("bad file") becomes a message that says
@@ -136,12 +256,15 @@ bool HandleNextDocument(const std::string& file, YAML::Parser& parser, DocumentS
 
 }  // namespace
 
-YAML::Node ParseYaml(const std::string& file, const std::string& text) {
-  CheckUtf8(file, text);
+YAML::Node ParseYaml(const std::string& file, const std::string& raw) {
+  std::string encoding = "UTF-8";
+  const std::string decoded = ToUtf8(file, raw, encoding);
+  CheckUtf8(file, decoded, encoding);
   // yaml-cpp reads JSON as YAML flow style, which allows trailing commas, and names the line after
   // a missing comma or bracket; the scans name the mistake's own place.
   const bool json = file.size() >= 5 && file.compare(file.size() - 5, 5, ".json") == 0;
-  if (json) CheckJsonSyntax(file, text);
+  if (json) CheckJsonSyntax(file, decoded);
+  const std::string& text = json ? JoinSurrogatePairs(decoded) : decoded;
   try {
     // The documents are walked first: yaml-cpp 0.7's LoadAll never returns on a stray ',' after
     // (or instead of) a document (jbeder/yaml-cpp#1040), as its parser keeps yielding empty
@@ -194,6 +317,7 @@ std::string Describe(const YAML::Node& node) {
   if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
   if (node.IsMap()) return "a map";
   if (node.IsNull()) return "nothing (null)";
+  if (node.Tag() != "!" && !IsPlainScalar(node)) return "'" + node.Scalar() + "' tagged " + ShortTag(node.Tag());
   if (!IsPlainScalar(node)) return "the string \"" + node.Scalar() + "\"";
   return "'" + node.Scalar() + "'";
 }
@@ -209,19 +333,19 @@ ConfigMap::ConfigMap(const YAML::Node& node, std::string file, std::string conte
     throw InputError(LocOf(node, file_), "'" + context_ + "' must be a map of keys to values, got " +
                                              Describe(node));
   }
-  std::vector<std::pair<std::string, YAML::Node>> seen;  // every key, kept or not, for duplicates
+  // Every key, kept or not, for duplicates: hashed, so a map of n keys costs O(n), not O(n^2).
+  std::unordered_map<std::string, YAML::Node> seen;
+  seen.reserve(node.size());
   for (auto it = node.begin(); it != node.end(); ++it) {
     // Copies: the iterator's pair is a temporary proxy, so a reference into it would dangle.
     const YAML::Node key = it->first;
     if (!key.IsScalar()) throw InputError(LocOf(key, file_), "keys must be plain names");
     const std::string name = key.Scalar();
-    for (const auto& [earlier, earlier_key] : seen) {
-      if (earlier == name) {
-        throw InputError(LocOf(key, file_), "duplicate key '" + name + "' (first at " +
-                                                PosText(LocOf(earlier_key, file_)) + ")");
-      }
+    const auto [earlier, inserted] = seen.emplace(name, key);
+    if (!inserted) {
+      throw InputError(LocOf(key, file_), "duplicate key '" + name + "' (first at " +
+                                              PosText(LocOf(earlier->second, file_)) + ")");
     }
-    seen.emplace_back(name, key);
     bool known = std::find(allowed.begin(), allowed.end(), name) != allowed.end();
     if (unknown == UnknownKeys::kIgnore && (!known || it->second.IsNull())) continue;
     if (!known) {

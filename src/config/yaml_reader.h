@@ -13,8 +13,9 @@
 
 namespace tally {
 
-// Parses `text` (YAML or JSON) into a node; syntax errors become InputError at their position.
-YAML::Node ParseYaml(const std::string& file, const std::string& text);
+// Parses `raw` (YAML or JSON, UTF-8 or UTF-16/32 with a byte order mark) into a node; syntax errors
+// become InputError at their position.
+YAML::Node ParseYaml(const std::string& file, const std::string& raw);
 
 SourceLoc LocOf(const YAML::Node& node, const std::string& file);
 

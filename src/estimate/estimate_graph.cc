@@ -199,7 +199,9 @@ Value PerUnit(uint64_t total, uint64_t units) {
   return static_cast<double>(total) / static_cast<double>(units);
 }
 
-Report EstimateReport(Evaluation& evaluation, const Settings& settings, const ReportRequest& request) {
+namespace {
+
+Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const ReportRequest& request) {
   const ModelSpec& spec = evaluation.spec();
   const auto summary = evaluation.Summary(settings);
   const LayerGraph& graph = *summary->graph;
@@ -219,6 +221,13 @@ Report EstimateReport(Evaluation& evaluation, const Settings& settings, const Re
                       std::to_string(spec.transformer.context_length) + " of '" + spec.name + "'");
   }
   return r;
+}
+
+}  // namespace
+
+// A count past 2^64 comes from the model's sizes with the batch and sequence: its config is named.
+Report EstimateReport(Evaluation& evaluation, const Settings& settings, const ReportRequest& request) {
+  return BlameOverflowOn(evaluation.spec().source, [&] { return EstimateOnce(evaluation, settings, request); });
 }
 
 }  // namespace tally

@@ -91,6 +91,11 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
       (at(mid) ? lo : hi) = mid;
     }
     at(lo);
+    if (lo == cap) {  // it fits at the cap: more would too, as far as memory goes
+      r.note = cap == kMaxSearch ? "the search stops at 2^40; the memory limit allows more"
+                                 : "the sequence stops at the model's " + std::to_string(cap) +
+                                       " learned positions; the memory limit allows more";
+    }
   }
   r.fits = true;
   r.bytes = bytes;

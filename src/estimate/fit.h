@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "config/model_spec.h"
 #include "config/settings.h"
@@ -18,6 +19,7 @@ struct FitResult {
   uint64_t value = 0;   // the answer (or the smallest value tried, when nothing fits)
   Settings settings;    // the settings at the answer
   uint64_t bytes = 0;   // memory per device at the answer (train or infer per settings.mode)
+  std::string note;     // when the answer is the search's cap, not the memory limit: says so
 };
 
 // Memory per device for the settings: the training total, or the inference total for Mode::kInfer.

@@ -187,11 +187,13 @@ void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report
     r.notes.push_back("using the achieved " + measured->first + " rate measured in " + hw.source +
                       " (achieved_flops); --mfu or --achieved overrides it");
   }
-  if (s.mode == Mode::kInfer) {
-    AddInference(ev, s, req, hw, r);
-  } else {
-    AddTraining(ev, s, req, hw, r);
-  }
+  BlameOverflowOn(ev.spec().source, [&] {
+    if (s.mode == Mode::kInfer) {
+      AddInference(ev, s, req, hw, r);
+    } else {
+      AddTraining(ev, s, req, hw, r);
+    }
+  });
 }
 
 }  // namespace tally

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "util/checked_math.h"
+
 namespace tally {
 namespace {
 
@@ -75,15 +77,10 @@ GraphSettings GraphSettingsOf(const Settings& s) {
 }
 
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {
-  LayerGraph g;
-  try {
-    g = spec.family == Family::kTransformer ? BuildTransformerGraph(spec, settings)
-                                            : BuildSequentialGraph(spec, settings);
-  } catch (const InputError& e) {
-    // A count past 2^64 comes from the model's sizes (with the batch and sequence): name its file.
-    if (!e.loc().file.empty() || e.message().find("would exceed 2^64") == std::string::npos) throw;
-    throw InputError({spec.source, 0, 0}, e.message());
-  }
+  LayerGraph g = BlameOverflowOn(spec.source, [&] {
+    return spec.family == Family::kTransformer ? BuildTransformerGraph(spec, settings)
+                                               : BuildSequentialGraph(spec, settings);
+  });
   CheckLoraTargets(spec, settings, g);
   ApplyTrainability(settings, g);
   g.Validate();

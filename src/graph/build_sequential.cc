@@ -134,6 +134,13 @@ class SequentialBuilder {
   Layer Pool(const SeqLayerSpec& l, const std::string& path) {
     RequireImage(l, "pool");
     const bool adaptive = l.op == SeqOp::kAdaptivePool;
+    // PyTorch's pooling_shape_check: "pad should be at most half of effective kernel size".
+    for (const auto& [pad, kernel] : {std::pair{l.pad_h, l.kernel_h}, std::pair{l.pad_w, l.kernel_w}}) {
+      if (!adaptive && pad > kernel / 2) {
+        throw InputError(l.loc, "pool padding " + std::to_string(pad) + " is more than half its kernel " +
+                                    std::to_string(kernel) + " (PyTorch allows at most kernel / 2, rounded down)");
+      }
+    }
     const uint64_t in_elements = Elements(path);
     const uint64_t ho = adaptive ? l.out_h : WindowOut(l, shape_[1], l.kernel_h, l.pad_h, l.stride_h, "pool");
     const uint64_t wo = adaptive ? l.out_w : WindowOut(l, shape_[2], l.kernel_w, l.pad_w, l.stride_w, "pool");

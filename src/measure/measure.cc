@@ -18,6 +18,7 @@ std::vector<GemmShape> SweepShapes(const MeasureRequest& r) {
 
 void RunSweep(Session& s, std::vector<GemmResult>& results) {
   const std::vector<GemmShape> shapes = SweepShapes(s.request);
+  CheckBounds(s, shapes, "--sizes/--shapes");
   s.total = s.threads.size() * s.dtypes.size() * shapes.size();
   for (int t : s.threads) {
     for (GemmDType d : s.dtypes) {

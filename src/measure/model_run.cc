@@ -60,6 +60,9 @@ void RunModel(Session& s, const std::vector<StepGemm>& steps, std::vector<GemmRe
   }
   const GemmDType d = s.dtypes.front();
   const int threads = s.threads.front();
+  std::vector<GemmShape> shapes = {{kReferenceSize, kReferenceSize, kReferenceSize}};
+  for (const StepGemm& step : steps) shapes.push_back(step.shape);
+  CheckBounds(s, shapes, "--model");
   s.total = steps.size() + 1;
   for (const StepGemm& step : steps) {
     results.push_back(TimeOne(s, step.shape, d, threads));

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <new>
 
+#include "measure/cpu_peak.h"
 #include "util/error.h"
 #include "util/units.h"
 
@@ -83,6 +84,37 @@ void CheckBackend(Session& s) {
 }
 
 }  // namespace
+
+void CheckBounds(Session& s, const std::vector<GemmShape>& shapes, const std::string& flag) {
+  const bool cpu = s.request.device == "cpu";
+  const double memory = static_cast<double>(cpu ? SystemMemoryBytes() : s.backend->Facts().memory_bytes);
+  const double allowed_s = std::max(30.0, 10 * s.request.bench.budget_s);
+  const double runs = static_cast<double>(s.request.bench.min_reps + 1);
+  for (GemmDType d : s.dtypes) {
+    const std::string gemm = std::string("the ") + GemmDTypeName(d) + " GEMM ";
+    for (const GemmShape& shape : shapes) {
+      const double bytes = GemmMinBytes(shape, d);
+      if (memory > 0 && bytes > memory) {
+        throw InputError(flag + ": " + gemm + shape.Text() + " needs " +
+                         FormatBytes(static_cast<uint64_t>(std::min(bytes, 1.8e19)), UnitSystem::kIec) +
+                         " for its operands; the " + (cpu ? "machine" : "device") + " has " +
+                         FormatBytes(static_cast<uint64_t>(memory), UnitSystem::kIec));
+      }
+      for (int t : s.threads) {
+        // The CPU's FMA-loop rate: the computed peak trusts a clock that a busy or virtual
+        // machine can overstate tenfold.
+        const double peak = cpu ? s.peaks->Probed(d, t) : s.peaks->Computed(d, t);
+        const double one_s = peak > 0 ? static_cast<double>(shape.Flops()) / peak : 0;
+        if (one_s * runs > allowed_s) {
+          throw InputError("--budget: " + gemm + shape.Text() + " takes about " + FormatDuration(one_s) +
+                           " a run at the peak of " + FormatRate(peak) + ", and runs at least " +
+                           FormatDouble(runs) + " times: more than " + FormatDuration(allowed_s) +
+                           " (10 x --budget, at least 30 s); raise --budget or time smaller shapes");
+        }
+      }
+    }
+  }
+}
 
 void OpenSession(Session& s) {
   s.backend = MakeBackend(s.request.device);

@@ -29,6 +29,12 @@ struct Session {
 // naive product.
 void OpenSession(Session& s);
 
+// Refuses, before anything runs, a case whose operands exceed the device's memory or whose
+// minimum runs (one warm-up and BenchOptions::min_reps), each FLOPs / peak long (the CPU's probed
+// peak), would take more than 10 x --budget or 30 s, whichever is longer. `flag` names what chose
+// the shapes.
+void CheckBounds(Session& s, const std::vector<GemmShape>& shapes, const std::string& flag);
+
 // Prepares `shape` (allocation and fill outside the timing), then warm-up and repetitions.
 GemmResult TimeOne(Session& s, const GemmShape& shape, GemmDType dtype, int threads);
 

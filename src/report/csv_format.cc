@@ -4,11 +4,14 @@
 
 #include "report/format.h"
 #include "report/writer.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
 
-void AppendField(const std::string& text, char separator, std::string& out) {
+void AppendField(const std::string& raw, char separator, std::string& out) {
+  // No control character reaches a terminal raw; line breaks are data that CSV quotes.
+  const std::string text = EscapeControl(raw, true);
   if (separator == '\t') {
     for (char c : text) out += c == '\t' || c == '\n' || c == '\r' ? ' ' : c;  // TSV has no quoting
     return;

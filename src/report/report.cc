@@ -1,5 +1,6 @@
 #include "report/report.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "report/format.h"
@@ -40,6 +41,15 @@ void CollectLeaves(const ReportNode& node, const std::string& prefix, std::vecto
     } else {
       out.push_back(key);
     }
+  }
+}
+
+// The one gate every reported number passes: inputs are validated where they enter, so an
+// infinite or NaN value here is tally's own bug (exit 4), never something to print as inf or null.
+void CheckFinite(const std::string& key, const Value& v) {
+  const double* d = std::get_if<double>(&v);
+  if (d != nullptr && !std::isfinite(*d)) {
+    throw std::logic_error("report: '" + key + "' is " + (std::isnan(*d) ? "not a number" : "infinite"));
   }
 }
 
@@ -100,6 +110,7 @@ void Report::Set(const std::string& path, const std::string& label, Value value,
   ReportNode& parent = dot == std::string::npos ? root_ : Group(path.substr(0, dot));
   std::string key = dot == std::string::npos ? path : path.substr(dot + 1);
   if (Child(parent, key) != nullptr) throw std::logic_error("report: " + path + " set twice");
+  CheckFinite(path, value);
   parent.children.push_back(ReportNode{
       .key = key, .label = label, .is_group = false, .value = std::move(value), .unit = unit, .explain = explain});
 }
@@ -110,6 +121,7 @@ ReportNode& ReportNode::AddGroup(const std::string& child_key, const std::string
 }
 
 void ReportNode::AddLeaf(const std::string& child_key, const std::string& child_label, Value v, Unit u) {
+  CheckFinite(child_key, v);
   children.push_back(
       ReportNode{.key = child_key, .label = child_label, .is_group = false, .value = std::move(v), .unit = u});
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "report/format.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
@@ -144,7 +145,8 @@ void RenderTable(const Table& table, size_t indent, const TableStyle& style, std
     std::vector<std::string> line;
     for (size_t c : shown) {
       const Cell& cell = table.rows[r][c];
-      line.push_back(cell ? Render(*cell, table.UnitOf(r, c), style.units).first : "-");
+      // Names and paths come from the user's files: no control character reaches the terminal.
+      line.push_back(cell ? EscapeControl(Render(*cell, table.UnitOf(r, c), style.units).first) : "-");
     }
     lines.push_back(std::move(line));
   }
@@ -172,7 +174,7 @@ void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style
       continue;
     }
     if (c.is_group) {
-      out += pad + c.Label() + "\n";
+      out += pad + EscapeControl(c.Label()) + "\n";
       RenderGroup(c, indent + 2, style, out);
       continue;
     }
@@ -182,9 +184,9 @@ void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style
       continue;
     }
     auto [human, exact] = Render(c.value, c.unit, style.units);
-    std::string line = Pad(pad + c.Label(), kLabelWidth, false);
+    std::string line = Pad(pad + EscapeControl(c.Label()), kLabelWidth, false);
     if (c.unit == Unit::kText || c.unit == Unit::kBool) {
-      line += " " + human;
+      line += " " + EscapeControl(human);
     } else if (total != nullptr && &c != total && c.unit == Unit::kByte) {
       line += Pad(human, kValueWidth, true) + Share(std::get<uint64_t>(c.value), std::get<uint64_t>(total->value));
     } else {
@@ -213,7 +215,7 @@ std::string FormatTable(const Report& report, UnitSystem units, bool explain) {
       RenderGroup(ReportNode{.children = {section}}, 0, style, out);
       continue;
     }
-    out += section.Label() + "\n";
+    out += EscapeControl(section.Label()) + "\n";
     RenderGroup(section, 2, style, out);
   }
   return out;

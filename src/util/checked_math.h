@@ -32,6 +32,18 @@ inline uint64_t CheckedMul(uint64_t a, uint64_t b, std::string_view what) {
   return r;
 }
 
+// Runs `f`; an overflow it throws without a file is blamed on `source`, the model config whose
+// sizes (with the batch and sequence) produced it.
+template <typename F>
+auto BlameOverflowOn(const std::string& source, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const InputError& e) {
+    if (!e.loc().file.empty() || e.message().find("would exceed 2^64") == std::string::npos) throw;
+    throw InputError({source, 0, 0}, e.message());
+  }
+}
+
 // a / b rounded up (b > 0): shares split across devices.
 inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 

@@ -1,32 +1,14 @@
 #include "util/error.h"
 
+#include "util/text.h"
+
 namespace tally {
 namespace {
 
-// A diagnostic is one line: control characters that came from the input (a newline in a quoted
-// key, a NUL in binary garbage) are written as escapes. Idempotent, as a backslash is kept as is.
-std::string OneLine(const std::string& text) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+// A diagnostic is one line of valid UTF-8: control characters that came from the input (a newline
+// in a quoted key, a NUL in binary garbage, an ESC in a file name) are written as escapes, as are
+// bytes that are not UTF-8. Idempotent, as a backslash is kept as is.
+std::string OneLine(const std::string& text) { return EscapeControl(text); }
 
 std::string Prefix(const SourceLoc& loc) {
   if (loc.file.empty()) return "tally: error: ";

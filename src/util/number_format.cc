@@ -58,7 +58,9 @@ Rounded RoundTo(double x, const NumberFormat& f) {
     if (r > l.max || r < l.min) return {r > l.max ? l.max : l.min, "saturated"};
     return {r, r == x ? "exact" : "rounded"};
   }
-  if (x == 0 || std::isinf(x)) return {x, x == 0 ? "exact" : (f.has_infinity ? "exact" : "overflow to NaN")};
+  if (x == 0) return {x, "exact"};
+  // e4m3 has no infinity: its all-ones pattern is NaN, what an infinity converts to.
+  if (std::isinf(x)) return f.has_infinity ? Rounded{x, "exact"} : Rounded{std::nan(""), "overflow to NaN"};
   const double a = std::fabs(x);
   int k = 0;
   std::frexp(a, &k);  // a = g · 2^k with g in [0.5, 1): the exponent of a is k - 1

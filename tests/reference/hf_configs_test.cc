@@ -107,7 +107,9 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
       {"opt-13b", "opt-13b.json"},          {"pythia-1.4b", "pythia-1.4b.json"},
       {"bloom-7b1", "bloom-7b1.json"},
   };
-  for (const auto& [preset, file] : pairs) {
+  for (const auto& pair : pairs) {
+    const auto& preset = pair.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
+    const auto& file = pair.second;
     CAPTURE(preset);
     const TransformerSpec a = ResolveModel(preset).transformer;
     const TransformerSpec b = LoadModelFile(Hf(file)).transformer;

@@ -217,7 +217,9 @@ TEST_CASE("memory: KV cache per token and for a batch") {
   const std::pair<const char*, uint64_t> rows[] = {{"gpt2-small", 36'864},  {"gpt2-medium", 98'304},
                                                    {"gpt2-large", 184'320}, {"gpt2-xl", 307'200},
                                                    {"llama-2-7b", 524'288}, {"llama-3-8b", 131'072}};
-  for (const auto& [preset, bytes] : rows) {
+  for (const auto& row : rows) {
+    const char* preset = row.first;  // not a structured binding: clang 14's CAPTURE cannot take one
+    const uint64_t bytes = row.second;
     CAPTURE(preset);
     CHECK(KvBytesPerToken(testing::MemoryOf(ResolveModel(preset), Settings{}), DType::kBf16) == bytes);
   }
