@@ -19,7 +19,8 @@ const std::vector<std::string> kTransformerKeys = {
     "n_kv_heads", "d_ff", "head_dim", "mlp", "norm", "bias", "qkv_bias", "out_bias", "mlp_bias",
     "lm_head_bias", "position", "position_offset", "rotary_dim", "tied_embeddings", "embed_dim",
     "embedding_norm", "final_norm", "parallel_block", "norms_per_block", "moe", "sliding_window",
-    "dtype", "dropout"};
+    "dtype", "dropout", "norm_placement", "norm_params", "qk_norm", "attention_sinks", "attention_pattern", "mla",
+    "mtp_layers"};
 const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers"};
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
@@ -47,6 +48,9 @@ std::optional<DType> WeightDtype(const ConfigMap& m) {
   return d;
 }
 
+const std::vector<std::string> kMoeKeys = {"experts",    "top_k",       "d_ff",        "shared_d_ff",
+                                           "router_bias", "router_score_bias", "first_dense", "every"};
+
 void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
   t.n_experts = moe.PositiveInt("experts");
   t.top_k = moe.PositiveInt("top_k");
@@ -54,6 +58,56 @@ void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
     throw InputError(moe.Loc("top_k"), "'top_k' (" + std::to_string(t.top_k) + ") is more than the " +
                                            std::to_string(t.n_experts) + " experts");
   }
+  t.moe_d_ff = moe.PositiveInt("d_ff", 0);
+  t.shared_expert_d_ff = moe.PositiveInt("shared_d_ff", 0);
+  t.router_bias = moe.Bool("router_bias", false);
+  t.router_score_bias = moe.Bool("router_score_bias", false);
+}
+
+void ReadMla(const ConfigMap& m, TransformerSpec& t) {
+  MlaSpec& mla = t.mla;
+  mla.q_lora_rank = m.PositiveInt("q_lora_rank", 0);
+  mla.kv_lora_rank = m.PositiveInt("kv_lora_rank");
+  mla.qk_nope_head_dim = m.PositiveInt("qk_nope_head_dim");
+  mla.qk_rope_head_dim = m.PositiveInt("qk_rope_head_dim");
+  mla.v_head_dim = m.PositiveInt("v_head_dim");
+  mla.full_kv_cache = m.Bool("full_kv_cache", false);
+}
+
+// Which blocks differ: `attention_pattern` (full attention on every full_every-th layer, sliding
+// or chunked attention of `span` tokens on the others) and the MoE's first_dense / every. The
+// result is TransformerSpec::layer_specs, left empty when every block is alike.
+void ReadLayers(const ConfigMap& m, TransformerSpec& t) {
+  std::vector<LayerSpec> specs(t.n_layers);
+  if (m.Has("attention_pattern")) {
+    if (m.Has("sliding_window")) {
+      throw InputError(m.Loc("attention_pattern"), "give 'sliding_window' (every layer) or 'attention_pattern', "
+                                                   "not both");
+    }
+    ConfigMap p(m.Get("attention_pattern"), m.file(), "attention_pattern", {"kind", "span", "full_every"});
+    const auto kind = p.Choice("kind", {"sliding", "chunked"}, 0) == 0 ? AttentionKind::kSliding
+                                                                          : AttentionKind::kChunked;
+    const uint64_t span = p.PositiveInt("span");
+    const uint64_t every = p.PositiveInt("full_every");
+    for (uint64_t i = 0; i < t.n_layers; ++i) {
+      if ((i + 1) % every != 0) specs[i] = {kind, span};
+    }
+    if (kind == AttentionKind::kSliding) t.sliding_window = span;
+  } else if (t.mla.kv_lora_rank > 0) {
+    for (LayerSpec& l : specs) l.attention = AttentionKind::kLatent;
+  } else if (t.sliding_window > 0) {
+    for (LayerSpec& l : specs) l = {AttentionKind::kSliding, t.sliding_window};
+  }
+  if (t.n_experts > 0) {
+    const ConfigMap moe(m.Get("moe"), m.file(), "moe", kMoeKeys);
+    const uint64_t first = moe.NonNegativeInt("first_dense", 0);
+    const uint64_t every = moe.PositiveInt("every", 1);
+    for (uint64_t i = 0; i < t.n_layers; ++i) specs[i].moe = i >= first && (i + 1) % every == 0;
+  }
+  t.layer_specs = specs;
+  const auto runs = LayerRuns(t);
+  t.layer_specs.clear();
+  if (LayerRuns(t) != runs) t.layer_specs = std::move(specs);
 }
 
 // Keys that only make sense together.
@@ -103,7 +157,18 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
   t.sliding_window = m.PositiveInt("sliding_window", 0);
   t.dtype = WeightDtype(m);
   t.dropout = m.Probability("dropout", 0);
-  if (m.Has("moe")) ReadMoe(ConfigMap(m.Get("moe"), m.file(), "moe", {"experts", "top_k"}), t);
+  if (m.Has("moe")) ReadMoe(ConfigMap(m.Get("moe"), m.file(), "moe", kMoeKeys), t);
+  t.norm_placement = EnumKey(m, "norm_placement", NormPlacement::kPre);
+  t.norm_params = EnumKey(m, "norm_params", NormParams::kAffine);
+  t.qk_norm = EnumKey(m, "qk_norm", QkNorm::kNone);
+  t.attention_sinks = m.Bool("attention_sinks", false);
+  if (m.Has("mla")) {
+    ReadMla(ConfigMap(m.Get("mla"), m.file(), "mla",
+                      {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                       "full_kv_cache"}),
+            t);
+  }
+  t.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
   if (m.Has("head_dim")) {
     t.head_dim = m.PositiveInt("head_dim");
   } else if (t.d_model % t.n_heads != 0) {
@@ -121,6 +186,7 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
                                               std::to_string(t.n_kv_heads) + ")");
   }
   CheckCombinations(m, t);
+  ReadLayers(m, t);
 }
 
 }  // namespace
