@@ -125,6 +125,17 @@ void CheckCombinations(const ConfigMap& m, const TransformerSpec& t) {
                                               ") is larger than the head dimension (" + std::to_string(t.head_dim) +
                                               ")");
   }
+  if (m.Has("norm_placement") && t.parallel_block && t.norm_placement != NormPlacement::kPre) {
+    throw InputError(m.Loc("norm_placement"), "'norm_placement' must be pre in a parallel block");
+  }
+  if (m.Has("mla") && m.Has("attention_pattern")) {
+    throw InputError(m.Loc("attention_pattern"), "'attention_pattern' does not apply to MLA, whose layers "
+                                                 "all keep the latent of every token");
+  }
+  if (m.Has("mla") && t.n_kv_heads != t.n_heads) {
+    throw InputError(m.Loc("n_kv_heads"), "'n_kv_heads' must equal 'n_heads' under 'mla' (the latent is "
+                                          "expanded to every head)");
+  }
   if (m.Has("position_offset") && t.position != PositionKind::kLearned) {
     throw InputError(m.Loc("position_offset"), "'position_offset' needs 'position: learned'");
   }

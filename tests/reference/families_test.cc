@@ -208,5 +208,44 @@ TEST_CASE("families: unknown model types get a suggestion only for a near spelli
   CHECK(message("gemma_2").find("did you mean 'gemma2'") != std::string::npos);
 }
 
+// The tally YAML keys for the same layouts: a Gemma-2-like model written by hand gives the counts
+// derived from the layout (4 norms per block, window on layers 0, 2, ...).
+TEST_CASE("families: tally YAML keys for the new layouts") {
+  const std::string base = R"(family: transformer
+vocab_size: 1000
+context_length: 4096
+d_model: 64
+n_layers: 4
+n_heads: 4
+n_kv_heads: 2
+d_ff: 128
+mlp: geglu
+norm: rmsnorm
+bias: false
+position: rope
+)";
+  const ModelSpec gemma = LoadModelText("g.yaml", base + R"(norm_placement: sandwich
+qk_norm: per_head
+attention_pattern: {kind: sliding, span: 16, full_every: 2}
+)");
+  Settings s;
+  s.seq = 1;
+  // Per block: q 64·64, k and v 64·32 each, o 64·64, q/k norms 16 each, MLP 3·64·128, 4 norms of 64;
+  // tied embedding 1000·64 and a final norm.
+  const uint64_t block = 64 * 64 + 2 * 64 * 32 + 64 * 64 + 2 * 16 + 3 * 64 * 128 + 4 * 64;
+  CHECK(CountParams(BuildGraph(gemma, GraphSettingsOf(s))).total == 4 * block + 1000 * 64 + 64);
+  // KV at 64 tokens: layers 0 and 2 keep 16, layers 1 and 3 keep 64; 2 · 2 · 16 elements of 2 bytes.
+  CHECK(KvAt(gemma, 64) == (16 + 64 + 16 + 64) * 2 * 2 * 16 * 2);
+  CHECK_THROWS_WITH_AS(LoadModelText("g.yaml", base + "sliding_window: 8\nattention_pattern: {kind: sliding, span: 16, "
+                                                      "full_every: 2}\n"),
+                       "g.yaml:14:20: error: give 'sliding_window' (every layer) or 'attention_pattern', not both",
+                       InputError);
+  CHECK_THROWS_WITH_AS(LoadModelText("g.yaml", base + "mla: {kv_lora_rank: 8, qk_nope_head_dim: 8, "
+                                                      "qk_rope_head_dim: 8, v_head_dim: 8}\n"),
+                       "g.yaml:7:13: error: 'n_kv_heads' must equal 'n_heads' under 'mla' (the latent is expanded to "
+                       "every head)",
+                       InputError);
+}
+
 }  // namespace
 }  // namespace tally
