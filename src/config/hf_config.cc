@@ -196,8 +196,29 @@ class HfReader {
   }
 
   // Each layer's attention: `layer_types` when the config has it, else `rule(i)`.
+  // Per-layer patterns are spelled out layer by layer: a bound keeps a corrupt depth from
+  // exhausting memory.
+  void PerLayer() const {
+    if (t_.n_layers > kMaxLayerSpecs) {
+      throw InputError(m_.Loc("num_hidden_layers"), "layers that differ are read for at most " +
+                                                        std::to_string(kMaxLayerSpecs) + " layers, got " +
+                                                        std::to_string(t_.n_layers));
+    }
+  }
+
+  // Every layer alike (unless layer_types says otherwise): full, sliding(window) or latent.
+  void UniformAttention(AttentionKind kind, uint64_t window) {
+    if (m_.Has("layer_types")) {
+      Attention(window, 0, [kind](uint64_t) { return kind; });
+      return;
+    }
+    uniform_ = kind;
+    window_ = window;
+  }
+
   template <class Rule>
   void Attention(uint64_t window, uint64_t chunk, Rule rule) {
+    PerLayer();
     kinds_.assign(t_.n_layers, AttentionKind::kFull);
     if (m_.Has("layer_types")) {
       const YAML::Node& list = m_.Get("layer_types");
@@ -261,15 +282,15 @@ class HfReader {
     else SetBiases(attention_bias, attention_bias, m_.Bool("mlp_bias", false));
     ReadRotaryFraction(0);
     const uint64_t window = m_.PositiveInt("sliding_window", 0);
-    auto all = [](AttentionKind k) { return [k](uint64_t) { return k; }; };
-    moe_.assign(t_.n_layers, false);
     if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
       // configuration_qwen3.py: with use_sliding_window, the layers from max_window_layers on slide.
       const bool slide = m_.Bool("use_sliding_window", false);
       const uint64_t first = m_.NonNegativeInt("max_window_layers", t_.n_layers);
-      Attention(slide ? window : 0, 0, [&](uint64_t i) {
-        return slide && window > 0 && i >= first ? AttentionKind::kSliding : AttentionKind::kFull;
-      });
+      if (slide && window > 0 && first < t_.n_layers) {
+        Attention(window, 0, [&](uint64_t i) { return i >= first ? AttentionKind::kSliding : AttentionKind::kFull; });
+      } else {
+        UniformAttention(AttentionKind::kFull, 0);
+      }
       // modeling_qwen3.py: RMSNorms over head_dim on q and k.
       if (type != "qwen2") t_.qk_norm = QkNorm::kPerHead;
       if (type == "qwen3_moe") {
@@ -279,8 +300,12 @@ class HfReader {
         t_.moe_d_ff = m_.PositiveInt("moe_intermediate_size");
         const uint64_t step = m_.PositiveInt("decoder_sparse_step", 1);
         const std::vector<uint64_t> dense = IntList("mlp_only_layers", t_.n_layers);
-        for (uint64_t i = 0; i < t_.n_layers; ++i) {
-          moe_[i] = std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0;
+        if (step > 1 || !dense.empty()) {
+          PerLayer();
+          moe_.assign(t_.n_layers, false);
+          for (uint64_t i = 0; i < t_.n_layers; ++i) {
+            moe_[i] = std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0;
+          }
         }
       }
     } else if (type == "gemma2" || type == "gemma3_text") {
@@ -310,6 +335,7 @@ class HfReader {
       t_.moe_d_ff = t_.d_ff;
       t_.shared_expert_d_ff = t_.d_ff;
       t_.d_ff = m_.PositiveInt("intermediate_size_mlp", t_.d_ff);
+      moe_.assign(t_.n_layers, false);  // Attention() above bounded the depth
       if (m_.Has("moe_layers")) {
         for (uint64_t i : IntList("moe_layers", t_.n_layers)) moe_[i] = true;
       } else {
@@ -324,11 +350,10 @@ class HfReader {
       t_.attention_sinks = true;
       t_.router_bias = true;
       ReadMoe("num_local_experts");
-      moe_.assign(t_.n_layers, true);
     } else if (type == "olmo" || type == "olmo2") {
       // modeling_olmo.py: LayerNorm without weight or bias. modeling_olmo2.py: RMSNorm after each
       // branch, and q/k norms over the whole projections.
-      Attention(0, 0, all(AttentionKind::kFull));
+      UniformAttention(AttentionKind::kFull, 0);
       if (type == "olmo") {
         t_.norm = NormKind::kLayerNorm;
         t_.norm_params = NormParams::kNone;
@@ -338,12 +363,9 @@ class HfReader {
       }
     } else {
       // Mistral, Mixtral, Phi-3 and PhiMoE give one window to every layer.
-      Attention(window, 0, all(window > 0 ? AttentionKind::kSliding : AttentionKind::kFull));
+      UniformAttention(window > 0 ? AttentionKind::kSliding : AttentionKind::kFull, window);
       // modeling_mixtral.py: a router (no bias) and num_local_experts SwiGLU experts, top-k per token.
-      if (type == "mixtral" || type == "phimoe") {
-        ReadMoe("num_local_experts");
-        moe_.assign(t_.n_layers, true);
-      }
+      if (type == "mixtral" || type == "phimoe") ReadMoe("num_local_experts");
       if (type == "phimoe") {
         // modeling_phimoe.py: LayerNorms with weight and bias, q/k/v/o biases, a head bias.
         t_.norm = NormKind::kLayerNorm;
@@ -373,16 +395,19 @@ class HfReader {
     t_.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
     t_.n_kv_heads = t_.n_heads;  // the latent expands to every head
     kv_key_.clear();
-    kinds_.assign(t_.n_layers, AttentionKind::kLatent);
+    UniformAttention(AttentionKind::kLatent, 0);
     t_.n_experts = m_.PositiveInt("n_routed_experts", 0);
-    moe_.assign(t_.n_layers, false);
     if (t_.n_experts > 0) {
       ReadMoe("n_routed_experts");
       t_.moe_d_ff = m_.PositiveInt("moe_intermediate_size");
       t_.shared_expert_d_ff = CheckedMul(m_.NonNegativeInt("n_shared_experts", 0), t_.moe_d_ff, "the shared experts");
       const uint64_t first = m_.NonNegativeInt("first_k_dense_replace", 0);
       const uint64_t freq = m_.PositiveInt("moe_layer_freq", 1);
-      for (uint64_t i = first; i < t_.n_layers; ++i) moe_[i] = i % freq == 0;
+      if (first > 0 || freq > 1) {
+        PerLayer();
+        moe_.assign(t_.n_layers, false);
+        for (uint64_t i = first; i < t_.n_layers; ++i) moe_[i] = i % freq == 0;
+      }
       // DeepSeek-V3's noaux_tc routing adds e_score_correction_bias to the expert scores.
       t_.router_score_bias = type == "deepseek_v3" && m_.String("topk_method", "noaux_tc") == "noaux_tc";
     }
@@ -467,7 +492,7 @@ class HfReader {
     SetBiases(bias, bias, bias);
     t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
     const uint64_t window = m_.PositiveInt("sliding_window", 0);
-    Attention(window, 0, [&](uint64_t) { return window > 0 ? AttentionKind::kSliding : AttentionKind::kFull; });
+    UniformAttention(window > 0 ? AttentionKind::kSliding : AttentionKind::kFull, window);
   }
 
   // modeling_cohere.py: attention and MLP in parallel after one LayerNorm with a weight and no
@@ -592,7 +617,12 @@ class HfReader {
   // TransformerSpec::layer_specs from each layer's attention and MoE, left empty when the blocks
   // are what the uniform fields already say.
   void Layers() {
-    if (kinds_.empty()) kinds_.assign(t_.n_layers, AttentionKind::kFull);
+    if (kinds_.empty() && moe_.empty()) {  // every block alike: LayerRuns' uniform block
+      t_.sliding_window = uniform_ == AttentionKind::kSliding ? window_ : 0;
+      return;
+    }
+    PerLayer();
+    if (kinds_.empty()) kinds_.assign(t_.n_layers, uniform_);
     if (moe_.empty()) moe_.assign(t_.n_layers, t_.n_experts > 0);
     std::vector<LayerSpec> specs;
     for (uint64_t i = 0; i < t_.n_layers; ++i) {
@@ -619,6 +649,7 @@ class HfReader {
   bool no_rotary_ = false;
   std::optional<bool> outer_tied_;  // tie_word_embeddings of a multimodal wrapper
   std::string kv_key_;              // the key that gave the K/V heads, for errors
+  AttentionKind uniform_ = AttentionKind::kFull;  // every layer's, when kinds_ is empty
   std::vector<AttentionKind> kinds_;
   std::vector<bool> moe_;
   uint64_t window_ = 0, chunk_ = 0;

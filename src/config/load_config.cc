@@ -78,8 +78,24 @@ void ReadMla(const ConfigMap& m, TransformerSpec& t) {
 // or chunked attention of `span` tokens on the others) and the MoE's first_dense / every. The
 // result is TransformerSpec::layer_specs, left empty when every block is alike.
 void ReadLayers(const ConfigMap& m, TransformerSpec& t) {
-  std::vector<LayerSpec> specs(t.n_layers);
-  if (m.Has("attention_pattern")) {
+  uint64_t first_dense = 0, every = 1;
+  if (t.n_experts > 0) {
+    const ConfigMap moe(m.Get("moe"), m.file(), "moe", kMoeKeys);
+    first_dense = moe.NonNegativeInt("first_dense", 0);
+    every = moe.PositiveInt("every", 1);
+  }
+  const bool pattern = m.Has("attention_pattern");
+  if (!pattern && first_dense == 0 && every == 1) return;  // every block alike (LayerRuns)
+  if (t.n_layers > kMaxLayerSpecs) {
+    throw InputError(m.Loc("n_layers"), "blocks that differ are spelled out for at most " +
+                                            std::to_string(kMaxLayerSpecs) + " layers, got " +
+                                            std::to_string(t.n_layers));
+  }
+  TransformerSpec one = t;  // what LayerRuns gives every block when none differ
+  one.n_layers = 1;
+  const LayerSpec uniform = LayerRuns(one).front().first;
+  std::vector<LayerSpec> specs(t.n_layers, uniform);
+  if (pattern) {
     if (m.Has("sliding_window")) {
       throw InputError(m.Loc("attention_pattern"), "give 'sliding_window' (every layer) or 'attention_pattern', "
                                                    "not both");
@@ -88,21 +104,15 @@ void ReadLayers(const ConfigMap& m, TransformerSpec& t) {
     const auto kind = p.Choice("kind", {"sliding", "chunked"}, 0) == 0 ? AttentionKind::kSliding
                                                                           : AttentionKind::kChunked;
     const uint64_t span = p.PositiveInt("span");
-    const uint64_t every = p.PositiveInt("full_every");
+    const uint64_t full_every = p.PositiveInt("full_every");
     for (uint64_t i = 0; i < t.n_layers; ++i) {
-      if ((i + 1) % every != 0) specs[i] = {kind, span};
+      specs[i].attention = (i + 1) % full_every != 0 ? kind : AttentionKind::kFull;
+      specs[i].span = (i + 1) % full_every != 0 ? span : 0;
     }
     if (kind == AttentionKind::kSliding) t.sliding_window = span;
-  } else if (t.mla.kv_lora_rank > 0) {
-    for (LayerSpec& l : specs) l.attention = AttentionKind::kLatent;
-  } else if (t.sliding_window > 0) {
-    for (LayerSpec& l : specs) l = {AttentionKind::kSliding, t.sliding_window};
   }
   if (t.n_experts > 0) {
-    const ConfigMap moe(m.Get("moe"), m.file(), "moe", kMoeKeys);
-    const uint64_t first = moe.NonNegativeInt("first_dense", 0);
-    const uint64_t every = moe.PositiveInt("every", 1);
-    for (uint64_t i = 0; i < t.n_layers; ++i) specs[i].moe = i >= first && (i + 1) % every == 0;
+    for (uint64_t i = 0; i < t.n_layers; ++i) specs[i].moe = i >= first_dense && (i + 1) % every == 0;
   }
   t.layer_specs = specs;
   const auto runs = LayerRuns(t);

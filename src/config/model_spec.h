@@ -59,6 +59,9 @@ struct MlaSpec {
   auto operator<=>(const MlaSpec&) const = default;
 };
 
+// The most blocks a per-block pattern may spell out (uniform models have no such limit).
+inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
+
 struct TransformerSpec {
   uint64_t vocab_size = 0;
   uint64_t context_length = 0;
@@ -107,8 +110,9 @@ struct TransformerSpec {
   // transformers does not build them.
   uint64_t mtp_layers = 0;
   uint64_t sliding_window = 0;  // attention window in tokens (0 = none) of every layer, unless layer_specs say
-  // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE);
-  // empty: every block alike, sliding when sliding_window > 0, MoE when n_experts > 0.
+  // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE), at
+  // most kMaxLayerSpecs; empty: every block alike, sliding when sliding_window > 0, latent under
+  // MLA, MoE when n_experts > 0.
   std::vector<LayerSpec> layer_specs;
   std::optional<DType> dtype;   // the weights' dtype as published (config `dtype`, HF torch_dtype)
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
