@@ -31,7 +31,7 @@ const std::vector<std::string> kUsedKeys = {
     "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "topk_method", "lm_head_bias", "use_qk_norm",
     "use_bias", "n_head_kv", "multi_query_group_num", "attn_config", "rotary_dim", "rope_parameters",
-    "text_config"};
+    "text_config", "dtype"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -63,6 +63,7 @@ class HfReader {
       root_ = text;
       m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
       type = m_.String("model_type", inner);
+      if (type != "gemma3_text" && type != "llama4_text") type = inner;  // the wrapper's own language model
       if (!t_.dtype) t_.dtype = Dtype();
       spec_.notes.push_back("the vision parameters of this " + model_type +
                             " checkpoint are not included: tally counts its language model (text_config)");
