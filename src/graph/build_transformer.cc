@@ -1,6 +1,8 @@
 // The decoder-only transformer as nodes, pre-norm: GPT-2 style (learned positions, LayerNorm, GELU,
 // biases, tied head) through Llama style (RoPE, RMSNorm, SwiGLU, no biases, untied head, GQA), with
-// parallel blocks (GPT-NeoX, Falcon, Phi), mixture-of-experts MLPs (Mixtral) and ALiBi (BLOOM).
+// parallel blocks (GPT-NeoX, Falcon, Phi), mixture-of-experts MLPs (Mixtral; shared experts and
+// dense-first layers: DeepSeek, Llama 4), ALiBi (BLOOM), post- and sandwich norms (OLMo-2, Gemma 2),
+// q/k norms (Qwen3, OLMo-2), attention sinks (gpt-oss) and multi-head latent attention (DeepSeek).
 // Saved tensors follow Korthikanti et al. 2022 (§4.1): with dropout and MHA one block saves
 // 34·s·b·h + 5·a·s²·b bytes at 2-byte activations and 1-byte masks.
 #include <algorithm>
@@ -101,8 +103,6 @@ class TransformerBuilder {
     Dropout("embed.dropout", Count("embed", {rows_, t_.d_model}), Component::kEmbedding);
   }
 
-  // A norm over `width` features of `rows` rows (the hidden size unless given). Its parameters
-  // follow t_.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d).
   // DeepSeek-V3 §2.2 (modeling_deepseek.py in the checkpoint): each multi-token-prediction module
   // is an RMSNorm on the hidden state and one on the embedding (enorm, hnorm), their concatenation
   // projected back to h (eh_proj, 2h x h), one decoder block like the last, and a final RMSNorm;
@@ -119,6 +119,8 @@ class TransformerBuilder {
     return CheckedMul(t_.mtp_layers, CheckedAdd(block, extra, what), what);
   }
 
+  // A norm over `width` features of `rows` rows (the hidden size unless given). Its parameters
+  // follow t_.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d).
   Layer Norm(const std::string& path, uint64_t width = 0, uint64_t params = 0, std::string input = "") {
     if (width == 0) width = t_.d_model;
     if (params == 0) params = width;
