@@ -11,8 +11,12 @@
 
 namespace {
 
-const char* const kModelTypes[] = {"bloom", "falcon", "gemma", "gpt2",  "gpt_neox", "llama", "mistral",
-                                   "mixtral", "opt",  "phi",   "phi3", "qwen2",    "t5"};
+const char* const kModelTypes[] = {
+    "bloom",       "falcon",      "gemma",      "gpt2",        "gpt_neox",   "llama",     "mistral",
+    "mixtral",     "opt",         "phi",        "phi3",        "qwen2",      "t5",        "cohere",
+    "cohere2",     "deepseek_v2", "deepseek_v3", "gemma2",     "gemma3",     "gemma3_text", "gpt_bigcode",
+    "gpt_oss",     "gptj",        "llama4",     "llama4_text", "olmo",       "olmo2",     "phi-msft",
+    "phimoe",      "qwen3",       "qwen3_moe",  "RefinedWeb",  "RefinedWebModel", "starcoder2"};
 
 // `{"model_type": "X", ...`: the chosen type goes first; a second 'model_type' later in the input
 // is a duplicate key, which is an InputError like any other.

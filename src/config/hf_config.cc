@@ -2,10 +2,13 @@
 // (src/transformers/models/<family>/modeling_<family>.py), cited per reader below.
 #include "config/hf_config.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "config/names.h"
 #include "config/yaml_reader.h"
+#include "util/checked_math.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -20,15 +23,28 @@ const std::vector<std::string> kUsedKeys = {
     "n_embd", "n_layer", "n_head", "n_inner", "resid_pdrop", "multi_query", "new_decoder_architecture",
     "parallel_attn", "bias", "num_kv_heads", "alibi", "ffn_hidden_size", "ffn_dim", "word_embed_proj_dim",
     "do_layer_norm_before", "enable_bias", "layer_norm_elementwise_affine", "dropout", "rotary_pct",
-    "use_parallel_residual", "n_embed", "seq_length"};
+    "use_parallel_residual", "n_embed", "seq_length",
+    // issue 14's families
+    "layer_types", "sliding_window_pattern", "max_window_layers", "num_experts", "moe_intermediate_size",
+    "decoder_sparse_step", "mlp_only_layers", "intermediate_size_mlp", "moe_layers", "interleave_moe_layer_step",
+    "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "n_routed_experts", "n_shared_experts",
+    "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+    "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "topk_method", "lm_head_bias", "use_qk_norm",
+    "use_bias", "n_head_kv", "multi_query_group_num", "attn_config", "rotary_dim", "rope_parameters",
+    "text_config", "dtype"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
 
+// Model types that wrap a language model in `text_config` (multimodal checkpoints): the type of
+// the language model inside when the text_config does not say.
+const std::vector<std::pair<std::string, std::string>> kWrappers = {{"gemma3", "gemma3_text"},
+                                                                    {"llama4", "llama4_text"}};
+
 class HfReader {
  public:
   HfReader(const YAML::Node& root, const std::string& file)
-      : m_(root, file, "config.json", kUsedKeys, UnknownKeys::kIgnore) {}
+      : root_(root), m_(root, file, "config.json", kUsedKeys, UnknownKeys::kIgnore) {}
 
   ModelSpec Read(const std::string& model_type) {
     spec_.family = Family::kTransformer;
@@ -36,13 +52,34 @@ class HfReader {
     spec_.name = Name();
     spec_.description = "Hugging Face config.json, model_type " + model_type;
     t_.dtype = Dtype();
-    if (model_type == "gpt2") Gpt2();
-    else if (model_type == "phi") Phi();
-    else if (model_type == "falcon") Falcon();
-    else if (model_type == "opt") Opt();
-    else if (model_type == "gpt_neox") GptNeox();
-    else if (model_type == "bloom") Bloom();
-    else LlamaLike(model_type);
+    std::string type = model_type;
+    for (const auto& [wrapper, inner] : kWrappers) {
+      if (type != wrapper) continue;
+      // The language model is counted from text_config; the top level keeps the head tying.
+      const YAML::Node text = m_.Get("text_config");
+      outer_tied_ = m_.Has("tie_word_embeddings") ? std::optional<bool>(m_.Bool("tie_word_embeddings", false))
+                                                  : std::nullopt;
+      if (!t_.dtype) t_.dtype = Dtype();
+      root_ = text;
+      m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
+      type = m_.String("model_type", inner);
+      if (type != "gemma3_text" && type != "llama4_text") type = inner;  // the wrapper's own language model
+      if (!t_.dtype) t_.dtype = Dtype();
+      spec_.notes.push_back("the vision parameters of this " + model_type +
+                            " checkpoint are not included: tally counts its language model (text_config)");
+    }
+    if (type == "gpt2" || type == "gpt_bigcode") Gpt2(type);
+    else if (type == "phi") Phi();
+    else if (type == "phi-msft") PhiMsft();
+    else if (type == "falcon" || type == "RefinedWebModel" || type == "RefinedWeb") Falcon(type);
+    else if (type == "opt") Opt();
+    else if (type == "gpt_neox") GptNeox();
+    else if (type == "bloom") Bloom();
+    else if (type == "gptj") Gptj();
+    else if (type == "starcoder2") Starcoder2();
+    else if (type == "cohere" || type == "cohere2") Cohere(type);
+    else if (type == "deepseek_v2" || type == "deepseek_v3") DeepSeek(type);
+    else LlamaLike(type);
     Finish();
     spec_.transformer = t_;
     return spec_;
@@ -63,13 +100,14 @@ class HfReader {
   // torch_dtype ("bfloat16"); other values (fp8 checkpoints name theirs in quantization_config)
   // leave it unstated.
   std::optional<DType> Dtype() const {
-    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", ""));
+    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
     if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) return d;
     return std::nullopt;
   }
 
-  uint64_t Context(const char* key) {
+  uint64_t Context(const char* key, uint64_t fallback = kDefaultContext) {
     if (m_.Has(key)) return m_.PositiveInt(key);
+    if (fallback != kDefaultContext) return fallback;  // the family's own default
     spec_.notes.push_back("'" + std::string(key) + "' is not in " + m_.file() + "; assuming a context of " +
                           std::to_string(kDefaultContext) + " tokens");
     return kDefaultContext;
@@ -81,51 +119,317 @@ class HfReader {
     t_.mlp_bias = mlp;
   }
 
+  // The first of `keys` the config has, else "".
+  std::string FirstOf(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys) {
+      if (m_.Has(k)) return k;
+    }
+    return "";
+  }
+
+  uint64_t Size(std::initializer_list<const char*> keys) {
+    const std::string key = FirstOf(keys);
+    return m_.PositiveInt(key.empty() ? *keys.begin() : key);
+  }
+
+  // The key/value heads under any of their spellings; `heads` when none is given (multi-head).
+  uint64_t KvHeads(uint64_t heads) {
+    kv_key_ = FirstOf({"num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"});
+    if (!kv_key_.empty()) return m_.PositiveInt(kv_key_);
+    if (m_.Has("attn_config")) {  // MPT, DBRX
+      ConfigMap attn(m_.Get("attn_config"), m_.file(), "attn_config", {"kv_n_heads"}, UnknownKeys::kIgnore);
+      if (attn.Has("kv_n_heads")) return attn.PositiveInt("kv_n_heads");
+    }
+    if (m_.Has("multi_query")) {
+      kv_key_ = "multi_query";
+      return m_.Bool("multi_query", false) ? 1 : heads;
+    }
+    return heads;
+  }
+
+  // partial_rotary_factor at the top level or, in transformers v5, inside rope_parameters; 0 means
+  // no rotated dimensions.
+  void ReadRotaryFraction(double fallback) {
+    rotary_fraction_ = fallback;
+    const ConfigMap* from = &m_;
+    std::optional<ConfigMap> rope;
+    if (!m_.Has("partial_rotary_factor") && m_.Has("rope_parameters") && m_.Get("rope_parameters").IsMap()) {
+      rope.emplace(m_.Get("rope_parameters"), m_.file(), "rope_parameters",
+                   std::vector<std::string>{"partial_rotary_factor"}, UnknownKeys::kIgnore);
+      from = &*rope;
+    }
+    if (!from->Has("partial_rotary_factor")) return;
+    const YAML::Node& v = from->Get("partial_rotary_factor");
+    if (v.IsScalar() && (v.Scalar() == "0" || v.Scalar() == "0.0")) {
+      rotary_fraction_ = 0;
+      no_rotary_ = true;
+      return;
+    }
+    rotary_fraction_ = from->Fraction("partial_rotary_factor", fallback);
+  }
+
   // The sizes most families name alike (Llama, Phi, GPT-NeoX), and their rotary positions.
-  void ReadCommonSizes() {
-    t_.vocab_size = m_.PositiveInt("vocab_size");
+  void ReadCommonSizes(uint64_t vocab_fallback = 0, uint64_t context_fallback = kDefaultContext) {
+    t_.vocab_size = vocab_fallback > 0 ? m_.PositiveInt("vocab_size", vocab_fallback) : m_.PositiveInt("vocab_size");
     t_.d_model = m_.PositiveInt("hidden_size");
     t_.d_ff = m_.PositiveInt("intermediate_size");
     t_.n_layers = m_.PositiveInt("num_hidden_layers");
     t_.n_heads = m_.PositiveInt("num_attention_heads");
-    t_.n_kv_heads = m_.PositiveInt("num_key_value_heads", t_.n_heads);
-    t_.context_length = Context("max_position_embeddings");
+    t_.n_kv_heads = KvHeads(t_.n_heads);
+    t_.context_length = Context("max_position_embeddings", context_fallback);
     t_.position = PositionKind::kRope;
   }
 
-  // modeling_llama.py and its descendants: RMSNorm, RoPE, gated MLP, GQA, untied by default.
-  void LlamaLike(const std::string& type) {
-    ReadCommonSizes();
-    t_.head_dim = m_.PositiveInt("head_dim", 0);
-    t_.norm = NormKind::kRmsNorm;
-    // modeling_gemma.py: GeGLU, head tied to the embedding; the RMSNorm's (1 + w) is still h weights.
-    t_.mlp = type == "gemma" ? MlpKind::kGeglu : MlpKind::kSwiglu;
-    t_.tied_embeddings = m_.Bool("tie_word_embeddings", type == "gemma");
-    const bool attention_bias = m_.Bool("attention_bias", false);
-    // modeling_qwen2.py: q, k and v projections carry biases, o does not; there is no key for it.
-    if (type == "qwen2") SetBiases(true, false, false);
-    else SetBiases(attention_bias, attention_bias, m_.Bool("mlp_bias", false));
-    const bool window = type != "qwen2" || m_.Bool("use_sliding_window", false);
-    if (window) t_.sliding_window = m_.PositiveInt("sliding_window", 0);
-    // modeling_mixtral.py: a router (no bias) and num_local_experts SwiGLU experts, top-k per token.
-    if (type == "mixtral") {
-      t_.n_experts = m_.PositiveInt("num_local_experts");
-      t_.top_k = m_.PositiveInt("num_experts_per_tok");
-      if (t_.top_k > t_.n_experts) {
-        throw InputError(m_.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than 'num_local_experts'");
+  // A list of whole numbers (mlp_only_layers, moe_layers, no_rope_layers), each < `below`.
+  std::vector<uint64_t> IntList(const std::string& key, uint64_t below) const {
+    std::vector<uint64_t> out;
+    if (!m_.Has(key)) return out;
+    const YAML::Node& list = m_.Get(key);
+    if (!list.IsSequence()) throw InputError(m_.Loc(key), "'" + key + "' must be a list, got " + Describe(list));
+    for (const YAML::Node& v : list) {
+      uint64_t n = v.IsScalar() && v.Scalar() == "0" ? 0 : ReadPositiveInt(v, m_.file(), "an entry of '" + key + "'");
+      if (n >= below) {
+        throw InputError(LocOf(v, m_.file()), "'" + key + "' has " + std::to_string(n) + ", past the " +
+                                                  std::to_string(below) + " layers");
+      }
+      out.push_back(n);
+    }
+    return out;
+  }
+
+  // Each layer's attention: `layer_types` when the config has it, else `rule(i)`.
+  // Per-layer patterns are spelled out layer by layer: a bound keeps a corrupt depth from
+  // exhausting memory.
+  void PerLayer() const {
+    if (t_.n_layers > kMaxLayerSpecs) {
+      throw InputError(m_.Loc("num_hidden_layers"), "layers that differ are read for at most " +
+                                                        std::to_string(kMaxLayerSpecs) + " layers, got " +
+                                                        std::to_string(t_.n_layers));
+    }
+  }
+
+  // Every layer alike (unless layer_types says otherwise): full, sliding(window) or latent.
+  void UniformAttention(AttentionKind kind, uint64_t window) {
+    if (m_.Has("layer_types")) {
+      Attention(window, 0, [kind](uint64_t) { return kind; });
+      return;
+    }
+    uniform_ = kind;
+    window_ = window;
+  }
+
+  template <class Rule>
+  void Attention(uint64_t window, uint64_t chunk, Rule rule) {
+    PerLayer();
+    kinds_.assign(t_.n_layers, AttentionKind::kFull);
+    if (m_.Has("layer_types")) {
+      const YAML::Node& list = m_.Get("layer_types");
+      if (!list.IsSequence() || list.size() != t_.n_layers) {
+        throw InputError(m_.Loc("layer_types"), "'layer_types' must list the " + std::to_string(t_.n_layers) +
+                                                    " layers, got " + Describe(list));
+      }
+      for (size_t i = 0; i < list.size(); ++i) {
+        const std::string v = list[i].IsScalar() ? list[i].Scalar() : "";
+        if (v == "full_attention") kinds_[i] = AttentionKind::kFull;
+        else if (v == "sliding_attention") kinds_[i] = AttentionKind::kSliding;
+        else if (v == "chunked_attention") kinds_[i] = AttentionKind::kChunked;
+        else throw InputError(LocOf(list[i], m_.file()), "unsupported layer type " + Describe(list[i]) +
+                                                           "; tally reads full_attention, sliding_attention "
+                                                           "and chunked_attention");
+      }
+    } else {
+      for (uint64_t i = 0; i < t_.n_layers; ++i) kinds_[i] = rule(i);
+    }
+    window_ = window;
+    chunk_ = chunk;
+    for (AttentionKind k : kinds_) {
+      if (k == AttentionKind::kSliding && window == 0) {
+        throw InputError(m_.MapLoc(), "sliding-attention layers need a 'sliding_window'");
+      }
+      if (k == AttentionKind::kChunked && chunk == 0) {
+        throw InputError(m_.MapLoc(), "chunked-attention layers need an 'attention_chunk_size'");
       }
     }
   }
 
+  // Sliding on every layer but each `pattern`-th (Gemma 2 with 2, Gemma 3 with 6, Cohere2 with 4).
+  void Pattern(uint64_t window, uint64_t pattern) {
+    Attention(window, 0, [&](uint64_t i) { return (i + 1) % pattern != 0 ? AttentionKind::kSliding : AttentionKind::kFull; });
+  }
+
+  void ReadMoe(const char* experts_key) {
+    t_.n_experts = m_.PositiveInt(experts_key);
+    t_.top_k = m_.PositiveInt("num_experts_per_tok");
+    if (t_.top_k > t_.n_experts) {
+      throw InputError(m_.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than '" +
+                                                          std::string(experts_key) + "'");
+    }
+  }
+
+  // modeling_llama.py and its descendants: RMSNorm, RoPE, gated MLP, GQA, untied by default.
+  void LlamaLike(const std::string& type) {
+    // Gemma3TextConfig's defaults: a vocabulary of 262,208 and 131,072 positions.
+    if (type == "gemma3_text") ReadCommonSizes(262'208, 131'072);
+    else ReadCommonSizes();
+    t_.head_dim = m_.PositiveInt("head_dim", 0);
+    t_.norm = NormKind::kRmsNorm;
+    const bool gemma = type == "gemma" || type == "gemma2" || type == "gemma3_text";
+    // modeling_gemma.py: GeGLU, head tied to the embedding; the RMSNorm's (1 + w) is still h weights.
+    t_.mlp = gemma ? MlpKind::kGeglu : MlpKind::kSwiglu;
+    t_.tied_embeddings = outer_tied_.value_or(m_.Bool("tie_word_embeddings", gemma));
+    if (m_.Has("tie_word_embeddings")) t_.tied_embeddings = m_.Bool("tie_word_embeddings", gemma);
+    const bool attention_bias = m_.Bool("attention_bias", false);
+    // modeling_qwen2.py: q, k and v projections carry biases, o does not; there is no key for it.
+    if (type == "qwen2") SetBiases(true, false, false);
+    else SetBiases(attention_bias, attention_bias, m_.Bool("mlp_bias", false));
+    ReadRotaryFraction(0);
+    const uint64_t window = m_.PositiveInt("sliding_window", 0);
+    if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
+      // configuration_qwen3.py: with use_sliding_window, the layers from max_window_layers on slide.
+      const bool slide = m_.Bool("use_sliding_window", false);
+      const uint64_t first = m_.NonNegativeInt("max_window_layers", t_.n_layers);
+      if (slide && window > 0 && first < t_.n_layers) {
+        Attention(window, 0, [&](uint64_t i) { return i >= first ? AttentionKind::kSliding : AttentionKind::kFull; });
+      } else {
+        UniformAttention(AttentionKind::kFull, 0);
+      }
+      // modeling_qwen3.py: RMSNorms over head_dim on q and k.
+      if (type != "qwen2") t_.qk_norm = QkNorm::kPerHead;
+      if (type == "qwen3_moe") {
+        // configuration_qwen3_moe.py: layer i is MoE unless listed in mlp_only_layers, when
+        // (i + 1) % decoder_sparse_step == 0.
+        ReadMoe(m_.Has("num_experts") ? "num_experts" : "num_local_experts");
+        t_.moe_d_ff = m_.PositiveInt("moe_intermediate_size");
+        const uint64_t step = m_.PositiveInt("decoder_sparse_step", 1);
+        const std::vector<uint64_t> dense = IntList("mlp_only_layers", t_.n_layers);
+        if (step > 1 || !dense.empty()) {
+          PerLayer();
+          moe_.assign(t_.n_layers, false);
+          for (uint64_t i = 0; i < t_.n_layers; ++i) {
+            moe_[i] = std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0;
+          }
+        }
+      }
+    } else if (type == "gemma2" || type == "gemma3_text") {
+      // modeling_gemma2.py / modeling_gemma3.py: four RMSNorms per block; configuration_*: sliding
+      // unless (i + 1) % pattern == 0 (2 for Gemma 2, sliding_window_pattern for Gemma 3).
+      t_.norm_placement = NormPlacement::kSandwich;
+      if (type == "gemma3_text") {
+        t_.qk_norm = QkNorm::kPerHead;
+      }
+      Pattern(window == 0 ? 4096 : window, type == "gemma2" ? 2 : m_.PositiveInt("sliding_window_pattern", 6));
+    } else if (type == "llama4_text") {
+      // configuration_llama4.py: no_rope_layers[i] = 1 (RoPE, chunked attention) unless every
+      // no_rope_layer_interval-th layer (NoPE, full attention); an empty list means that default.
+      const uint64_t chunk = m_.PositiveInt("attention_chunk_size", 0);
+      const std::vector<uint64_t> rope = IntList("no_rope_layers", 2);
+      if (!rope.empty() && rope.size() != t_.n_layers) {
+        throw InputError(m_.Loc("no_rope_layers"), "'no_rope_layers' must list the " + std::to_string(t_.n_layers) + " layers");
+      }
+      const uint64_t interval = m_.PositiveInt("no_rope_layer_interval", 4);
+      Attention(0, chunk, [&](uint64_t i) {
+        const bool roped = rope.empty() ? (i + 1) % interval != 0 : rope[i] == 1;
+        return roped && chunk > 0 ? AttentionKind::kChunked : AttentionKind::kFull;
+      });
+      // Experts and the shared expert are intermediate_size wide, dense layers intermediate_size_mlp;
+      // moe_layers lists the MoE layers, else every interleave_moe_layer_step-th from step - 1.
+      ReadMoe("num_local_experts");
+      t_.moe_d_ff = t_.d_ff;
+      t_.shared_expert_d_ff = t_.d_ff;
+      t_.d_ff = m_.PositiveInt("intermediate_size_mlp", t_.d_ff);
+      moe_.assign(t_.n_layers, false);  // Attention() above bounded the depth
+      if (m_.Has("moe_layers")) {
+        for (uint64_t i : IntList("moe_layers", t_.n_layers)) moe_[i] = true;
+      } else {
+        const uint64_t step = m_.PositiveInt("interleave_moe_layer_step", 1);
+        for (uint64_t i = step - 1; i < t_.n_layers; i += step) moe_[i] = true;
+      }
+    } else if (type == "gpt_oss") {
+      // modeling_gpt_oss.py: q, k, v and o biases, a sink logit per head, a router with a bias,
+      // experts with biases; layer_types alternate sliding and full from layer 0.
+      Attention(window, 0, [](uint64_t i) { return i % 2 == 0 ? AttentionKind::kSliding : AttentionKind::kFull; });
+      SetBiases(attention_bias, attention_bias, true);
+      t_.attention_sinks = true;
+      t_.router_bias = true;
+      ReadMoe("num_local_experts");
+    } else if (type == "olmo" || type == "olmo2") {
+      // modeling_olmo.py: LayerNorm without weight or bias. modeling_olmo2.py: RMSNorm after each
+      // branch, and q/k norms over the whole projections.
+      UniformAttention(AttentionKind::kFull, 0);
+      if (type == "olmo") {
+        t_.norm = NormKind::kLayerNorm;
+        t_.norm_params = NormParams::kNone;
+      } else {
+        t_.norm_placement = NormPlacement::kPost;
+        t_.qk_norm = QkNorm::kProjection;
+      }
+    } else {
+      // Mistral, Mixtral, Phi-3 and PhiMoE give one window to every layer.
+      UniformAttention(window > 0 ? AttentionKind::kSliding : AttentionKind::kFull, window);
+      // modeling_mixtral.py: a router (no bias) and num_local_experts SwiGLU experts, top-k per token.
+      if (type == "mixtral" || type == "phimoe") ReadMoe("num_local_experts");
+      if (type == "phimoe") {
+        // modeling_phimoe.py: LayerNorms with weight and bias, q/k/v/o biases, a head bias.
+        t_.norm = NormKind::kLayerNorm;
+        SetBiases(attention_bias, attention_bias, false);
+        t_.lm_head_bias = m_.Bool("lm_head_bias", false);
+      }
+    }
+  }
+
+  // modeling_deepseek_v3.py (and v2): multi-head latent attention; the first first_k_dense_replace
+  // layers dense, then MoE on every moe_layer_freq-th, with n_shared_experts shared experts.
+  void DeepSeek(const std::string& type) {
+    ReadCommonSizes();
+    t_.norm = NormKind::kRmsNorm;
+    t_.mlp = MlpKind::kSwiglu;
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", false);
+    const bool bias = m_.Bool("attention_bias", false);
+    SetBiases(bias, false, false);
+    MlaSpec& mla = t_.mla;
+    // An explicit null is no query LoRA (DeepSeek-V2-Lite); an absent key, the config default 1536.
+    const YAML::Node& root = root_;
+    mla.q_lora_rank = m_.Has("q_lora_rank") ? m_.PositiveInt("q_lora_rank") : root["q_lora_rank"] ? 0 : 1536;
+    mla.kv_lora_rank = m_.PositiveInt("kv_lora_rank", 512);
+    mla.qk_nope_head_dim = m_.PositiveInt("qk_nope_head_dim", 128);
+    mla.qk_rope_head_dim = m_.PositiveInt("qk_rope_head_dim", 64);
+    mla.v_head_dim = m_.PositiveInt("v_head_dim", 128);
+    t_.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    t_.n_kv_heads = t_.n_heads;  // the latent expands to every head
+    kv_key_.clear();
+    UniformAttention(AttentionKind::kLatent, 0);
+    t_.n_experts = m_.PositiveInt("n_routed_experts", 0);
+    if (t_.n_experts > 0) {
+      ReadMoe("n_routed_experts");
+      t_.moe_d_ff = m_.PositiveInt("moe_intermediate_size");
+      t_.shared_expert_d_ff = CheckedMul(m_.NonNegativeInt("n_shared_experts", 0), t_.moe_d_ff, "the shared experts");
+      const uint64_t first = m_.NonNegativeInt("first_k_dense_replace", 0);
+      const uint64_t freq = m_.PositiveInt("moe_layer_freq", 1);
+      if (first > 0 || freq > 1) {
+        PerLayer();
+        moe_.assign(t_.n_layers, false);
+        for (uint64_t i = first; i < t_.n_layers; ++i) moe_[i] = i % freq == 0;
+      }
+      // DeepSeek-V3's noaux_tc routing adds e_score_correction_bias to the expert scores.
+      t_.router_score_bias = type == "deepseek_v3" && m_.String("topk_method", "noaux_tc") == "noaux_tc";
+    }
+    t_.mtp_layers = m_.NonNegativeInt("num_nextn_predict_layers", 0);
+  }
+
   // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases (Conv1D), tied head.
-  void Gpt2() {
+  // modeling_gpt_bigcode.py: the same with one K/V head under multi_query, always tied.
+  void Gpt2(const std::string& type) {
     t_.vocab_size = m_.PositiveInt("vocab_size");
     t_.context_length = m_.Has("n_positions") ? m_.PositiveInt("n_positions") : m_.PositiveInt("n_ctx");
     t_.d_model = m_.PositiveInt("n_embd");
     t_.n_layers = m_.PositiveInt("n_layer");
     t_.n_heads = m_.PositiveInt("n_head");
     t_.d_ff = m_.PositiveInt("n_inner", 4 * t_.d_model);
-    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    t_.tied_embeddings = type == "gpt_bigcode" || m_.Bool("tie_word_embeddings", true);
+    if (type == "gpt_bigcode") {
+      kv_key_ = "multi_query";
+      t_.n_kv_heads = m_.Bool("multi_query", true) ? 1 : t_.n_heads;
+    }
     t_.dropout = m_.Probability("resid_pdrop", 0.1);
   }
 
@@ -133,7 +437,7 @@ class HfReader {
   // biases everywhere, an untied head with a bias.
   void Phi() {
     ReadCommonSizes();
-    rotary_fraction_ = m_.Fraction("partial_rotary_factor", 0.5);
+    ReadRotaryFraction(0.5);
     t_.parallel_block = true;
     t_.norms_per_block = 1;
     t_.tied_embeddings = m_.Bool("tie_word_embeddings", false);
@@ -144,19 +448,90 @@ class HfReader {
     }
   }
 
-  // modeling_falcon.py: fused query_key_value, multi-query or grouped (new_decoder_architecture)
-  // attention, parallel attention and MLP, tied head.
-  void Falcon() {
+  // phi-2's original remote code (modeling_phi.py, model_type phi-msft): the same layout as phi
+  // with GPT-style key names; the head is a LayerNorm and a linear with a bias.
+  void PhiMsft() {
     t_.vocab_size = m_.PositiveInt("vocab_size");
-    t_.d_model = m_.PositiveInt("hidden_size");
-    t_.n_layers = m_.PositiveInt("num_hidden_layers");
-    t_.n_heads = m_.PositiveInt("num_attention_heads");
+    t_.d_model = m_.PositiveInt("n_embd");
+    t_.n_layers = m_.PositiveInt("n_layer");
+    t_.n_heads = m_.PositiveInt("n_head");
+    t_.n_kv_heads = KvHeads(t_.n_heads);
+    t_.d_ff = m_.PositiveInt("n_inner", 4 * t_.d_model);
+    t_.context_length = Context("n_positions");
+    t_.position = PositionKind::kRope;
+    t_.rotary_dim = m_.PositiveInt("rotary_dim", 32);
+    t_.parallel_block = true;
+    t_.norms_per_block = 1;
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", false);
+    t_.lm_head_bias = true;
+    t_.dropout = m_.Probability("resid_pdrop", 0);
+  }
+
+  // modeling_gptj.py: parallel attention and MLP after one LayerNorm, q/k/v/out without biases,
+  // rotary on the first rotary_dim dimensions of each head, an untied head with a bias.
+  void Gptj() {
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = m_.PositiveInt("n_embd");
+    t_.n_layers = m_.PositiveInt("n_layer");
+    t_.n_heads = m_.PositiveInt("n_head");
+    t_.d_ff = m_.PositiveInt("n_inner", 4 * t_.d_model);
+    t_.context_length = Context("n_positions");
+    t_.position = PositionKind::kRope;
+    t_.rotary_dim = m_.PositiveInt("rotary_dim", 0);
+    t_.parallel_block = true;
+    t_.norms_per_block = 1;
+    SetBiases(false, false, true);
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", false);
+    t_.lm_head_bias = true;
+    t_.dropout = m_.Probability("resid_pdrop", 0);
+  }
+
+  // modeling_starcoder2.py: LayerNorm, GELU MLP (c_fc, c_proj), a bias on every linear (use_bias),
+  // one sliding window on every layer, tied by default.
+  void Starcoder2() {
+    ReadCommonSizes();
+    const bool bias = m_.Bool("use_bias", true);
+    SetBiases(bias, bias, bias);
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    const uint64_t window = m_.PositiveInt("sliding_window", 0);
+    UniformAttention(window > 0 ? AttentionKind::kSliding : AttentionKind::kFull, window);
+  }
+
+  // modeling_cohere.py: attention and MLP in parallel after one LayerNorm with a weight and no
+  // bias, SwiGLU, tied head; use_qk_norm adds such norms over the q and k projections.
+  // modeling_cohere2.py: sliding windows but on every sliding_window_pattern-th layer.
+  void Cohere(const std::string& type) {
+    ReadCommonSizes();
+    t_.head_dim = m_.PositiveInt("head_dim", 0);
+    t_.mlp = MlpKind::kSwiglu;
+    t_.norm_params = NormParams::kWeightOnly;
+    t_.parallel_block = true;
+    t_.norms_per_block = 1;
+    const bool bias = m_.Bool("attention_bias", false);
+    SetBiases(bias, bias, false);
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    if (m_.Bool("use_qk_norm", false)) t_.qk_norm = QkNorm::kProjection;
+    if (type == "cohere2") {
+      Pattern(m_.PositiveInt("sliding_window", 4096), m_.PositiveInt("sliding_window_pattern", 4));
+    }
+  }
+
+  // modeling_falcon.py: fused query_key_value, multi-query or grouped (new_decoder_architecture)
+  // attention, parallel attention and MLP, tied head. The legacy RefinedWeb (40B) and
+  // RefinedWebModel (7B) types name the keys n_layer, n_head, n_head_kv; RefinedWeb is the new
+  // decoder architecture (its own RWConfig; transformers' falcon conversion).
+  void Falcon(const std::string& type) {
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = Size({"hidden_size", "n_embed"});
+    t_.n_layers = Size({"num_hidden_layers", "n_layer"});
+    t_.n_heads = Size({"num_attention_heads", "n_head"});
     t_.d_ff = m_.PositiveInt("ffn_hidden_size", 4 * t_.d_model);
     t_.context_length = Context("max_position_embeddings");
-    const bool new_arch = m_.Bool("new_decoder_architecture", false);
+    const bool new_arch = m_.Bool("new_decoder_architecture", type == "RefinedWeb");
     if (new_arch) {
-      t_.n_kv_heads = m_.PositiveInt("num_kv_heads", t_.n_heads);
+      t_.n_kv_heads = KvHeads(t_.n_heads);
     } else {
+      kv_key_ = "multi_query";
       t_.n_kv_heads = m_.Bool("multi_query", true) ? 1 : t_.n_heads;
     }
     t_.parallel_block = new_arch || m_.Bool("parallel_attn", true);
@@ -229,31 +604,89 @@ class HfReader {
       t_.head_dim = t_.d_model / t_.n_heads;
     }
     if (t_.n_heads % t_.n_kv_heads != 0) {
-      const char* key = m_.Has("num_key_value_heads") ? "num_key_value_heads" : "num_kv_heads";
-      throw InputError(m_.Has(key) ? m_.Loc(key) : m_.MapLoc(), "the " + std::to_string(t_.n_heads) + " attention heads are not divisible "
-                                    "by the " + std::to_string(t_.n_kv_heads) + " key/value heads");
+      throw InputError(!kv_key_.empty() && m_.Has(kv_key_) ? m_.Loc(kv_key_) : m_.MapLoc(),
+                       "the " + std::to_string(t_.n_heads) + " attention heads are not divisible by the " +
+                           std::to_string(t_.n_kv_heads) + " key/value heads");
     }
-    // transformers: rotary_ndims = int(head_dim * partial_rotary_factor).
-    if (rotary_fraction_ > 0) {
-      t_.rotary_dim = static_cast<uint64_t>(static_cast<double>(t_.head_dim) * rotary_fraction_);
-      // No dimension rotates: no RoPE at all (a rotary_dim of 0 would mean all of them).
-      if (t_.rotary_dim == 0) t_.position = PositionKind::kNone;
+    // transformers: rotary_ndims = int(head_dim * partial_rotary_factor); none rotated is no RoPE.
+    if (rotary_fraction_ > 0) t_.rotary_dim = static_cast<uint64_t>(static_cast<double>(t_.head_dim) * rotary_fraction_);
+    if (no_rotary_ || (t_.position == PositionKind::kRope && rotary_fraction_ > 0 && t_.rotary_dim == 0)) {
+      t_.position = PositionKind::kNone;
+      t_.rotary_dim = 0;
     }
+    Layers();
   }
 
+  // TransformerSpec::layer_specs from each layer's attention and MoE, left empty when the blocks
+  // are what the uniform fields already say.
+  void Layers() {
+    if (kinds_.empty() && moe_.empty()) {  // every block alike: LayerRuns' uniform block
+      t_.sliding_window = uniform_ == AttentionKind::kSliding ? window_ : 0;
+      return;
+    }
+    PerLayer();
+    if (kinds_.empty()) kinds_.assign(t_.n_layers, uniform_);
+    if (moe_.empty()) moe_.assign(t_.n_layers, t_.n_experts > 0);
+    std::vector<LayerSpec> specs;
+    for (uint64_t i = 0; i < t_.n_layers; ++i) {
+      LayerSpec l;
+      l.attention = kinds_[i];
+      l.span = kinds_[i] == AttentionKind::kSliding ? window_ : kinds_[i] == AttentionKind::kChunked ? chunk_ : 0;
+      l.moe = moe_[i];
+      specs.push_back(l);
+    }
+    // A window that no layer uses is no window.
+    const bool any_sliding = std::find(kinds_.begin(), kinds_.end(), AttentionKind::kSliding) != kinds_.end();
+    t_.sliding_window = any_sliding ? window_ : 0;
+    t_.layer_specs = specs;
+    const std::vector<std::pair<LayerSpec, uint64_t>> runs = LayerRuns(t_);
+    t_.layer_specs.clear();
+    if (LayerRuns(t_) != runs) t_.layer_specs = std::move(specs);
+  }
+
+  YAML::Node root_;
   ConfigMap m_;
   ModelSpec spec_;
   TransformerSpec t_;
   double rotary_fraction_ = 0;
+  bool no_rotary_ = false;
+  std::optional<bool> outer_tied_;  // tie_word_embeddings of a multimodal wrapper
+  std::string kv_key_;              // the key that gave the K/V heads, for errors
+  AttentionKind uniform_ = AttentionKind::kFull;  // every layer's, when kinds_ is empty
+  std::vector<AttentionKind> kinds_;
+  std::vector<bool> moe_;
+  uint64_t window_ = 0, chunk_ = 0;
 };
 
 }  // namespace
 
 const std::vector<std::string>& HfFamilies() {
-  static const std::vector<std::string> kFamilies = {"bloom", "falcon", "gemma",   "gpt2", "gpt_neox", "llama",
-                                                     "mistral", "mixtral", "opt", "phi",  "phi3",     "qwen2"};
+  static const std::vector<std::string> kFamilies = {
+      "bloom",   "cohere",     "cohere2",      "deepseek_v2", "deepseek_v3",     "falcon",     "gemma",
+      "gemma2",  "gemma3",     "gemma3_text",  "gpt2",        "gpt_bigcode",     "gpt_neox",   "gpt_oss",
+      "gptj",    "llama",      "llama4",       "llama4_text", "mistral",         "mixtral",    "olmo",
+      "olmo2",   "opt",        "phi",          "phi-msft",    "phi3",            "phimoe",     "qwen2",
+      "qwen3",   "qwen3_moe",  "RefinedWeb",   "RefinedWebModel", "starcoder2"};
   return kFamilies;
 }
+
+namespace {
+
+// A suggestion only for what is a misspelling of a supported type (one or two edits, and fewer
+// than a third of the name), never another family that happens to be spelled alike.
+std::string NearSpelling(const std::string& name, const std::vector<std::string>& families) {
+  // Real model types one or two edits from a supported one: a different architecture each.
+  static const std::vector<std::string> kOtherFamilies = {"gpt_neo", "qwen2_moe", "qwen2_vl", "gemma3n",
+                                                          "gemma3n_text", "olmoe", "phi4mm", "mamba"};
+  if (std::find(kOtherFamilies.begin(), kOtherFamilies.end(), name) != kOtherFamilies.end()) return "";
+  const std::string match = ClosestMatch(name, families);
+  if (match.empty()) return "";
+  const int distance = EditDistance(name, match);
+  if (distance > 2 || static_cast<size_t>(distance) * 3 > name.size()) return "";
+  return " (did you mean '" + match + "'?)";
+}
+
+}  // namespace
 
 ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
   const YAML::Node& const_root = root;
@@ -264,8 +697,10 @@ ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
     std::string list;
     for (const std::string& f : families) list += (list.empty() ? "" : ", ") + f;
     std::string shown = type.IsScalar() ? "'" + type.Scalar() + "'" : Describe(type);
-    throw InputError(LocOf(type, file), "unsupported model_type " + shown + DidYouMean(name, families) +
-                                            "; tally reads " + list);
+    throw InputError(LocOf(type, file), "unsupported model_type " + shown + NearSpelling(name, families) +
+                                            "; tally reads " + list +
+                                            "; for another model, write a tally YAML config (README, \"Model "
+                                            "configs\")");
   }
   return HfReader(root, file).Read(name);
 }

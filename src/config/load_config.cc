@@ -25,7 +25,8 @@ const std::vector<std::string> kTransformerKeys = {
     "n_kv_heads", "d_ff", "head_dim", "mlp", "norm", "bias", "qkv_bias", "out_bias", "mlp_bias",
     "lm_head_bias", "position", "position_offset", "rotary_dim", "tied_embeddings", "embed_dim",
     "embedding_norm", "final_norm", "parallel_block", "norms_per_block", "moe", "sliding_window",
-    "dtype", "dropout"};
+    "dtype", "dropout", "norm_placement", "norm_params", "qk_norm", "attention_sinks", "attention_pattern", "mla",
+    "mtp_layers"};
 const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers"};
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
@@ -53,6 +54,9 @@ std::optional<DType> WeightDtype(const ConfigMap& m) {
   return d;
 }
 
+const std::vector<std::string> kMoeKeys = {"experts",    "top_k",       "d_ff",        "shared_d_ff",
+                                           "router_bias", "router_score_bias", "first_dense", "every"};
+
 void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
   t.n_experts = moe.PositiveInt("experts");
   t.top_k = moe.PositiveInt("top_k");
@@ -60,6 +64,66 @@ void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
     throw InputError(moe.Loc("top_k"), "'top_k' (" + std::to_string(t.top_k) + ") is more than the " +
                                            std::to_string(t.n_experts) + " experts");
   }
+  t.moe_d_ff = moe.PositiveInt("d_ff", 0);
+  t.shared_expert_d_ff = moe.PositiveInt("shared_d_ff", 0);
+  t.router_bias = moe.Bool("router_bias", false);
+  t.router_score_bias = moe.Bool("router_score_bias", false);
+}
+
+void ReadMla(const ConfigMap& m, TransformerSpec& t) {
+  MlaSpec& mla = t.mla;
+  mla.q_lora_rank = m.PositiveInt("q_lora_rank", 0);
+  mla.kv_lora_rank = m.PositiveInt("kv_lora_rank");
+  mla.qk_nope_head_dim = m.PositiveInt("qk_nope_head_dim");
+  mla.qk_rope_head_dim = m.PositiveInt("qk_rope_head_dim");
+  mla.v_head_dim = m.PositiveInt("v_head_dim");
+  mla.full_kv_cache = m.Bool("full_kv_cache", false);
+}
+
+// Which blocks differ: `attention_pattern` (full attention on every full_every-th layer, sliding
+// or chunked attention of `span` tokens on the others) and the MoE's first_dense / every. The
+// result is TransformerSpec::layer_specs, left empty when every block is alike.
+void ReadLayers(const ConfigMap& m, TransformerSpec& t) {
+  uint64_t first_dense = 0, every = 1;
+  if (t.n_experts > 0) {
+    const ConfigMap moe(m.Get("moe"), m.file(), "moe", kMoeKeys);
+    first_dense = moe.NonNegativeInt("first_dense", 0);
+    every = moe.PositiveInt("every", 1);
+  }
+  const bool pattern = m.Has("attention_pattern");
+  if (!pattern && first_dense == 0 && every == 1) return;  // every block alike (LayerRuns)
+  if (t.n_layers > kMaxLayerSpecs) {
+    throw InputError(m.Loc("n_layers"), "blocks that differ are spelled out for at most " +
+                                            std::to_string(kMaxLayerSpecs) + " layers, got " +
+                                            std::to_string(t.n_layers));
+  }
+  TransformerSpec one = t;  // what LayerRuns gives every block when none differ
+  one.n_layers = 1;
+  const LayerSpec uniform = LayerRuns(one).front().first;
+  std::vector<LayerSpec> specs(t.n_layers, uniform);
+  if (pattern) {
+    if (m.Has("sliding_window")) {
+      throw InputError(m.Loc("attention_pattern"), "give 'sliding_window' (every layer) or 'attention_pattern', "
+                                                   "not both");
+    }
+    ConfigMap p(m.Get("attention_pattern"), m.file(), "attention_pattern", {"kind", "span", "full_every"});
+    const auto kind = p.Choice("kind", {"sliding", "chunked"}, 0) == 0 ? AttentionKind::kSliding
+                                                                          : AttentionKind::kChunked;
+    const uint64_t span = p.PositiveInt("span");
+    const uint64_t full_every = p.PositiveInt("full_every");
+    for (uint64_t i = 0; i < t.n_layers; ++i) {
+      specs[i].attention = (i + 1) % full_every != 0 ? kind : AttentionKind::kFull;
+      specs[i].span = (i + 1) % full_every != 0 ? span : 0;
+    }
+    if (kind == AttentionKind::kSliding) t.sliding_window = span;
+  }
+  if (t.n_experts > 0) {
+    for (uint64_t i = 0; i < t.n_layers; ++i) specs[i].moe = i >= first_dense && (i + 1) % every == 0;
+  }
+  t.layer_specs = specs;
+  const auto runs = LayerRuns(t);
+  t.layer_specs.clear();
+  if (LayerRuns(t) != runs) t.layer_specs = std::move(specs);
 }
 
 // Keys that only make sense together.
@@ -76,6 +140,17 @@ void CheckCombinations(const ConfigMap& m, const TransformerSpec& t) {
     throw InputError(m.Loc("rotary_dim"), "'rotary_dim' (" + std::to_string(t.rotary_dim) +
                                               ") is larger than the head dimension (" + std::to_string(t.head_dim) +
                                               ")");
+  }
+  if (m.Has("norm_placement") && t.parallel_block && t.norm_placement != NormPlacement::kPre) {
+    throw InputError(m.Loc("norm_placement"), "'norm_placement' must be pre in a parallel block");
+  }
+  if (m.Has("mla") && m.Has("attention_pattern")) {
+    throw InputError(m.Loc("attention_pattern"), "'attention_pattern' does not apply to MLA, whose layers "
+                                                 "all keep the latent of every token");
+  }
+  if (m.Has("mla") && t.n_kv_heads != t.n_heads) {
+    throw InputError(m.Loc("n_kv_heads"), "'n_kv_heads' must equal 'n_heads' under 'mla' (the latent is "
+                                          "expanded to every head)");
   }
   if (m.Has("position_offset") && t.position != PositionKind::kLearned) {
     throw InputError(m.Loc("position_offset"), "'position_offset' needs 'position: learned'");
@@ -109,7 +184,18 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
   t.sliding_window = m.PositiveInt("sliding_window", 0);
   t.dtype = WeightDtype(m);
   t.dropout = m.Probability("dropout", 0);
-  if (m.Has("moe")) ReadMoe(ConfigMap(m.Get("moe"), m.file(), "moe", {"experts", "top_k"}), t);
+  if (m.Has("moe")) ReadMoe(ConfigMap(m.Get("moe"), m.file(), "moe", kMoeKeys), t);
+  t.norm_placement = EnumKey(m, "norm_placement", NormPlacement::kPre);
+  t.norm_params = EnumKey(m, "norm_params", NormParams::kAffine);
+  t.qk_norm = EnumKey(m, "qk_norm", QkNorm::kNone);
+  t.attention_sinks = m.Bool("attention_sinks", false);
+  if (m.Has("mla")) {
+    ReadMla(ConfigMap(m.Get("mla"), m.file(), "mla",
+                      {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+                       "full_kv_cache"}),
+            t);
+  }
+  t.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
   if (m.Has("head_dim")) {
     t.head_dim = m.PositiveInt("head_dim");
   } else if (t.d_model % t.n_heads != 0) {
@@ -127,6 +213,7 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
                                               std::to_string(t.n_kv_heads) + ")");
   }
   CheckCombinations(m, t);
+  ReadLayers(m, t);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
   if (t.layer_specs.empty()) {
     LayerSpec uniform;
     if (t.sliding_window > 0) uniform = {AttentionKind::kSliding, t.sliding_window};
+    if (t.mla.kv_lora_rank > 0) uniform.attention = AttentionKind::kLatent;
     uniform.moe = t.n_experts > 0;
     return {{uniform, t.n_layers}};
   }

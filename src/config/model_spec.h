@@ -19,6 +19,15 @@ enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
 enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid };
+// Where a block's norms sit: before each branch (pre-norm, GPT-2 onwards), after each branch and
+// before its residual add (post-norm: OLMo-2), or both (Gemma 2/3's four norms per block).
+enum class NormPlacement { kPre, kPost, kSandwich };
+// A norm's parameters: LayerNorm has a weight and a bias, RMSNorm a weight (kAffine); Cohere's
+// LayerNorm only a weight; OLMo-1's none.
+enum class NormParams { kAffine, kWeightOnly, kNone };
+// RMSNorms on the queries and keys before RoPE: one weight of head_dim shared by every head (Qwen3,
+// Gemma 3), or one weight per element of the whole projection, a·d and g·d (OLMo-2, Cohere).
+enum class QkNorm { kNone, kPerHead, kProjection };
 
 // Which keys an attention layer's queries see, and so what its KV cache holds per sequence:
 // every earlier token (full); the last `span` tokens (sliding window: Beltagy et al. 2020, Mistral);
@@ -31,9 +40,28 @@ enum class AttentionKind { kFull, kSliding, kChunked, kLatent };
 struct LayerSpec {
   AttentionKind attention = AttentionKind::kFull;
   uint64_t span = 0;  // window (sliding) or chunk (chunked) in tokens; 0 otherwise
-  bool moe = false;
+  bool moe = false;  // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
   auto operator<=>(const LayerSpec&) const = default;
 };
+
+// Multi-head latent attention (DeepSeek-V2 §2.1; modeling_deepseek_v3.py): queries through a
+// low-rank pair (q_a_proj, q_a_layernorm, q_b_proj) or one q_proj when q_lora_rank is 0; keys and
+// values from one latent of kv_lora_rank plus a shared RoPE key of qk_rope_head_dim
+// (kv_a_proj_with_mqa, kv_a_layernorm), expanded per head by kv_b_proj.
+struct MlaSpec {
+  uint64_t q_lora_rank = 0;
+  uint64_t kv_lora_rank = 0;  // 0: not MLA
+  uint64_t qk_nope_head_dim = 0;
+  uint64_t qk_rope_head_dim = 0;
+  uint64_t v_head_dim = 0;
+  // The cache as Hugging Face's eager code keeps it: full K and V per head, a·(nope + rope + v)
+  // per token, instead of the latent engines with weight absorption keep.
+  bool full_kv_cache = false;
+  auto operator<=>(const MlaSpec&) const = default;
+};
+
+// The most blocks a per-block pattern may spell out (uniform models have no such limit).
+inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 
 struct TransformerSpec {
   uint64_t vocab_size = 0;
@@ -66,11 +94,26 @@ struct TransformerSpec {
   // and are added to it together; with one norm per block both branches share it.
   bool parallel_block = false;
   uint64_t norms_per_block = 2;
+  NormPlacement norm_placement = NormPlacement::kPre;
+  NormParams norm_params = NormParams::kAffine;
+  QkNorm qk_norm = QkNorm::kNone;
+  bool attention_sinks = false;  // one learned logit per head that joins every softmax (gpt-oss)
+  MlaSpec mla;
   uint64_t n_experts = 0;  // mixture of experts: MLPs per block (0 = dense) ...
   uint64_t top_k = 0;      // ... and how many each token is routed to
+  uint64_t moe_d_ff = 0;   // each expert's width (0 = d_ff; d_ff is then the dense layers' width)
+  uint64_t shared_expert_d_ff = 0;  // width of the always-active shared expert(s) of MoE blocks (0 = none)
+  bool router_bias = false;         // the router linear has a bias (gpt-oss)
+  // DeepSeek-V3's e_score_correction_bias: one value per expert, a buffer in transformers that the
+  // checkpoint stores and its published count includes.
+  bool router_score_bias = false;
+  // DeepSeek-V3's multi-token-prediction modules: reported apart (params.mtp), not in the total, as
+  // transformers does not build them.
+  uint64_t mtp_layers = 0;
   uint64_t sliding_window = 0;  // attention window in tokens (0 = none) of every layer, unless layer_specs say
-  // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE);
-  // empty: every block alike, sliding when sliding_window > 0, MoE when n_experts > 0.
+  // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE), at
+  // most kMaxLayerSpecs; empty: every block alike, sliding when sliding_window > 0, latent under
+  // MLA, MoE when n_experts > 0.
   std::vector<LayerSpec> layer_specs;
   std::optional<DType> dtype;   // the weights' dtype as published (config `dtype`, HF torch_dtype)
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)

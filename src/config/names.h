@@ -53,6 +53,24 @@ struct EnumNames<Family> {
 };
 
 template <>
+struct EnumNames<NormPlacement> {
+  static constexpr NameEntry<NormPlacement> kTable[] = {
+      {NormPlacement::kPre, "pre"}, {NormPlacement::kPost, "post"}, {NormPlacement::kSandwich, "sandwich"}};
+};
+
+template <>
+struct EnumNames<NormParams> {
+  static constexpr NameEntry<NormParams> kTable[] = {
+      {NormParams::kAffine, "affine"}, {NormParams::kWeightOnly, "weight_only"}, {NormParams::kNone, "none"}};
+};
+
+template <>
+struct EnumNames<QkNorm> {
+  static constexpr NameEntry<QkNorm> kTable[] = {
+      {QkNorm::kNone, "none"}, {QkNorm::kPerHead, "per_head"}, {QkNorm::kProjection, "projection"}};
+};
+
+template <>
 struct EnumNames<AttentionKind> {
   static constexpr NameEntry<AttentionKind> kTable[] = {{AttentionKind::kFull, "full"},
                                                         {AttentionKind::kSliding, "sliding"},

@@ -92,7 +92,19 @@ void AddParams(const LayerGraph& graph, const ParamCounts& p, Report& r) {
           G(p.total) + " - " + G(p.embedding) + " = " + G(p.non_embedding));
     r.Set("params.per_layer", "per block", p.per_layer, Unit::kCount, BlockText(graph));
     if (p.trainable != p.total) r.Set("params.trainable", "trainable (the rest frozen)", p.trainable, Unit::kCount);
-    if (p.active != p.total) r.Set("params.active", "active per token (routed experts only)", p.active, Unit::kCount);
+    if (p.active != p.total) {
+      r.Set("params.active", "active per token (with input embedding)", p.active, Unit::kCount,
+            "total less the experts a token is not routed to; with the input embedding, as Qwen, Meta and "
+            "Microsoft count active parameters");
+      r.Set("params.active_non_embedding", "active per token (no input embedding)", p.active_non_embedding,
+            Unit::kCount,
+            G(p.active) + " less the input embedding table = " + G(p.active_non_embedding) +
+                ": DeepSeek's 'activated' and OpenAI's 'active' parameters");
+    }
+    if (p.mtp > 0) {
+      r.Set("params.mtp", "multi-token prediction (not in total)", p.mtp, Unit::kCount,
+            "DeepSeek-V3's MTP modules: stored in the checkpoint, not built by transformers");
+    }
   } else {
     r.Set("params.total", "total", p.total, Unit::kCount, SumText(p.by_component, p.total));
   }

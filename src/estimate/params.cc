@@ -22,6 +22,11 @@ ParamCounts CountParams(const LayerGraph& graph) {
   for (const Layer& l : graph.layers) {
     if (l.n_experts > 0) p.active -= l.params / l.n_experts * (l.n_experts - l.active_experts) * l.repeat;
   }
+  p.active_non_embedding = p.active;
+  for (const Layer& l : graph.layers) {
+    if (l.kind == LayerKind::kEmbedding && l.path == "embed.tokens") p.active_non_embedding -= l.params;
+  }
+  p.mtp = graph.mtp_params;
   return p;
 }
 

@@ -15,7 +15,13 @@ struct ParamCounts {
   uint64_t embedding = 0;
   uint64_t non_embedding = 0;  // total - embedding: Kaplan's N
   uint64_t per_layer = 0;      // the first transformer block; 0 for sequential models
-  uint64_t active = 0;         // what one token uses: total less the experts it is not routed to
+  // What one token uses: total less the experts it is not routed to, the input embedding included
+  // (the convention of Qwen, Meta and Microsoft model cards; Mixtral's "active parameters")...
+  uint64_t active = 0;
+  // ... and the same without the input embedding table (DeepSeek's "activated", OpenAI's "active"
+  // parameters). An untied head stays in both.
+  uint64_t active_non_embedding = 0;
+  uint64_t mtp = 0;            // DeepSeek-V3's multi-token-prediction modules, outside `total`
   uint64_t trainable = 0;      // parameters that get gradients (all, unless frozen or LoRA)
   std::map<Component, uint64_t> by_component;
 };

@@ -56,11 +56,15 @@ namespace {
 void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const LayerGraph& g) {
   if (s.lora_rank == 0) return;
   for (const std::string& target : s.lora_targets) {
-    const std::string suffix = (target == "qkv" || target == "out" ? ".attn." : ".") + target + ".lora";
+    std::vector<std::string> suffixes = {(target == "qkv" || target == "out" ? ".attn." : ".") + target + ".lora"};
+    // Multi-head latent attention's q and k/v up-projections (graph/build_transformer.cc).
+    if (target == "qkv") suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora"});
     bool found = false;
     for (const Layer& l : g.layers) {
-      found = found || (l.path.size() >= suffix.size() &&
-                        l.path.compare(l.path.size() - suffix.size(), suffix.size(), suffix) == 0);
+      for (const std::string& suffix : suffixes) {
+        found = found || (l.path.size() >= suffix.size() &&
+                          l.path.compare(l.path.size() - suffix.size(), suffix.size(), suffix) == 0);
+      }
     }
     if (!found) {
       throw InputError("--lora-targets: '" + spec.name + "' has no '" + target + "' projection" +

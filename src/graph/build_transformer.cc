@@ -1,6 +1,8 @@
 // The decoder-only transformer as nodes, pre-norm: GPT-2 style (learned positions, LayerNorm, GELU,
 // biases, tied head) through Llama style (RoPE, RMSNorm, SwiGLU, no biases, untied head, GQA), with
-// parallel blocks (GPT-NeoX, Falcon, Phi), mixture-of-experts MLPs (Mixtral) and ALiBi (BLOOM).
+// parallel blocks (GPT-NeoX, Falcon, Phi), mixture-of-experts MLPs (Mixtral; shared experts and
+// dense-first layers: DeepSeek, Llama 4), ALiBi (BLOOM), post- and sandwich norms (OLMo-2, Gemma 2),
+// q/k norms (Qwen3, OLMo-2), attention sinks (gpt-oss) and multi-head latent attention (DeepSeek).
 // Saved tensors follow Korthikanti et al. 2022 (§4.1): with dropout and MHA one block saves
 // 34·s·b·h + 5·a·s²·b bytes at 2-byte activations and 1-byte masks.
 #include <algorithm>
@@ -58,6 +60,7 @@ class TransformerBuilder {
     }
     if (t_.final_norm) Add(Norm("final_norm"), Hidden());
     Head();
+    if (t_.mtp_layers > 0) g.mtp_params = MtpParams(types);
     g.layers = std::move(layers_);
   }
 
@@ -100,14 +103,35 @@ class TransformerBuilder {
     Dropout("embed.dropout", Count("embed", {rows_, t_.d_model}), Component::kEmbedding);
   }
 
-  Layer Norm(const std::string& path) {
+  // DeepSeek-V3 §2.2 (modeling_deepseek.py in the checkpoint): each multi-token-prediction module
+  // is an RMSNorm on the hidden state and one on the embedding (enorm, hnorm), their concatenation
+  // projected back to h (eh_proj, 2h x h), one decoder block like the last, and a final RMSNorm;
+  // the embedding and head are the main model's.
+  uint64_t MtpParams(const std::vector<LayerSpec>& types) const {
+    const std::string what = "the multi-token-prediction parameters";
+    const int last = static_cast<int>(std::find(types.begin(), types.end(), LayerRuns(t_).back().first) - types.begin());
+    uint64_t block = 0;
+    for (const Layer& l : layers_) {
+      if (l.block_type == last) block = CheckedAdd(block, l.params, what);
+    }
+    const uint64_t h = t_.d_model;
+    const uint64_t extra = CheckedAdd(CheckedProduct({2, h, h}, what), CheckedMul(3, h, what), what);
+    return CheckedMul(t_.mtp_layers, CheckedAdd(block, extra, what), what);
+  }
+
+  // A norm over `width` features of `rows` rows (the hidden size unless given). Its parameters
+  // follow t_.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d).
+  Layer Norm(const std::string& path, uint64_t width = 0, uint64_t params = 0, std::string input = "") {
+    if (width == 0) width = t_.d_model;
+    if (params == 0) params = width;
+    if (input.empty()) input = cur_;
     bool ln = t_.norm == NormKind::kLayerNorm;
-    uint64_t elements = Count(path, {rows_, t_.d_model});
+    uint64_t elements = Count(path, {rows_, width});
     Layer l = MakeElementwise(path, LayerKind::kNorm, Component::kNorm, elements,
                               ln ? kFlopsPerLayerNormElement : kFlopsPerRmsNormElement);
-    AddParamTensor(l, {t_.d_model}, false);
-    if (ln) AddParamTensor(l, {t_.d_model}, false);  // LayerNorm's bias
-    l.saved.push_back({cur_, elements, SavedClass::kActivation});
+    if (t_.norm_params != NormParams::kNone) AddParamTensor(l, {params}, false);
+    if (ln && t_.norm_params == NormParams::kAffine) AddParamTensor(l, {params}, false);  // LayerNorm's bias
+    l.saved.push_back({input, elements, SavedClass::kActivation});
     return l;
   }
 
@@ -134,11 +158,15 @@ class TransformerBuilder {
     causal_ = settings_.causal && kv_ == s_;
     const std::string input = cur_;
     if (!t_.parallel_block) {
-      Add(Norm(P("attn_norm")), Hidden());
+      const bool pre = t_.norm_placement != NormPlacement::kPost;
+      const bool post = t_.norm_placement != NormPlacement::kPre;
+      if (pre) Add(Norm(P("attn_norm")), Hidden());
       Attention();
+      if (post) Add(Norm(P("attn.post_norm")), Hidden());
       Residual(P("attn.residual"), 1);
-      Add(Norm(P("mlp_norm")), Hidden());
+      if (pre) Add(Norm(P("mlp_norm")), Hidden());
       Mlp();
+      if (post) Add(Norm(P("mlp.post_norm")), Hidden());
       Residual(P("mlp.residual"), 1);
     } else {
       const bool shared = t_.norms_per_block == 1;
@@ -153,11 +181,47 @@ class TransformerBuilder {
     block_ = -1;
   }
 
+  // What the attention core (scores, softmax, context) works on, from whichever projections made
+  // q, k and v.
+  struct Core {
+    std::string qkv;          // id of the tensor holding q, k and v
+    uint64_t qk_dim = 0;      // per head: the scores' inner dimension
+    uint64_t v_dim = 0;       // per head: the context's output width
+    uint64_t k_width = 0;     // K elements per token (all heads), as saved for backward
+    uint64_t v_width = 0;     // V elements per token
+    uint64_t kv_shards = 0;   // tensor-parallel ranks K and V split over at most (0: every rank)
+    uint64_t cache_per_token = 0;  // KV cache elements per token (graph/layer.h)
+    uint64_t cache_shards = 0;
+    AttentionKind cache_kind = AttentionKind::kFull;
+  };
+
   void Attention() {
+    Core c = t_.mla.kv_lora_rank > 0 ? LatentProjections() : HeadProjections();
+    AttentionCore(c);
+    const uint64_t o_width = Count(P("attn"), {t_.n_heads, c.v_dim});
+    Layer out = MakeLinear(P("attn.out"), Component::kAttention, rows_, o_width, t_.d_model, t_.out_bias, cur_, true,
+                           TpSplit::kRow);
+    // gpt-oss's sinks: one learned logit per head that joins each softmax (modeling_gpt_oss.py),
+    // split with the heads.
+    if (t_.attention_sinks) AddParamTensor(out, {t_.n_heads}, true);
+    AddLinear(std::move(out), Hidden(), "out");
+    Dropout(P("attn.resid_dropout"), Count(P("attn"), {rows_, t_.d_model}), Component::kAttention);
+  }
+
+  // Rotary positions over q and k in place: `heads` heads of `rotary` dimensions each, in a tensor
+  // of `width` elements per token.
+  void Rope(uint64_t heads, uint64_t rotary, uint64_t width, const std::string& qkv) {
+    if (t_.position != PositionKind::kRope || rotary == 0) return;
+    Add(MakeElementwise(P("attn.rope"), LayerKind::kRope, Component::kAttention,
+                        Count(P("attn.rope"), {rows_, heads, rotary}), kFlopsPerRopeElement),
+        {b_, s_, width}, qkv);
+  }
+
+  // Multi-head, grouped-query and multi-query attention: q, k and v projections of a·d, g·d, g·d.
+  Core HeadProjections() {
     const uint64_t h = t_.d_model, a = t_.n_heads, g = t_.n_kv_heads, d = t_.head_dim;
     const uint64_t q_width = Count(P("attn"), {a, d}), kv_width = Count(P("attn"), {g, d});
     const uint64_t qkv_width = CheckedAdd(q_width, Count(P("attn"), {2, kv_width}), "width of " + P("attn.qkv"));
-    const uint64_t scores = Count(P("attn"), {b_, a, s_, kv_});
     Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_,
                                   true, TpSplit::kColumn);
     if (g < a) {
@@ -175,23 +239,82 @@ class TransformerBuilder {
     }
     AddLinear(std::move(qkv_linear), {b_, s_, qkv_width}, "qkv");
     const std::string qkv = cur_;
-    if (t_.position == PositionKind::kRope) {
-      const uint64_t rotary = t_.rotary_dim == 0 ? d : t_.rotary_dim;
-      Add(MakeElementwise(P("attn.rope"), LayerKind::kRope, Component::kAttention,
-                          Count(P("attn.rope"), {rows_, a + g, rotary}), kFlopsPerRopeElement),
-          {b_, s_, Count(P("attn.rope"), {a + g, d})}, qkv);  // rotates q and k in place
+    if (t_.qk_norm != QkNorm::kNone) {
+      // Normalized in place before RoPE; each norm saves the q or k it reads.
+      const bool per_head = t_.qk_norm == QkNorm::kPerHead;
+      Add(Norm(P("attn.q_norm"), q_width, per_head ? d : q_width, P("attn.q_norm") + ":in"), {b_, s_, qkv_width},
+          qkv);
+      Add(Norm(P("attn.k_norm"), kv_width, per_head ? d : kv_width, P("attn.k_norm") + ":in"),
+          {b_, s_, qkv_width}, qkv);
     }
+    Rope(a + g, t_.rotary_dim == 0 ? d : t_.rotary_dim, Count(P("attn.rope"), {a + g, d}), qkv);
+    return {.qkv = qkv, .qk_dim = d, .v_dim = d, .k_width = kv_width, .v_width = kv_width, .kv_shards = g,
+            .cache_per_token = Count(P("attn"), {2, kv_width}), .cache_shards = g,
+            .cache_kind = layer_.attention};
+  }
+
+  // Multi-head latent attention (MlaSpec in config/model_spec.h). The graph computes it as
+  // transformers does, with K and V expanded per head; the cache holds the latent and the shared
+  // RoPE key, kv_lora_rank + qk_rope_head_dim per token, as engines that absorb kv_b_proj into the
+  // query and output keep it (DeepSeek-V2 §2.1.2), or full K and V per head if asked.
+  Core LatentProjections() {
+    const MlaSpec& m = t_.mla;
+    const uint64_t h = t_.d_model, a = t_.n_heads;
+    const uint64_t qk = CheckedAdd(m.qk_nope_head_dim, m.qk_rope_head_dim, "the MLA head size");
+    const uint64_t q_width = Count(P("attn"), {a, qk});
+    const std::string input = cur_;
+    if (m.q_lora_rank > 0) {
+      Add(MakeLinear(P("attn.q_a"), Component::kAttention, rows_, h, m.q_lora_rank, t_.qkv_bias, input, true),
+          {b_, s_, m.q_lora_rank});
+      Add(Norm(P("attn.q_a_norm"), m.q_lora_rank), {b_, s_, m.q_lora_rank});
+      AddLinear(MakeLinear(P("attn.q_b"), Component::kAttention, rows_, m.q_lora_rank, q_width, false, cur_, true,
+                           TpSplit::kColumn),
+                {b_, s_, q_width}, "qkv");
+    } else {
+      AddLinear(MakeLinear(P("attn.q"), Component::kAttention, rows_, h, q_width, t_.qkv_bias, input, true,
+                           TpSplit::kColumn),
+                {b_, s_, q_width}, "qkv");
+    }
+    const std::string q = cur_;
+    const uint64_t latent = CheckedAdd(m.kv_lora_rank, m.qk_rope_head_dim, "the MLA latent size");
+    Add(MakeLinear(P("attn.kv_a"), Component::kAttention, rows_, h, latent, t_.qkv_bias, input, true),
+        {b_, s_, latent});
+    Add(Norm(P("attn.kv_a_norm"), m.kv_lora_rank), {b_, s_, m.kv_lora_rank});
+    const uint64_t kv_b = Count(P("attn"), {a, CheckedAdd(m.qk_nope_head_dim, m.v_head_dim, "the MLA head size")});
+    AddLinear(MakeLinear(P("attn.kv_b"), Component::kAttention, rows_, m.kv_lora_rank, kv_b, false, cur_, true,
+                         TpSplit::kColumn),
+              {b_, s_, kv_b}, "qkv");
+    const std::string qkv = cur_;
+    Rope(a + 1, m.qk_rope_head_dim, q_width, q);  // every query head and the one shared key
+    Core c{.qkv = qkv, .qk_dim = qk, .v_dim = m.v_head_dim, .k_width = q_width,
+           .v_width = Count(P("attn"), {a, m.v_head_dim}), .kv_shards = 0};
+    if (m.full_kv_cache) {
+      c.cache_per_token = CheckedAdd(c.k_width, c.v_width, "the MLA cache");
+      c.cache_shards = a;
+      c.cache_kind = AttentionKind::kFull;
+    } else {
+      c.cache_per_token = latent;
+      c.cache_shards = 1;  // one latent for all heads: every rank keeps it whole
+      c.cache_kind = AttentionKind::kLatent;
+    }
+    return c;
+  }
+
+  void AttentionCore(const Core& c) {
+    const uint64_t a = t_.n_heads;
+    const uint64_t q_width = Count(P("attn"), {a, c.qk_dim}), o_width = Count(P("attn"), {a, c.v_dim});
+    const uint64_t scores = Count(P("attn"), {b_, a, s_, kv_});
     // The 1/sqrt(d) scaling, plus the bias add under ALiBi (Press et al. 2022).
     Layer qk = MakeElementwise(P("attn.scores"), LayerKind::kAttentionScores, Component::kAttentionCore, scores,
                                t_.position == PositionKind::kAlibi ? 2 : kFlopsPerElementwise);
-    qk.gemms.push_back({.m = s_, .n = kv_, .k = d, .count = Count(P("attn"), {b_, a}), .halved = causal_});
-    qk.saved = {{.id = qkv + ":q", .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true},
-                {.id = qkv + ":k", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true,
-                 .tp_max_shards = g}};
-    qk.attention = layer_.attention;
+    qk.gemms.push_back({.m = s_, .n = kv_, .k = c.qk_dim, .count = Count(P("attn"), {b_, a}), .halved = causal_});
+    qk.saved = {{.id = c.qkv + ":q", .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true},
+                {.id = c.qkv + ":k", .elements = Count(P("attn"), {rows_, c.k_width}), .tp_sharded = true,
+                 .tp_max_shards = c.kv_shards}};
+    qk.attention = c.cache_kind;
     qk.attention_span = layer_.span;
-    qk.kv_elements_per_token = Count(P("attn"), {2, kv_width});  // K and V
-    qk.kv_tp_max_shards = g;
+    qk.kv_elements_per_token = c.cache_per_token;
+    qk.kv_tp_max_shards = c.cache_shards;
     Add(std::move(qk), {b_, a, s_, kv_});
     // Softmax: one FLOP per element, as DeepSpeed's profiler counts it. Eager attention saves the
     // probabilities; flash attention (Dao et al. 2022, §3.1) keeps only the fp32 log-sum-exp per
@@ -218,34 +341,30 @@ class TransformerBuilder {
     av.path = P("attn.context");
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
-    av.gemms.push_back({.m = s_, .n = d, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
-    av.kv_elements_per_token = Count(P("attn"), {2, kv_width});  // the V it reads is half of it
-    av.kv_tp_max_shards = g;
-    av.saved = {{.id = qkv + ":v", .elements = Count(P("attn"), {rows_, kv_width}), .tp_sharded = true,
-                 .tp_max_shards = g}};
+    av.gemms.push_back({.m = s_, .n = c.v_dim, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
+    av.kv_elements_per_token = c.cache_per_token;  // the V it reads is half of it
+    av.kv_tp_max_shards = c.cache_shards;
+    av.saved = {{.id = c.qkv + ":v", .elements = Count(P("attn"), {rows_, c.v_width}), .tp_sharded = true,
+                 .tp_max_shards = c.kv_shards}};
     if (flash_) {
       // Flash backward needs the output O; it is the out projection's saved input, counted once.
-      av.saved.push_back({.id = av.path, .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true});
+      av.saved.push_back({.id = av.path, .elements = Count(P("attn"), {rows_, o_width}), .tp_sharded = true});
     } else {
       av.saved.push_back({.id = cur_, .elements = scores, .tp_sharded = true, .selective = true});
     }
-    Add(std::move(av), {b_, s_, q_width});
-    AddLinear(MakeLinear(P("attn.out"), Component::kAttention, rows_, q_width, h, t_.out_bias, cur_, true,
-                         TpSplit::kRow),
-              Hidden(), "out");
-    Dropout(P("attn.resid_dropout"), Count(P("attn"), {rows_, h}), Component::kAttention);
+    Add(std::move(av), {b_, s_, o_width});
   }
 
   // A dense MLP over `rows` token rows, or one expert family: params are multiplied by `experts`.
   // Node shapes are `lead` followed by the width.
-  void MlpLayers(const std::string& prefix, uint64_t rows, std::vector<uint64_t> lead, uint64_t experts,
-                 uint64_t active) {
+  void MlpLayers(const std::string& prefix, uint64_t rows, std::vector<uint64_t> lead, uint64_t f,
+                 uint64_t experts, uint64_t active) {
     auto shape = [&](uint64_t width) {
       std::vector<uint64_t> s = lead;
       s.push_back(width);
       return s;
     };
-    const uint64_t h = t_.d_model, f = t_.d_ff;
+    const uint64_t h = t_.d_model;
     const uint64_t hidden = Count(P(prefix), {rows, f});
     const bool gated = t_.mlp == MlpKind::kSwiglu || t_.mlp == MlpKind::kGeglu;
     const std::string input = cur_;
@@ -278,11 +397,13 @@ class TransformerBuilder {
   void Mlp() {
     const uint64_t h = t_.d_model;
     if (!layer_.moe) {
-      MlpLayers("mlp.", rows_, {b_, s_}, 0, 0);
+      MlpLayers("mlp.", rows_, {b_, s_}, t_.d_ff, 0, 0);
     } else {
       // Mixtral (Jiang et al. 2024, §2.1): a router scores E experts per token and each token runs
       // through its top-k; the expert GEMMs together see rows·k token rows.
-      Layer router = MakeLinear(P("moe.router"), Component::kRouter, rows_, h, t_.n_experts, false, cur_, true);
+      Layer router =
+          MakeLinear(P("moe.router"), Component::kRouter, rows_, h, t_.n_experts, t_.router_bias, cur_, true);
+      if (t_.router_score_bias) AddParamTensor(router, {t_.n_experts}, false);
       router.non_matmul_flops = CheckedAdd(router.non_matmul_flops, Count(router.path, {rows_, t_.n_experts}),
                                            "the FLOPs of " + router.path);  // softmax and top-k
       // The routing probabilities, kept for the gradient of the combine weights.
@@ -293,10 +414,18 @@ class TransformerBuilder {
       // Each token is copied to its k experts: the experts' input is that gathered copy.
       cur_ = input + ":routed";
       const uint64_t routed = Count(P("moe"), {rows_, t_.top_k});
-      MlpLayers("moe.experts.", routed, {b_, s_, t_.top_k}, t_.n_experts, t_.top_k);
+      const uint64_t f = t_.moe_d_ff == 0 ? t_.d_ff : t_.moe_d_ff;
+      MlpLayers("moe.experts.", routed, {b_, s_, t_.top_k}, f, t_.n_experts, t_.top_k);
       // The experts' outputs, weighted and summed per token: kept for the gradient of the weights.
       layers_.back().saved.push_back({.id = layers_.back().path + ":out", .elements = Count(P("moe"), {routed, h}),
                                       .tp_sharded = false});
+      if (t_.shared_expert_d_ff > 0) {
+        // DeepSeek-V2 §2.1.1 and Llama 4: shared experts every token runs, one dense MLP beside the
+        // routed ones, added to their sum.
+        cur_ = input;
+        MlpLayers("moe.shared.", rows_, {b_, s_}, t_.shared_expert_d_ff, 0, 0);
+        Residual(P("moe.combine"), 1);
+      }
     }
     Dropout(P("mlp.dropout"), Count(P("mlp"), {rows_, h}), Component::kMlp);
   }

@@ -4,8 +4,10 @@
 
 #include "config/load_config.h"
 #include "estimate/flops.h"
+#include "estimate/kv_cache.h"
 #include "estimate/params.h"
 #include "graph/build_graph.h"
+#include "unit/test_util.h"
 
 namespace tally {
 namespace {
@@ -106,6 +108,20 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
       {"phi-2", "phi-2.json"},              {"falcon-7b", "falcon-7b.json"},
       {"opt-13b", "opt-13b.json"},          {"pythia-1.4b", "pythia-1.4b.json"},
       {"bloom-7b1", "bloom-7b1.json"},
+      // issue 14's families
+      {"qwen3-0.6b", "qwen3-0.6b.json"},    {"qwen3-8b", "qwen3-8b.json"},
+      {"qwen3-32b", "qwen3-32b.json"},      {"qwen3-30b-a3b", "qwen3-30b-a3b.json"},
+      {"gemma-2-2b", "gemma-2-2b.json"},    {"gemma-2-9b", "gemma-2-9b.json"},
+      {"gemma-2-27b", "gemma-2-27b.json"},  {"gemma-3-1b", "gemma-3-1b-it.json"},
+      {"gemma-3-27b", "gemma-3-27b-it.json"}, {"llama-3.1-8b", "llama-3.1-8b.json"},
+      {"llama-3.1-70b", "llama-3.1-70b-instruct.json"}, {"llama-3.3-70b", "llama-3.1-70b-instruct.json"},
+      {"llama-3.2-1b", "llama-3.2-1b-instruct.json"}, {"llama-3.2-3b", "llama-3.2-3b.json"},
+      {"llama-4-scout", "llama-4-scout-17b-16e.json"}, {"gpt-oss-20b", "gpt-oss-20b.json"},
+      {"gpt-oss-120b", "gpt-oss-120b.json"}, {"deepseek-v2-lite", "deepseek-v2-lite.json"},
+      {"deepseek-v3", "deepseek-v3.json"},  {"phi-4", "phi-4.json"},
+      {"phi-3.5-moe", "phi-3.5-moe-instruct.json"}, {"mistral-nemo-12b", "mistral-nemo-base-2407.json"},
+      {"command-r", "command-r-v01.json"},  {"olmo-2-7b", "olmo-2-7b.json"},
+      {"starcoder2-15b", "starcoder2-15b.json"},
   };
   for (const auto& pair : pairs) {
     const auto& preset = pair.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
@@ -141,8 +157,19 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
     CHECK(a.sliding_window == b.sliding_window);
     CHECK(a.dtype == b.dtype);
     CHECK(a.dropout == b.dropout);
+    CHECK(a.norm_placement == b.norm_placement);
+    CHECK(a.norm_params == b.norm_params);
+    CHECK(a.qk_norm == b.qk_norm);
+    CHECK(a.attention_sinks == b.attention_sinks);
+    CHECK(a.mla == b.mla);
+    CHECK(a.moe_d_ff == b.moe_d_ff);
+    CHECK(a.shared_expert_d_ff == b.shared_expert_d_ff);
+    CHECK(a.router_bias == b.router_bias);
+    CHECK(a.router_score_bias == b.router_score_bias);
+    CHECK(a.mtp_layers == b.mtp_layers);
+    CHECK(LayerRuns(a) == LayerRuns(b));  // each block's attention kind, span and MLP
     // And so the figures: parameters, FLOPs and KV cache per token.
-    const Settings s{.batch = 2, .seq = 256};
+    const Settings s{.batch = 2, .seq = 64};
     LayerGraph ga = BuildGraph(ResolveModel(preset), GraphSettingsOf(s)), gb = BuildGraph(LoadModelFile(Hf(file)), GraphSettingsOf(s));
     CHECK(CountParams(ga).total == CountParams(gb).total);
     FlopCounts fa = CountFlops(ga), fb = CountFlops(gb);
@@ -153,6 +180,32 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
     for (const Layer& l : ga.layers) kva += l.kv_elements_per_token;
     for (const Layer& l : gb.layers) kvb += l.kv_elements_per_token;
     CHECK(kva == kvb);
+  }
+}
+
+// Presets with no config here: the sibling config with the published dimensions (EXPECTED.md).
+TEST_CASE("hf: presets of models without a config file here") {
+  struct Row {
+    const char* preset;
+    uint64_t total, active, kv_8192;  // KV: batch 1, bf16, derived in EXPECTED.md
+    const char* source;
+  };
+  const Row rows[] = {
+      {"qwen3-235b-a22b", 235'093'634'560, 22'190'763'520, 1'577'058'304, "keras-hub qwen3_moe_235b_a22b_en; HF total; card '22B'"},
+      {"llama-3.1-405b", 405'853'388'800, 0, 4'227'858'432, "HF API total for meta-llama/Llama-3.1-405B"},
+      {"llama-3.3-70b", 70'553'706'496, 0, 2'684'354'560, "HF total for meta-llama/Llama-3.3-70B-Instruct"},
+      {"llama-4-maverick", 400'711'848'960, 17'184'691'200, 1'610'612'736, "derived (card '400B total', '17B active'), text only"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.preset);
+    CAPTURE(row.source);
+    const Settings s{.seq = 1};
+    const ParamCounts p = CountParams(BuildGraph(ResolveModel(row.preset), GraphSettingsOf(s)));
+    CHECK(p.total == row.total);
+    CHECK(p.active == (row.active == 0 ? p.total : row.active));
+    Settings kv{.seq = 1};
+    kv.kv_dtype = DType::kBf16;
+    CHECK(KvCacheBytes(testing::MemoryOf(ResolveModel(row.preset), kv), 8192, 1, kv, 0) == row.kv_8192);
   }
 }
 
