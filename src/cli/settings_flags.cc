@@ -76,6 +76,7 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   if (f.recompute) s.recompute = static_cast<Recompute>(Choose(*f.recompute, "recompute", {"none", "selective", "full"}));
   if (f.attention) s.attention = static_cast<Attention>(Choose(*f.attention, "attention", {"eager", "flash"}));
   if (f.dropout) s.dropout = Probability(*f.dropout);
+  if (f.dropout_mask) s.dropout_mask = static_cast<DropoutMask>(Choose(*f.dropout_mask, "dropout-mask", {"cuda", "cpu"}));
   if (f.mode) s.mode = static_cast<Mode>(Choose(*f.mode, "mode", {"both", "train", "infer"}));
   if (f.quant) s.quant = static_cast<Quant>(Choose(*f.quant, "quant", {"none", "int8", "int4", "fp8"}));
   static const std::vector<std::string> kComponents = {"embedding", "attention", "mlp",  "norm",   "lm_head",
@@ -153,6 +154,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"zero", &WorkloadFlags::zero},             {"kv_dtype", &WorkloadFlags::kv_dtype},
       {"quant", &WorkloadFlags::quant},           {"overhead", &WorkloadFlags::overhead},
       {"hardware", &WorkloadFlags::hardware},
+      {"dropout_mask", &WorkloadFlags::dropout_mask},
   };
   return kFlags;
 }
@@ -180,6 +182,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--recompute", f.recompute, "activation recomputation: none | selective | full (default none)", "KIND");
   opt("--attention", f.attention, "eager (saves the s x s scores) | flash (default)", "KIND");
   opt("--dropout", f.dropout, "dropout probability, overriding the config's", "P");
+  opt("--dropout-mask", f.dropout_mask, "saved dropout mask: cuda (1-byte bool, default) | cpu (the activation dtype)", "KIND");
   cmd->add_option("--trainable", f.trainable, "COMPONENT=false freezes a component (repeatable), e.g. embedding=false")
       ->type_name("C=false")
       ->group("Workload");

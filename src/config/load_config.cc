@@ -18,7 +18,7 @@ const std::vector<std::string> kTransformerKeys = {
     "lm_head_bias", "position", "position_offset", "rotary_dim", "tied_embeddings", "embed_dim",
     "embedding_norm", "final_norm", "parallel_block", "norms_per_block", "moe", "sliding_window",
     "dtype", "dropout"};
-const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers"};
+const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers", "loss"};
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
 

@@ -33,6 +33,9 @@ const char* ActivationName(ActivationKind k) {
     case ActivationKind::kSilu: return "silu";
     case ActivationKind::kTanh: return "tanh";
     case ActivationKind::kSigmoid: return "sigmoid";
+    case ActivationKind::kRelu6: return "relu6";
+    case ActivationKind::kHardswish: return "hardswish";
+    case ActivationKind::kHardsigmoid: return "hardsigmoid";
   }
   return "?";
 }

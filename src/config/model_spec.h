@@ -17,7 +17,7 @@ enum class Family { kTransformer, kSequential };
 enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
-enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid };
+enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid, kRelu6, kHardswish, kHardsigmoid };
 
 struct TransformerSpec {
   uint64_t vocab_size = 0;
@@ -54,7 +54,14 @@ struct TransformerSpec {
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
 };
 
-enum class SeqOp { kLinear, kConv2d, kPool, kAdaptivePool, kFlatten, kActivation, kLayerNorm, kDropout };
+enum class SeqOp {
+  kLinear, kConv2d, kPool, kAdaptivePool, kFlatten, kActivation, kLayerNorm, kDropout,
+  kBatchNorm,  // BatchNorm2d over channels (or BatchNorm1d over features)
+  kParallel,   // branches over the same input, joined (a residual block is branches [body, shortcut])
+};
+enum class JoinKind { kAdd, kConcat, kMul };
+// The loss a sequential model's training step ends in.
+enum class LossKind { kAuto, kNone, kCrossEntropy };
 enum class PoolKind { kMax, kAvg };
 
 // One layer of a sequential model. Only the fields of its `op` are meaningful.
@@ -71,11 +78,18 @@ struct SeqLayerSpec {
   double p = 0;  // dropout probability
   uint64_t expected_in = 0;  // linear/conv2d `in`, when written: checked against the incoming shape
   SourceLoc expected_in_loc;
+  uint64_t dilation_h = 1, dilation_w = 1;  // conv2d and max pool
+  bool ceil_mode = false;                   // pool: round the output size up (PyTorch's ceil_mode)
+  JoinKind join = JoinKind::kAdd;           // parallel: how the branches' outputs are combined
+  std::vector<std::vector<SeqLayerSpec>> branches;  // parallel: an empty branch is the identity
+  uint64_t nodes = 1;  // graph nodes this layer expands to: 1 + its branches' (bounds a config's size)
 };
 
 struct SequentialSpec {
   std::vector<uint64_t> input;  // one sample's shape: [features] or [channels, height, width]
   std::vector<SeqLayerSpec> layers;
+  LossKind loss = LossKind::kAuto;  // auto: cross_entropy when one sample's output is a vector of >= 2 classes
+  SourceLoc loss_loc;
 };
 
 struct ModelSpec {

@@ -20,6 +20,8 @@ const char* LayerKindName(LayerKind k) {
     case LayerKind::kConv2d: return "conv2d";
     case LayerKind::kPool: return "pool";
     case LayerKind::kFlatten: return "flatten";
+    case LayerKind::kConcat: return "concat";
+    case LayerKind::kMultiply: return "multiply";
   }
   return "?";
 }
