@@ -77,6 +77,9 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   if (f.attention) s.attention = static_cast<Attention>(Choose(*f.attention, "attention", {"eager", "flash"}));
   if (f.dropout) s.dropout = Probability(*f.dropout);
   if (f.dropout_mask) s.dropout_mask = static_cast<DropoutMask>(Choose(*f.dropout_mask, "dropout-mask", {"cuda", "cpu"}));
+  if (f.input) {
+    for (const std::string& d : SplitList(*f.input)) s.input.push_back(ParseCount(d, "input"));
+  }
   if (f.mode) s.mode = static_cast<Mode>(Choose(*f.mode, "mode", {"both", "train", "infer"}));
   if (f.quant) s.quant = static_cast<Quant>(Choose(*f.quant, "quant", {"none", "int8", "int4", "fp8"}));
   static const std::vector<std::string> kComponents = {"embedding", "attention", "mlp",  "norm",   "lm_head",
@@ -154,7 +157,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"zero", &WorkloadFlags::zero},             {"kv_dtype", &WorkloadFlags::kv_dtype},
       {"quant", &WorkloadFlags::quant},           {"overhead", &WorkloadFlags::overhead},
       {"hardware", &WorkloadFlags::hardware},
-      {"dropout_mask", &WorkloadFlags::dropout_mask},
+      {"dropout_mask", &WorkloadFlags::dropout_mask}, {"input", &WorkloadFlags::input},
   };
   return kFlags;
 }
@@ -182,6 +185,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--recompute", f.recompute, "activation recomputation: none | selective | full (default none)", "KIND");
   opt("--attention", f.attention, "eager (saves the s x s scores) | flash (default)", "KIND");
   opt("--dropout", f.dropout, "dropout probability, overriding the config's", "P");
+  opt("--input", f.input, "a sequential model's sample shape, e.g. 3,299,299 (default the config's input)", "SHAPE");
   opt("--dropout-mask", f.dropout_mask, "saved dropout mask: cuda (1-byte bool, default) | cpu (the activation dtype)", "KIND");
   cmd->add_option("--trainable", f.trainable, "COMPONENT=false freezes a component (repeatable), e.g. embedding=false")
       ->type_name("C=false")

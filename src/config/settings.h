@@ -51,6 +51,7 @@ struct Settings {
   Attention attention = Attention::kFlash;
   std::optional<double> dropout;  // overrides the config's
   DropoutMask dropout_mask = DropoutMask::kCuda;
+  std::vector<uint64_t> input;  // a sequential model's sample shape, overriding the config's; empty: its own
   std::vector<std::string> frozen;  // components with no gradient or optimizer state
   uint64_t lora_rank = 0;           // > 0: LoRA adapters on `lora_targets`, every base weight frozen
   std::vector<std::string> lora_targets = {"qkv", "out"};

@@ -30,6 +30,9 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
     if (s.lora_rank > 0) throw InputError("--lora: LoRA adapters are modelled for transformers only");
     return;
   }
+  if (!s.input.empty()) {
+    throw InputError("--input: '" + spec.name + "' is a transformer; its input is set by --batch and --seq");
+  }
   const TransformerSpec& t = spec.transformer;
   if (t.n_heads % s.tp != 0) {
     throw InputError("--tp: " + std::to_string(s.tp) + " does not divide the " + std::to_string(t.n_heads) +

@@ -290,7 +290,9 @@ LayerGraph BuildSequentialGraph(const ModelSpec& spec, const Settings& settings)
   g.model_name = spec.name;
   g.family = Family::kSequential;
   g.batch = settings.batch;
-  g.layers = SequentialBuilder(spec.sequential, settings).Build();
+  SequentialSpec seq = spec.sequential;
+  if (!settings.input.empty()) seq.input = settings.input;  // --input
+  g.layers = SequentialBuilder(seq, settings).Build();
   g.n_layers = g.layers.size();
   return g;
 }

@@ -202,6 +202,19 @@ TEST_CASE("sequential: graph errors name file:line:col") {
         "inline.yaml:4:44: error: 'dilation' applies to max pooling only (PyTorch's AvgPool2d has none)");
 }
 
+TEST_CASE("sequential: nested blocks count every node they expand to") {
+  // 1,000 residual blocks of 1,000 ReLUs each would be a million nodes: refused at the outer 'times'.
+  CHECK(ErrorOf(std::string(kHead) +
+                "input: [4]\n"
+                "layers:\n"
+                "  - repeat:\n"
+                "      times: 1000\n"
+                "      layers:\n"
+                "        - residual:\n"
+                "            layers: [{repeat: {times: 1000, layers: [relu]}}]\n") ==
+        "inline.yaml:5:14: error: 'repeat' expands to more than 100000 layers");
+}
+
 // Parameters of torchvision's models, from the "Weights" tables of its documentation
 // (pytorch.org/vision/stable/models.html), also counted by scripts/conformance from the models.
 TEST_CASE("sequential: presets have torchvision's parameter counts") {
@@ -212,6 +225,20 @@ TEST_CASE("sequential: presets have torchvision's parameter counts") {
   CHECK(Params(PresetGraph("mobilenet-v2")) == 3'504'872);
   CHECK(Params(PresetGraph("squeezenet1-0")) == 1'248'424);
   CHECK(Params(PresetGraph("densenet121")) == 7'978'856);
+}
+
+TEST_CASE("sequential: --input replaces the config's sample shape") {
+  // resnet18 on 3x32x32: the stride-2 stem conv and max pool give 8x8, the three stride-2 stages 1x1;
+  // the adaptive pool makes the parameters independent of the input (He et al. 2015, Table 1).
+  const LayerGraph g = PresetGraph("resnet18", {.input = {3, 32, 32}});
+  CHECK(Params(g) == 11'689'512);
+  CHECK(g.layers[g.layers.size() - 5].shape == std::vector<uint64_t>{1, 512, 1, 1});  // the last relu
+  // torchvision's resnet18 on 2 x 3 x 32 x 32 runs 150,093,824 matmul and convolution FLOPs
+  // (scripts/conformance's operator counter, PyTorch 1.13.1): 75,046,912 a sample.
+  CHECK(CountFlops(g).forward == 75'046'912);
+  CHECK_THROWS_WITH_AS(PresetGraph("gpt2-small", {.input = {3, 32, 32}}),
+                       "tally: error: --input: 'gpt2-small' is a transformer; its input is set by --batch and --seq",
+                       InputError);
 }
 
 }  // namespace
