@@ -58,6 +58,9 @@ enum class SeqOp {
   kLinear, kConv2d, kPool, kAdaptivePool, kFlatten, kActivation, kLayerNorm, kDropout,
   kBatchNorm,  // BatchNorm2d over channels (or BatchNorm1d over features)
   kParallel,   // branches over the same input, joined (a residual block is branches [body, shortcut])
+  kPatchEmbed,  // ViT: a patch conv to tokens, a class token and learned positions
+  kEncoder,     // a pre-norm transformer encoder layer: nn.MultiheadAttention and a GELU MLP
+  kClassToken,  // x[:, 0]: the class token's vector (a view)
 };
 enum class JoinKind { kAdd, kConcat, kMul };
 // The loss a sequential model's training step ends in.
@@ -82,6 +85,8 @@ struct SeqLayerSpec {
   bool ceil_mode = false;                   // pool: round the output size up (PyTorch's ceil_mode)
   JoinKind join = JoinKind::kAdd;           // parallel: how the branches' outputs are combined
   std::vector<std::vector<SeqLayerSpec>> branches;  // parallel: an empty branch is the identity
+  uint64_t heads = 0;    // encoder: attention heads
+  uint64_t mlp_dim = 0;  // encoder: the MLP's hidden width
   uint64_t nodes = 1;  // graph nodes this layer expands to: 1 + its branches' (bounds a config's size)
 };
 

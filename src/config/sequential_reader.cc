@@ -11,7 +11,7 @@ constexpr size_t kMaxLayers = 100000;
 const std::vector<std::string> kLayerNames = {
     "linear", "conv2d", "pool", "adaptive_pool", "flatten", "relu",  "gelu",        "silu",
     "tanh",   "sigmoid", "relu6", "hardswish", "hardsigmoid", "layernorm", "batchnorm", "dropout",
-    "repeat", "residual", "parallel"};
+    "repeat", "residual", "parallel", "patch_embed", "encoder", "class_token"};
 
 // In ActivationKind's order.
 const std::vector<std::string> kActivations = {"relu", "gelu", "silu", "tanh", "sigmoid", "relu6", "hardswish",
@@ -167,6 +167,19 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
   } else if (name == "flatten" || name == "layernorm" || name == "batchnorm") {
     Options(value, file, name, {});
     l.op = name == "flatten" ? SeqOp::kFlatten : name == "layernorm" ? SeqOp::kLayerNorm : SeqOp::kBatchNorm;
+  } else if (name == "patch_embed") {
+    ConfigMap o = Options(value, file, name, {"size", "dim"});
+    l.op = SeqOp::kPatchEmbed;
+    std::tie(l.kernel_h, l.kernel_w) = o.IntPair("size", 16, 1);
+    l.out = o.PositiveInt("dim");
+  } else if (name == "encoder") {
+    ConfigMap o = Options(value, file, name, {"heads", "mlp"});
+    l.op = SeqOp::kEncoder;
+    l.heads = o.PositiveInt("heads");
+    l.mlp_dim = o.PositiveInt("mlp");
+  } else if (name == "class_token") {
+    Options(value, file, name, {});
+    l.op = SeqOp::kClassToken;
   } else if (name == "residual") {
     l = ReadResidual(Options(value, file, name, {"layers", "shortcut"}), file);
   } else if (name == "parallel") {

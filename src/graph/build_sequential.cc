@@ -1,6 +1,7 @@
 // Sequential models (MLPs, CNNs) as nodes, following PyTorch's layer semantics: Linear acts on the
 // last dimension, Conv2d and pooling on [channels, height, width], Flatten keeps the batch.
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "graph/build_graph.h"
@@ -74,10 +75,27 @@ class SequentialBuilder {
 
   void AddLayer(const SeqLayerSpec& l, const std::string& path) {
     if (l.op == SeqOp::kParallel) return AddParallel(l, path);
+    if (l.op == SeqOp::kPatchEmbed) return AddPatchEmbed(l, path);
+    if (l.op == SeqOp::kEncoder) return AddEncoder(l, path);
     Layer node;
     std::string out_id = path;  // the id of the tensor this layer outputs
     switch (l.op) {
-      case SeqOp::kParallel: break;
+      case SeqOp::kParallel:
+      case SeqOp::kPatchEmbed:
+      case SeqOp::kEncoder: break;
+      case SeqOp::kClassToken: {
+        if (shape_.size() != 2) {
+          throw InputError(l.loc, "class_token needs a [tokens, width] input, but the previous layer gives " +
+                                      ShapeText(shape_));
+        }
+        // x[:, 0] is a view: whoever saves it keeps the whole sequence's storage alive.
+        storage_elements_[cur_] = Elements(path);
+        node.path = path;
+        node.kind = LayerKind::kFlatten;
+        shape_ = {shape_[1]};
+        out_id = cur_;
+        break;
+      }
       case SeqOp::kLinear: node = Linear(l, path); break;
       case SeqOp::kConv2d: node = Conv(l, path); break;
       case SeqOp::kPool:
@@ -203,6 +221,115 @@ class SequentialBuilder {
     layers_.push_back(std::move(node));
   }
 
+  // Appends a node of the current sample shape `shape`, whose output becomes the current tensor.
+  void Push(Layer node, std::vector<uint64_t> shape) {
+    shape_ = std::move(shape);
+    node.shape = {b_};
+    node.shape.insert(node.shape.end(), shape_.begin(), shape_.end());
+    if (node.params > 0) input_needs_grad_ = true;
+    cur_ = node.path;
+    layers_.push_back(std::move(node));
+  }
+
+  // ViT's patch embedding (torchvision's VisionTransformer._process_input): a size x size conv with
+  // stride size to `dim` channels, the patches as tokens, a learned class token in front and learned
+  // positions added. The cat and the add save nothing.
+  void AddPatchEmbed(const SeqLayerSpec& l, const std::string& path) {
+    RequireImage(l, "patch_embed");
+    const uint64_t c = shape_[0], p = l.kernel_h, d = l.out;
+    if (l.kernel_h != l.kernel_w || shape_[1] % p != 0 || shape_[2] % p != 0) {
+      throw InputError(l.loc, "patch_embed: the " + std::to_string(shape_[1]) + "x" + std::to_string(shape_[2]) +
+                                  " input does not divide into square patches of " + std::to_string(p));
+    }
+    const uint64_t patches = Count(path, {shape_[1] / p, shape_[2] / p});
+    Layer proj;
+    proj.path = path + ".proj";
+    proj.kind = LayerKind::kConv2d;
+    proj.component = Component::kConv2d;
+    AddParamTensor(proj, {d, c, p, p}, false);
+    AddParamTensor(proj, {d}, false);
+    proj.gemms.push_back({.m = Count(path, {b_, patches}), .n = d, .k = Count(path, {c, p, p}),
+                          .grad_a = input_needs_grad_});
+    proj.non_matmul_flops = Count(path, {b_, patches, d});
+    proj.saved.push_back({cur_, Elements(path)});
+    Push(std::move(proj), {patches, d});
+    const uint64_t tokens = CheckedAdd(patches, 1, "tokens");
+    Layer pos = MakeElementwise(path + ".tokens", LayerKind::kEmbedding, Component::kEmbedding,
+                                Count(path, {b_, tokens, d}), kFlopsPerElementwise);
+    AddParamTensor(pos, {d}, false);          // class token
+    AddParamTensor(pos, {tokens, d}, false);  // positions
+    Push(std::move(pos), {tokens, d});
+  }
+
+  // A pre-norm encoder layer as torchvision's EncoderBlock runs it in PyTorch 1.13, eager:
+  // x + attn(ln_1(x)), then + mlp(ln_2(.)), attention by nn.MultiheadAttention (batch_first). What
+  // autograd saves there, seen with saved-tensor hooks: each LayerNorm its input and fp32 mean and
+  // rstd; the packed q/k/v projection a copy of its (transposed) input; QK^T the scaled q and a
+  // contiguous copy of k; softmax its output, which AV saves too, with a copy of v; the output
+  // projection a contiguous copy of the heads' context; the MLP its input, GELU's input and output.
+  void AddEncoder(const SeqLayerSpec& l, const std::string& path) {
+    if (shape_.size() != 2) {
+      throw InputError(l.loc, "encoder needs a [tokens, width] input, but the previous layer gives " +
+                                  ShapeText(shape_));
+    }
+    const uint64_t s = shape_[0], d = shape_[1], h = l.heads, f = l.mlp_dim;
+    if (d % h != 0) {
+      throw InputError(l.loc, "encoder: " + std::to_string(h) + " heads do not divide the width " + std::to_string(d));
+    }
+    const uint64_t rows = Count(path, {b_, s}), hd = d / h, bh = Count(path, {b_, h});
+    const uint64_t scores = Count(path, {bh, s, s});
+    auto norm = [&](const std::string& name) {
+      Layer n = MakeElementwise(path + "." + name, LayerKind::kNorm, Component::kNorm, Count(path, {rows, d}),
+                                kFlopsPerLayerNormElement);
+      AddParamTensor(n, {d}, false);
+      AddParamTensor(n, {d}, false);
+      n.saved.push_back({cur_, Count(path, {rows, d})});
+      n.saved.push_back({n.path + ":mean", rows, SavedClass::kFp32});
+      n.saved.push_back({n.path + ":rstd", rows, SavedClass::kFp32});
+      Push(std::move(n), {s, d});
+    };
+    auto add = [&](const std::string& name) {  // x + the branch: an add saves nothing
+      Push(MakeElementwise(path + "." + name, LayerKind::kResidualAdd, Component::kOther, Count(path, {rows, d}),
+                           kFlopsPerElementwise),
+           {s, d});
+    };
+    norm("ln_1");
+    const std::string attn = path + ".attn";
+    Push(MakeLinear(attn + ".qkv", Component::kAttention, rows, d, 3 * d, true, attn + ".qkv:input", true),
+         {s, 3 * d});
+    Layer qk;
+    qk.path = attn + ".scores";
+    qk.kind = LayerKind::kAttentionScores;
+    qk.component = Component::kAttentionCore;
+    qk.gemms.push_back({.m = s, .n = s, .k = hd, .count = bh});
+    qk.non_matmul_flops = Count(path, {rows, d});  // q scaled by 1/sqrt(head_dim)
+    qk.saved.push_back({attn + ":q", Count(path, {rows, d})});
+    qk.saved.push_back({attn + ":k", Count(path, {rows, d})});
+    Push(std::move(qk), {h, s, s});
+    Layer sm = MakeElementwise(attn + ".softmax", LayerKind::kSoftmax, Component::kAttentionCore, scores,
+                               kFlopsPerElementwise);
+    sm.saved.push_back({sm.path, scores});
+    Push(std::move(sm), {h, s, s});
+    Layer av;
+    av.path = attn + ".context";
+    av.kind = LayerKind::kAttentionContext;
+    av.component = Component::kAttentionCore;
+    av.gemms.push_back({.m = s, .n = hd, .k = s, .count = bh});
+    av.saved.push_back({cur_, scores});
+    av.saved.push_back({attn + ":v", Count(path, {rows, d})});
+    Push(std::move(av), {s, d});
+    Push(MakeLinear(attn + ".out", Component::kAttention, rows, d, d, true, attn + ".out:input", true), {s, d});
+    add("add_1");
+    norm("ln_2");
+    Push(MakeLinear(path + ".mlp.fc1", Component::kMlp, rows, d, f, true, cur_, true), {s, f});
+    Layer gelu = MakeElementwise(path + ".mlp.gelu", LayerKind::kActivation, Component::kActivation,
+                                 Count(path, {rows, f}), kFlopsPerElementwise);
+    gelu.saved.push_back({cur_, Count(path, {rows, f})});
+    Push(std::move(gelu), {s, f});
+    Push(MakeLinear(path + ".mlp.fc2", Component::kMlp, rows, f, d, true, cur_, true), {s, d});
+    add("add_2");
+  }
+
   // Cross-entropy over the classes (log_softmax, then nll_loss): it keeps the fp32 log-probabilities
   // for backward; the integer targets are data, like the input.
   void AddLoss() {
@@ -222,6 +349,7 @@ class SequentialBuilder {
     CheckExpectedIn(l, in, "linear");
     uint64_t rows = Elements(path) / in;
     Layer node = MakeLinear(path, Component::kLinear, rows, in, l.out, l.bias, cur_, input_needs_grad_);
+    if (auto it = storage_elements_.find(cur_); it != storage_elements_.end()) node.saved[0].elements = it->second;
     shape_.back() = l.out;
     return node;
   }
@@ -277,6 +405,7 @@ class SequentialBuilder {
   std::vector<uint64_t> shape_;  // one sample's shape, batch excluded
   bool input_needs_grad_ = false;  // raw input data needs no gradient
   std::string cur_ = std::string(kInputTensor);
+  std::map<std::string, uint64_t> storage_elements_;  // views' whole storage: x[:, 0] of a sequence
   std::vector<Layer> layers_;
 };
 

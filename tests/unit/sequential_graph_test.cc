@@ -225,6 +225,23 @@ TEST_CASE("sequential: presets have torchvision's parameter counts") {
   CHECK(Params(PresetGraph("mobilenet-v2")) == 3'504'872);
   CHECK(Params(PresetGraph("squeezenet1-0")) == 1'248'424);
   CHECK(Params(PresetGraph("densenet121")) == 7'978'856);
+  CHECK(Params(PresetGraph("vit-b-16")) == 86'567'656);
+}
+
+TEST_CASE("sequential: a pre-norm encoder layer saves what eager nn.MultiheadAttention does") {
+  // [s, d] = [5, 8] tokens, 2 heads of 4, MLP 16, batch 1, fp32. Seen with saved-tensor hooks on
+  // torchvision's EncoderBlock(2, 8, 16) in PyTorch 1.13: 8 tensors of s·d (ln_1's input, the copy
+  // the packed projection reads, the scaled q, copies of k and v, the context copy the output
+  // projection reads, ln_2's input and the MLP's input), GELU's input and output (s·f each), the
+  // softmax probabilities (h·s·s), and 4 fp32 statistics per token (two LayerNorms' mean and rstd).
+  const std::string yaml = std::string(kHead) + "input: [5, 8]\nloss: none\n"
+                           "layers: [{linear: {out: 8}}, {encoder: {heads: 2, mlp: 16}}]\n";
+  CHECK(Activations(yaml) == 4 * (8 * 40 + 2 * 80 + 2 * 25) + 4 * 4 * 5);
+  // Parameters: two LayerNorms 2·2·8, q/k/v 8·24 + 24, output 8·8 + 8, MLP 8·16 + 16 + 16·8 + 8.
+  const LayerGraph g = InlineGraph(yaml);
+  CHECK(Params(g) - (8 * 8 + 8) == 32 + 216 + 72 + 144 + 136);
+  // FLOPs forward: projections 2·5·(8·24 + 8·8 + 8·16 + 16·8), QK^T and AV 2 · 2·2·5·5·4 each.
+  CHECK(CountFlops(g).forward - 2 * 5 * 8 * 8 == 2 * 5 * (192 + 64 + 128 + 128) + 2 * (2 * 2 * 5 * 5 * 4));
 }
 
 TEST_CASE("sequential: --input replaces the config's sample shape") {
