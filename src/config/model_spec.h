@@ -87,6 +87,7 @@ struct SeqLayerSpec {
   std::vector<std::vector<SeqLayerSpec>> branches;  // parallel: an empty branch is the identity
   uint64_t heads = 0;    // encoder: attention heads
   uint64_t mlp_dim = 0;  // encoder: the MLP's hidden width
+  bool post_norm = false;  // encoder: LayerNorm after each residual add (the 2017 Transformer) instead of before
   uint64_t nodes = 1;  // graph nodes this layer expands to: 1 + its branches' (bounds a config's size)
 };
 

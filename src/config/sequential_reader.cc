@@ -173,10 +173,11 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
     std::tie(l.kernel_h, l.kernel_w) = o.IntPair("size", 16, 1);
     l.out = o.PositiveInt("dim");
   } else if (name == "encoder") {
-    ConfigMap o = Options(value, file, name, {"heads", "mlp"});
+    ConfigMap o = Options(value, file, name, {"heads", "mlp", "norm"});
     l.op = SeqOp::kEncoder;
     l.heads = o.PositiveInt("heads");
     l.mlp_dim = o.PositiveInt("mlp");
+    l.post_norm = o.Choice("norm", {"pre", "post"}, 0) == 1;
   } else if (name == "class_token") {
     Options(value, file, name, {});
     l.op = SeqOp::kClassToken;

@@ -262,7 +262,8 @@ class SequentialBuilder {
   }
 
   // A pre-norm encoder layer as torchvision's EncoderBlock runs it in PyTorch 1.13, eager:
-  // x + attn(ln_1(x)), then + mlp(ln_2(.)), attention by nn.MultiheadAttention (batch_first). What
+  // x + attn(ln_1(x)), then + mlp(ln_2(.)), attention by nn.MultiheadAttention (batch_first); post-norm
+  // as nn.TransformerEncoderLayer(norm_first=False): ln_1(x + attn(x)), then ln_2(. + mlp(.)). What
   // autograd saves there, seen with saved-tensor hooks: each LayerNorm its input and fp32 mean and
   // rstd; the packed q/k/v projection a copy of its (transposed) input; QK^T the scaled q and a
   // contiguous copy of k; softmax its output, which AV saves too, with a copy of v; the output
@@ -293,7 +294,7 @@ class SequentialBuilder {
                            kFlopsPerElementwise),
            {s, d});
     };
-    norm("ln_1");
+    if (!l.post_norm) norm("ln_1");
     const std::string attn = path + ".attn";
     Push(MakeLinear(attn + ".qkv", Component::kAttention, rows, d, 3 * d, true, attn + ".qkv:input", true),
          {s, 3 * d});
@@ -320,7 +321,7 @@ class SequentialBuilder {
     Push(std::move(av), {s, d});
     Push(MakeLinear(attn + ".out", Component::kAttention, rows, d, d, true, attn + ".out:input", true), {s, d});
     add("add_1");
-    norm("ln_2");
+    norm(l.post_norm ? "ln_1" : "ln_2");
     Push(MakeLinear(path + ".mlp.fc1", Component::kMlp, rows, d, f, true, cur_, true), {s, f});
     Layer gelu = MakeElementwise(path + ".mlp.gelu", LayerKind::kActivation, Component::kActivation,
                                  Count(path, {rows, f}), kFlopsPerElementwise);
@@ -328,6 +329,7 @@ class SequentialBuilder {
     Push(std::move(gelu), {s, f});
     Push(MakeLinear(path + ".mlp.fc2", Component::kMlp, rows, f, d, true, cur_, true), {s, d});
     add("add_2");
+    if (l.post_norm) norm("ln_2");
   }
 
   // Cross-entropy over the classes (log_softmax, then nll_loss): it keeps the fp32 log-probabilities

@@ -242,6 +242,12 @@ TEST_CASE("sequential: a pre-norm encoder layer saves what eager nn.MultiheadAtt
   CHECK(Params(g) - (8 * 8 + 8) == 32 + 216 + 72 + 144 + 136);
   // FLOPs forward: projections 2·5·(8·24 + 8·8 + 8·16 + 16·8), QK^T and AV 2 · 2·2·5·5·4 each.
   CHECK(CountFlops(g).forward - 2 * 5 * 8 * 8 == 2 * 5 * (192 + 64 + 128 + 128) + 2 * (2 * 2 * 5 * 5 * 4));
+  // Post-norm (nn.TransformerEncoderLayer, norm_first=False, same hooks): the block input is no
+  // LayerNorm's input, but the second add's output is: the same 8 tensors of s·d and statistics.
+  const std::string post = std::string(kHead) + "input: [5, 8]\nloss: none\n"
+                           "layers: [{linear: {out: 8}}, {encoder: {heads: 2, mlp: 16, norm: post}}]\n";
+  CHECK(Activations(post) == 4 * (8 * 40 + 2 * 80 + 2 * 25) + 4 * 4 * 5);
+  CHECK(Params(InlineGraph(post)) == Params(g));
 }
 
 TEST_CASE("sequential: --input replaces the config's sample shape") {
