@@ -48,6 +48,10 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   if (f.recompute) s.recompute = ParseName<Recompute>(*f.recompute, "--recompute");
   if (f.attention) s.attention = ParseName<Attention>(*f.attention, "--attention");
   if (f.dropout) s.dropout = ParseReal(*f.dropout, "--dropout", kProbability);
+  if (f.dropout_mask) s.dropout_mask = ParseName<DropoutMask>(*f.dropout_mask, "--dropout-mask");
+  if (f.input) {
+    for (const std::string& d : SplitList(*f.input, "--input")) s.input.push_back(ParseCount(d, "--input"));
+  }
   if (f.mode) s.mode = ParseName<Mode>(*f.mode, "--mode");
   if (f.quant) s.quant = ParseName<Quant>(*f.quant, "--quant");
   for (const std::string& item : f.trainable) {
@@ -134,6 +138,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"zero", &WorkloadFlags::zero},             {"kv_dtype", &WorkloadFlags::kv_dtype},
       {"quant", &WorkloadFlags::quant},           {"overhead", &WorkloadFlags::overhead},
       {"hardware", &WorkloadFlags::hardware},     {"reserve", &WorkloadFlags::reserve},
+      {"dropout_mask", &WorkloadFlags::dropout_mask}, {"input", &WorkloadFlags::input},
   };
   return kFlags;
 }
@@ -171,6 +176,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       std::string(Name(Attention::kEager)) + " (saves the s x s scores) | " + Name(Attention::kFlash) + " (default)",
       "KIND");
   opt("--dropout", f.dropout, "dropout probability, overriding the config's", "P");
+  opt("--input", f.input, "a sequential model's sample shape, e.g. 3,299,299 (default the config's input)", "SHAPE");
+  opt("--dropout-mask", f.dropout_mask, "saved dropout mask: cuda (1-byte bool, default) | cpu (the activation dtype)", "KIND");
   cmd->add_option("--trainable", f.trainable, "COMPONENT=false freezes a component (repeatable), e.g. embedding=false")
       ->type_name("C=false")
       ->group("Workload");

@@ -27,7 +27,7 @@ const std::vector<std::string> kTransformerKeys = {
     "embedding_norm", "final_norm", "parallel_block", "norms_per_block", "moe", "sliding_window",
     "dtype", "dropout", "norm_placement", "norm_params", "qk_norm", "attention_sinks", "attention_pattern", "mla",
     "mtp_layers"};
-const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers"};
+const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers", "loss"};
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
 

@@ -18,7 +18,7 @@ enum class Family { kTransformer, kSequential };
 enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
-enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid };
+enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid, kRelu6, kHardswish, kHardsigmoid };
 // Where a block's norms sit: before each branch (pre-norm, GPT-2 onwards), after each branch and
 // before its residual add (post-norm: OLMo-2), or both (Gemma 2/3's four norms per block).
 enum class NormPlacement { kPre, kPost, kSandwich };
@@ -119,7 +119,17 @@ struct TransformerSpec {
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
 };
 
-enum class SeqOp { kLinear, kConv2d, kPool, kAdaptivePool, kFlatten, kActivation, kLayerNorm, kDropout };
+enum class SeqOp {
+  kLinear, kConv2d, kPool, kAdaptivePool, kFlatten, kActivation, kLayerNorm, kDropout,
+  kBatchNorm,  // BatchNorm2d over channels (or BatchNorm1d over features)
+  kParallel,   // branches over the same input, joined (a residual block is branches [body, shortcut])
+  kPatchEmbed,  // ViT: a patch conv to tokens, a class token and learned positions
+  kEncoder,     // a pre-norm transformer encoder layer: nn.MultiheadAttention and a GELU MLP
+  kClassToken,  // x[:, 0]: the class token's vector (a view)
+};
+enum class JoinKind { kAdd, kConcat, kMul };
+// The loss a sequential model's training step ends in.
+enum class LossKind { kAuto, kNone, kCrossEntropy };
 enum class PoolKind { kMax, kAvg };
 
 // One layer of a sequential model. Only the fields of its `op` are meaningful.
@@ -136,11 +146,21 @@ struct SeqLayerSpec {
   double p = 0;  // dropout probability
   uint64_t expected_in = 0;  // linear/conv2d `in`, when written: checked against the incoming shape
   SourceLoc expected_in_loc;
+  uint64_t dilation_h = 1, dilation_w = 1;  // conv2d and max pool
+  bool ceil_mode = false;                   // pool: round the output size up (PyTorch's ceil_mode)
+  JoinKind join = JoinKind::kAdd;           // parallel: how the branches' outputs are combined
+  std::vector<std::vector<SeqLayerSpec>> branches;  // parallel: an empty branch is the identity
+  uint64_t heads = 0;    // encoder: attention heads
+  uint64_t mlp_dim = 0;  // encoder: the MLP's hidden width
+  bool post_norm = false;  // encoder: LayerNorm after each residual add (the 2017 Transformer) instead of before
+  uint64_t nodes = 1;  // graph nodes this layer expands to: 1 + its branches' (bounds a config's size)
 };
 
 struct SequentialSpec {
   std::vector<uint64_t> input;  // one sample's shape: [features] or [channels, height, width]
   std::vector<SeqLayerSpec> layers;
+  LossKind loss = LossKind::kAuto;  // auto: cross_entropy when one sample's output is a vector of >= 2 classes
+  SourceLoc loss_loc;
 };
 
 // The tensors a checkpoint stores (safetensors or GGUF headers; the data is never read).

@@ -101,7 +101,13 @@ template <>
 struct EnumNames<ActivationKind> {
   static constexpr NameEntry<ActivationKind> kTable[] = {
       {ActivationKind::kRelu, "relu"},   {ActivationKind::kGelu, "gelu"},       {ActivationKind::kSilu, "silu"},
-      {ActivationKind::kTanh, "tanh"},   {ActivationKind::kSigmoid, "sigmoid"}};
+      {ActivationKind::kTanh, "tanh"},   {ActivationKind::kSigmoid, "sigmoid"}, {ActivationKind::kRelu6, "relu6"},
+      {ActivationKind::kHardswish, "hardswish"}, {ActivationKind::kHardsigmoid, "hardsigmoid"}};
+};
+
+template <>
+struct EnumNames<DropoutMask> {
+  static constexpr NameEntry<DropoutMask> kTable[] = {{DropoutMask::kCuda, "cuda"}, {DropoutMask::kCpu, "cpu"}};
 };
 
 }  // namespace tally

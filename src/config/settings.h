@@ -17,6 +17,9 @@ enum class Optimizer { kSgd, kSgdMomentum, kAdagrad, kRmsprop, kAdam, kAdamw, kA
 enum class Recompute { kNone, kSelective, kFull };
 enum class Attention { kEager, kFlash };
 enum class Quant { kNone, kInt8, kInt4, kFp8 };
+// What a dropout mask costs: CUDA's fused kernel keeps a 1-byte bool per element; on the CPU PyTorch
+// multiplies by a scaled noise tensor of the activation dtype.
+enum class DropoutMask { kCuda, kCpu };
 
 // The dtypes a precision policy stores each kind of tensor in.
 struct Precisions {
@@ -50,6 +53,8 @@ struct Settings {
   Recompute recompute = Recompute::kNone;
   Attention attention = Attention::kFlash;
   std::optional<double> dropout;  // overrides the config's
+  DropoutMask dropout_mask = DropoutMask::kCuda;
+  std::vector<uint64_t> input;  // a sequential model's sample shape, overriding the config's; empty: its own
   std::vector<std::string> frozen;  // components with no gradient or optimizer state
   uint64_t lora_rank = 0;           // > 0: LoRA adapters on `lora_targets`, every base weight frozen
   std::vector<std::string> lora_targets = {"qkv", "out"};

@@ -34,6 +34,9 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
     if (s.lora_rank > 0) throw InputError("--lora: LoRA adapters are modelled for transformers only");
     return;
   }
+  if (!s.input.empty()) {
+    throw InputError("--input: '" + spec.name + "' is a transformer; its input is set by --batch and --seq");
+  }
   const TransformerSpec& t = spec.transformer;
   if (t.n_heads % s.tp != 0) {
     throw InputError("--tp: " + std::to_string(s.tp) + " does not divide the " + std::to_string(t.n_heads) +
@@ -77,7 +80,8 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
 
 GraphSettings GraphSettingsOf(const Settings& s) {
   return {.batch = s.batch, .seq = s.seq, .context = s.context, .causal = s.causal, .attention = s.attention,
-          .dropout = s.dropout, .frozen = s.frozen, .lora_rank = s.lora_rank, .lora_targets = s.lora_targets};
+          .dropout = s.dropout, .frozen = s.frozen, .lora_rank = s.lora_rank, .lora_targets = s.lora_targets,
+          .dropout_mask = s.dropout_mask, .input = s.input};
 }
 
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {

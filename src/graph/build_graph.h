@@ -24,6 +24,8 @@ struct GraphSettings {
   std::vector<std::string> frozen;
   uint64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
+  DropoutMask dropout_mask = DropoutMask::kCuda;  // sequential models' masks
+  std::vector<uint64_t> input;                   // a sequential model's input shape, when not its own
   auto operator<=>(const GraphSettings&) const = default;
 };
 

@@ -26,6 +26,8 @@ enum class LayerKind {
   kConv2d,
   kPool,
   kFlatten,
+  kConcat,    // branches joined along the channels (no saved tensors, no FLOPs)
+  kMultiply,  // branches multiplied elementwise, broadcasting (squeeze-excitation)
 };
 
 // The rollup a node's cost is reported under.

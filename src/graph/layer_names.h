@@ -24,6 +24,8 @@ struct EnumNames<LayerKind> {
       {LayerKind::kConv2d, "conv2d"},
       {LayerKind::kPool, "pool"},
       {LayerKind::kFlatten, "flatten"},
+      {LayerKind::kConcat, "concat"},
+      {LayerKind::kMultiply, "multiply"},
   };
 };
 

@@ -107,7 +107,8 @@ const BadCase kCases[] = {
     // Sequential layers.
     {"unknown_layer.yaml", Stage::kLoad,
      "5:5: error: unknown layer 'rleu' (did you mean 'relu'?); layers are linear, conv2d, pool, "
-     "adaptive_pool, flatten, relu, gelu, silu, tanh, sigmoid, layernorm, dropout, repeat"},
+     "adaptive_pool, flatten, relu, gelu, silu, tanh, sigmoid, relu6, hardswish, hardsigmoid, layernorm, "
+     "batchnorm, dropout, repeat, residual, parallel, patch_embed, encoder, class_token"},
     {"unknown_layer_option.yaml", Stage::kLoad,
      "4:22: error: unknown key 'bais' in 'linear' (did you mean 'bias'?)"},
     {"layer_is_list.yaml", Stage::kLoad,

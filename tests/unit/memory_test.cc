@@ -111,12 +111,15 @@ TEST_CASE("memory: the lecture's Cruncher ledger with AdaGrad") {
 
 TEST_CASE("memory: activations of the seed MLP and CNN by hand") {
   // Seed MLP, batch 32, fp32: the two hidden ReLU outputs (each also the next Linear's input):
-  // 32·1024 + 32·512 values. The input batch is data, not an activation.
+  // 32·1024 + 32·512 values, and the cross-entropy's fp32 log-probabilities, 32·10. The input batch
+  // is data, not an activation.
   CHECK(Train("seed-mlp", {.micro_batch = 32, .precision = Precision::kFp32}).activations ==
-        4 * (32 * 1024 + 32 * 512));
-  // Seed CNN, batch 1, fp32: ReLU outputs 64·32·32 and 128·32·32 (the first is conv2's input), and
-  // the pooled, flattened 128 values the Linear saves; average pooling keeps nothing.
-  CHECK(Train("seed-cnn", {.precision = Precision::kFp32}).activations == 4 * (64 * 32 * 32 + 128 * 32 * 32 + 128));
+        4 * (32 * 1024 + 32 * 512 + 32 * 10));
+  // Seed CNN, batch 1, fp32: ReLU outputs 64·32·32 and 128·32·32 (the first is conv2's input, the
+  // second the average pool's), the pooled, flattened 128 values the Linear saves, and the 10
+  // log-probabilities.
+  CHECK(Train("seed-cnn", {.precision = Precision::kFp32}).activations ==
+        4 * (64 * 32 * 32 + 128 * 32 * 32 + 128 + 10));
 }
 
 TEST_CASE("memory: optimizer states per parameter") {

@@ -50,8 +50,9 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<MlpKind>(4);
   CheckRoundTrip<NormKind>(2);
   CheckRoundTrip<PositionKind>(4);
-  CheckRoundTrip<ActivationKind>(5);
-  CheckRoundTrip<LayerKind>(14);
+  CheckRoundTrip<ActivationKind>(8);
+  CheckRoundTrip<DropoutMask>(2);
+  CheckRoundTrip<LayerKind>(16);
   CheckRoundTrip<Component>(15);
   CheckRoundTrip<Solve>(3);
 }
