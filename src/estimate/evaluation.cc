@@ -45,14 +45,16 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   s->recompute_full = RecomputeFlops(*graph, Recompute::kFull);
   s->params = CountParams(*graph);
   s->seq = graph->seq;
-  if (summaries_.size() >= kMaxSummaries) summaries_.clear();
+  // Full: answer uncached rather than evict. A sweep cycling through more sequence lengths than the
+  // cache holds then still hits on the ones cached (evicting would miss on every one).
+  if (summaries_.size() >= kMaxSummaries) return s;
   return summaries_.emplace(key, std::move(s)).first->second;
 }
 
 std::shared_ptr<const LayerGraph> Evaluation::Graph(const GraphSettings& settings) {
   if (auto it = graphs_.find(settings); it != graphs_.end()) return it->second;
   auto graph = std::make_shared<const LayerGraph>(BuildGraph(spec_, settings));
-  if (graphs_.size() >= kMaxGraphs) graphs_.clear();
+  if (graphs_.size() >= kMaxGraphs) return graph;
   return graphs_.emplace(settings, std::move(graph)).first->second;
 }
 

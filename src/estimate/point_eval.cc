@@ -51,7 +51,10 @@ PointEvaluator::GraphCache& PointEvaluator::CacheFor(const Settings& settings) {
   std::shared_ptr<const GraphSummary> summary = evaluation_.Summary(settings);
   auto it = caches_.find(summary.get());
   if (it != caches_.end()) return it->second;
-  if (caches_.size() >= 1024) caches_.clear();
+  if (caches_.size() >= 1024) {  // full: a scratch entry, as the evaluation does
+    scratch_ = GraphCache{.summary = summary};
+    return scratch_;
+  }
   GraphCache c;
   c.summary = summary;
   return caches_.emplace(summary.get(), std::move(c)).first->second;

@@ -41,6 +41,7 @@ class PointEvaluator {
 
   Evaluation evaluation_;
   std::map<const GraphSummary*, GraphCache> caches_;
+  GraphCache scratch_;  // the point's parts when caches_ is full
 };
 
 }  // namespace tally

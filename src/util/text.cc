@@ -1,5 +1,7 @@
 #include "util/text.h"
 
+#include <algorithm>
+
 namespace tally {
 namespace {
 
@@ -28,6 +30,8 @@ size_t SequenceLength(std::string_view s, size_t i) {
 }  // namespace
 
 std::string EscapeControl(std::string_view text, bool keep_breaks) {
+  // The common case, printable ASCII, as it is (a sweep writes millions of cells).
+  if (std::all_of(text.begin(), text.end(), [](char ch) { return ch >= 0x20 && ch < 0x7F; })) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
