@@ -7,6 +7,7 @@
 #include "config/load_config.h"
 #include "config/presets.h"
 #include "config/yaml_reader.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -18,11 +19,9 @@ const std::vector<std::string> kPeakKeys = {"fp64", "fp32", "tf32", "fp16", "bf1
 // `zero` allows it: "none" for a peak or a link.
 enum class Zero { kAllowed, kRejected };
 double ReadRate(const YAML::Node& node, const std::string& file, const std::string& what, Zero zero) {
-  std::string text = node.IsScalar() ? node.Scalar() : "";
-  double v = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(v) ||
-      (v < 1 && !(v == 0 && zero == Zero::kAllowed))) {
+  const std::optional<double> read = ReadDouble(node.IsScalar() ? node.Scalar() : "");
+  const double v = read.value_or(-1);
+  if (!read || (v < 1 && !(v == 0 && zero == Zero::kAllowed))) {
     throw InputError(LocOf(node, file), "'" + what + "' must be " +
                                             (zero == Zero::kAllowed ? "0 or a number >= 1" : "a number >= 1") +
                                             " such as 989.5e12, got " + Describe(node));

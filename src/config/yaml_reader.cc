@@ -11,6 +11,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "config/syntax_scan.h"
+#include "util/parse.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -35,13 +36,13 @@ uint64_t ReadUint(const YAML::Node& node, const std::string& file, const std::st
   // `!!int 64` is the integer 64 by YAML's core schema.
   const bool integer = IsPlainScalar(node) || (node.IsScalar() && ShortTag(node.Tag()) == "!!int");
   std::string text = integer ? node.Scalar() : "";
-  uint64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  bool digits_only = !text.empty() && ptr == text.data() + text.size() && text[0] != '+';
-  if (ec == std::errc::result_out_of_range || (ec == std::errc() && digits_only && value >= (1ULL << 63))) {
+  const std::optional<uint64_t> whole = ReadWhole(text);
+  const bool digits_only = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  const uint64_t value = whole.value_or(0);
+  if (digits_only && (!whole || value >= (1ULL << 63))) {
     throw InputError(LocOf(node, file), "'" + what + "' is too large: " + text + " (at most 2^63 - 1)");
   }
-  if (ec != std::errc() || !digits_only || value < min) {
+  if (!whole || value < min) {
     throw InputError(LocOf(node, file), "'" + what + "' must be " + bound + ", got " + Describe(node));
   }
   return value;
@@ -419,10 +420,8 @@ size_t ConfigMap::Choice(const std::string& key, const std::vector<std::string>&
 double ConfigMap::Probability(const std::string& key, double fallback) const {
   if (!Has(key)) return fallback;
   const YAML::Node& v = Get(key);
-  std::string text = IsPlainScalar(v) ? v.Scalar() : "";
-  double p = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(p) || p < 0 || p >= 1) {
+  const double p = ReadDouble(IsPlainScalar(v) ? v.Scalar() : "").value_or(-1);
+  if (p < 0 || p >= 1) {
     throw InputError(LocOf(v, file_), "'" + key + "' must be a probability in [0, 1), got " + Describe(v));
   }
   return p;
@@ -431,10 +430,8 @@ double ConfigMap::Probability(const std::string& key, double fallback) const {
 double ConfigMap::Fraction(const std::string& key, double fallback) const {
   if (!Has(key)) return fallback;
   const YAML::Node& v = Get(key);
-  std::string text = IsPlainScalar(v) ? v.Scalar() : "";
-  double x = -1;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-  if (ec != std::errc() || ptr != text.data() + text.size() || !std::isfinite(x) || x <= 0 || x > 1) {
+  const double x = ReadDouble(IsPlainScalar(v) ? v.Scalar() : "").value_or(-1);
+  if (x <= 0 || x > 1) {
     throw InputError(LocOf(v, file_), "'" + key + "' must be a fraction in (0, 1], got " + Describe(v));
   }
   return x;

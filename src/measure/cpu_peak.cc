@@ -1,5 +1,7 @@
 #include "measure/cpu_peak.h"
 
+#include "util/parse.h"
+
 #include <sched.h>
 
 #include <charconv>
@@ -26,9 +28,8 @@ std::string Field(const std::string& block, const std::string& key) {
 }
 
 int Int(const std::string& text) {
-  int value = 0;
-  std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
+  const uint64_t value = ReadWhole(text).value_or(0);
+  return value > 1'000'000 ? 0 : static_cast<int>(value);  // /proc/cpuinfo's family and model numbers
 }
 
 bool HasFlag(const std::string& flags, const std::string& flag) {
@@ -65,7 +66,7 @@ CpuInfo ParseCpuInfo(const std::string& text, int logical_cpus) {
   cpu.avx512_fp16 = HasFlag(flags, "avx512_fp16");
   cpu.amx_bf16 = HasFlag(flags, "amx_bf16");
   const std::string mhz = Field(block, "cpu MHz");
-  std::from_chars(mhz.data(), mhz.data() + mhz.size(), cpu.cpuinfo_mhz);
+  cpu.cpuinfo_mhz = ReadDouble(mhz).value_or(0);
   cpu.logical_cpus = logical_cpus > 0 ? logical_cpus : 1;
   // siblings = logical CPUs per package, cpu cores = physical cores per package.
   const int siblings = Int(Field(block, "siblings")), cores = Int(Field(block, "cpu cores"));

@@ -42,7 +42,8 @@ std::pair<std::string_view, uint64_t> SplitSuffix(std::string_view text, std::sp
   return {text, 0};
 }
 
-// Digits only ("4096"), as an exact integer.
+}  // namespace
+
 std::optional<uint64_t> ReadWhole(std::string_view digits) {
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
@@ -50,7 +51,6 @@ std::optional<uint64_t> ReadWhole(std::string_view digits) {
   return v;
 }
 
-// A finite decimal or scientific number ("1.5e3", "-2"); not inf or nan.
 std::optional<double> ReadDouble(std::string_view digits) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
@@ -59,6 +59,8 @@ std::optional<double> ReadDouble(std::string_view digits) {
   }
   return v;
 }
+
+namespace {
 
 std::string Quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
 

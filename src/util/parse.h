@@ -12,6 +12,13 @@
 
 namespace tally {
 
+// The lexical primitives, the one place text becomes a number (the parsers below and the config
+// readers, which word their own errors at a file position, all read through them):
+// digits only ("4096") as an exact integer, nullopt when not digits or past 2^64 - 1 ...
+std::optional<uint64_t> ReadWhole(std::string_view digits);
+// ... and a finite decimal or scientific number ("1.5e3", "-2"), not inf or nan.
+std::optional<double> ReadDouble(std::string_view text);
+
 // The whole numbers a reader accepts.
 struct CountRange {
   uint64_t min = 1;
