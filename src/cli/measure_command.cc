@@ -37,11 +37,7 @@ std::map<GemmDType, double> Peaks(const std::string& text) {
         peaks[d] = value;
       }
     } else {
-      try {
-        peaks[ParseGemmDType(item.substr(0, eq))] = value;
-      } catch (const InputError& e) {  // the dtype parser speaks for --dtype
-        throw InputError("--peak: " + e.message().substr(e.message().find(": ") + 2));
-      }
+      peaks[ParseGemmDType(item.substr(0, eq), "--peak")] = value;
     }
   }
   return peaks;

@@ -7,17 +7,7 @@
 
 namespace tally {
 
-const char* GemmDTypeName(GemmDType d) {
-  switch (d) {
-    case GemmDType::kFp32: return "fp32";
-    case GemmDType::kFp64: return "fp64";
-    case GemmDType::kBf16: return "bf16";
-    case GemmDType::kFp16: return "fp16";
-    case GemmDType::kTf32: return "tf32";
-    case GemmDType::kFp8: return "fp8";
-  }
-  return "?";
-}
+const char* GemmDTypeName(GemmDType d) { return Name(d); }
 
 uint64_t GemmDTypeBytes(GemmDType d) {
   switch (d) {
@@ -31,19 +21,8 @@ uint64_t GemmDTypeBytes(GemmDType d) {
   return 4;
 }
 
-GemmDType ParseGemmDType(const std::string& text) {
-  static const std::vector<std::string> kNames = {"fp32", "fp64", "bf16", "fp16", "tf32", "fp8"};
-  std::string name = text;
-  if (name == "float32" || name == "float" || name == "sgemm") name = "fp32";
-  if (name == "float64" || name == "double" || name == "dgemm") name = "fp64";
-  if (name == "bfloat16" || name == "sbgemm") name = "bf16";
-  if (name == "float16" || name == "half") name = "fp16";
-  if (name == "fp8_e4m3" || name == "e4m3") name = "fp8";
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (name == kNames[i]) return static_cast<GemmDType>(i);
-  }
-  throw InputError("--dtype: unknown dtype '" + text + "'" + DidYouMean(text, kNames) +
-                   "; use fp32, fp64, bf16, fp16, tf32 or fp8");
+GemmDType ParseGemmDType(const std::string& text, std::string_view flag) {
+  return ParseName<GemmDType>(text, flag, {}, "dtype");
 }
 
 uint64_t GemmShape::Flops() const { return CheckedProduct({2, m, n, k}, "the FLOPs of GEMM " + Text()); }

@@ -26,8 +26,8 @@ TEST_CASE("measure output: shapes and dtypes from the command line") {
   CHECK(ParseGemmDType("bfloat16") == GemmDType::kBf16);
   CHECK(ParseGemmDType("double") == GemmDType::kFp64);
   CHECK_THROWS_WITH_AS(ParseGemmDType("fp23"),
-                       "tally: error: --dtype: unknown dtype 'fp23' (did you mean 'fp32'?); use fp32, fp64, bf16, "
-                       "fp16, tf32 or fp8",
+                       "tally: error: --dtype: unknown dtype 'fp23' (did you mean 'fp32'?); use one of fp32, fp64, "
+                       "bf16, fp16, tf32, fp8",
                        InputError);
   CHECK(GemmShape{2048, 2048, 2048}.Flops() == 17'179'869'184);  // 2 · 2048³
 }
