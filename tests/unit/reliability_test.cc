@@ -215,7 +215,7 @@ TEST_CASE("reliability: measure refuses what would exhaust memory or run far pas
 
 TEST_CASE("reliability: measure runs a repeated dtype once and blames --peak for its own dtype") {
   CheckRefused({"measure", "--peak", "fp99=1e12"},
-               "tally: error: --peak: unknown dtype 'fp99' (did you mean 'fp32'?); use fp32, fp64, bf16, fp16, tf32 or fp8");
+               "tally: error: --peak: unknown dtype 'fp99' (did you mean 'fp32'?); use one of fp32, fp64, bf16, fp16, tf32, fp8");
   const Run r = Tally({"measure", "--dtype", "fp32,fp32", "--sizes", "8,8", "--threads", "1", "--budget", "0.001",
                        "--format", "csv"});
   if (r.err.find("OpenBLAS") != std::string::npos) return;
