@@ -2,6 +2,8 @@
 // checkpoint lacks, matched block by block and role by role (estimate/checkpoint_report.h).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "config/load_config.h"
 #include "estimate/estimate_graph.h"
 #include "weights_test_util.h"
@@ -78,6 +80,26 @@ TEST_CASE("checkpoint vs graph: a GGUF file that matches has no table, and a cou
   const Report r = EstimateReport(evaluation, {}, {.layers = true});
   CHECK(r.Find("unmatched") == nullptr);
   CHECK(std::get<uint64_t>(r.Find("checkpoint.unmatched")->value) == 0);
+}
+
+TEST_CASE("checkpoint vs graph: a quantized checkpoint is not compared, and says so") {
+  TempDir tmp;
+  WriteFile(tmp.path() / "config.json",
+            R"({"model_type": "llama", "hidden_size": 32, "intermediate_size": 32, "num_attention_heads": 2,
+                "num_hidden_layers": 1, "vocab_size": 8, "max_position_embeddings": 64,
+                "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}})");
+  uint64_t data = 0;
+  const std::string json = Header({{"model.layers.0.self_attn.q_proj.qweight", "I32", {32, 4}, 4}}, &data).dump();
+  WriteFile(tmp.path() / "model.safetensors", Safetensors(json, data));
+  const ModelSpec spec = ResolveModel(tmp.path().string());
+  REQUIRE(spec.checkpoint.has_value());
+  Evaluation evaluation(spec);
+  const Report r = EstimateReport(evaluation, {}, {.layers = true});
+  CHECK(r.Find("unmatched") == nullptr);
+  CHECK(r.Find("checkpoint.unmatched") == nullptr);
+  CHECK(std::find(r.notes.begin(), r.notes.end(),
+                  "--layers: the checkpoint's tensors are packed by awq, so they are not compared with the graph's "
+                  "parameters") != r.notes.end());
 }
 
 TEST_CASE("checkpoint vs graph: without weights nothing is compared") {
