@@ -191,7 +191,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   std::string kv_dtypes;
   for (DType d : FlagDtypes("--kv-dtype")) kv_dtypes += (kv_dtypes.empty() ? "" : " | ") + std::string(Name(d));
   opt("--kv-dtype", f.kv_dtype, "KV cache dtype: " + kv_dtypes + " (default the activations')", "DTYPE");
-  opt("--quant", f.quant, "inference weight quantization: " + choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
+  opt("--quant", f.quant, "weight quantization (inference; the frozen base under --lora): " + choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
       "KIND");
   opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits",
       "NAME");

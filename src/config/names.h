@@ -43,7 +43,8 @@ struct EnumNames<Attention> {
 template <>
 struct EnumNames<Quant> {
   static constexpr NameEntry<Quant> kTable[] = {
-      {Quant::kNone, "none"}, {Quant::kInt8, "int8"}, {Quant::kInt4, "int4"}, {Quant::kFp8, "fp8"}};
+      {Quant::kNone, "none"}, {Quant::kInt8, "int8"}, {Quant::kInt4, "int4"},
+      {Quant::kFp8, "fp8"},   {Quant::kNf4, "nf4"},   {Quant::kMxfp4, "mxfp4"}};
 };
 
 template <>

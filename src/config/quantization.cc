@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <stdexcept>
+
 #include "util/checked_math.h"
 #include "util/error.h"
 
@@ -34,6 +36,42 @@ std::vector<std::string> Strings(const Json& q, const char* key) {
 }
 
 uint64_t Groups(uint64_t in, uint64_t group_size) { return group_size == 0 ? 1 : CeilDiv(in, group_size); }
+
+// The dot-separated names of a module path ("model.layers.*.self_attn" -> model, layers, *, self_attn).
+std::vector<std::string> Names(const std::string& path) {
+  std::vector<std::string> out(1);
+  for (char c : path) {
+    if (c == '.') {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+bool Contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// Whether a modules_to_not_convert entry names `module` (or a module that contains it).
+bool Names(const std::string& entry, QuantModule module) {
+  bool attn = false, mlp = false, experts = false, router = false;
+  const std::vector<std::string> names = Names(entry);
+  for (const std::string& n : names) {
+    attn = attn || Contains(n, "attn") || Contains(n, "attention");
+    experts = experts || Contains(n, "experts");
+    router = router || Contains(n, "router");
+  }
+  const std::string& last = names.back();
+  router = router || last == "gate";
+  mlp = !experts && !router && (last == "mlp" || last == "feed_forward" || last == "ffn" || last == "block_sparse_moe");
+  switch (module) {
+    case QuantModule::kAttention: return attn;
+    case QuantModule::kMlp: return mlp;
+    case QuantModule::kExperts: return mlp || experts;
+    case QuantModule::kRouter: return mlp || router;
+    default: return false;
+  }
+}
 
 }  // namespace
 
@@ -80,6 +118,73 @@ bool ReadQuantization(const std::string& file, const std::string& json_text, Qua
   }
   out.skipped = Strings(q, "modules_to_not_convert");
   return true;
+}
+
+QuantizationSpec QuantFlagSpec(Quant q) {
+  QuantizationSpec s;
+  switch (q) {
+    case Quant::kInt8:
+      s.method = QuantMethod::kBnb8bit;
+      s.name = "bitsandbytes";
+      break;
+    case Quant::kInt4:
+      s.method = QuantMethod::kGptq;
+      s.name = "gptq";
+      s.bits = 4;
+      s.group_size = 128;
+      break;
+    case Quant::kFp8:
+      s.method = QuantMethod::kFp8Block;
+      s.name = "fp8";
+      s.block_rows = s.block_cols = 128;
+      break;
+    case Quant::kNf4:
+      s.method = QuantMethod::kBnb4bit;
+      s.name = "bitsandbytes";
+      s.quant_type = "nf4";
+      s.double_quant = true;
+      break;
+    case Quant::kMxfp4:
+      s.method = QuantMethod::kMxfp4;
+      s.name = "mxfp4";
+      break;
+    case Quant::kNone: throw std::logic_error("QuantFlagSpec(Quant::kNone)");
+  }
+  return s;
+}
+
+bool Quantizes(const QuantizationSpec& q, QuantModule module) {
+  bool target = false;
+  switch (module) {
+    case QuantModule::kAttention:
+    case QuantModule::kMlp: target = q.method != QuantMethod::kMxfp4; break;
+    case QuantModule::kExperts: target = true; break;
+    case QuantModule::kRouter: target = q.method == QuantMethod::kBnb4bit || q.method == QuantMethod::kBnb8bit; break;
+    default: return false;
+  }
+  if (!target) return false;
+  for (const std::string& entry : q.skipped) {
+    if (Names(entry, module)) return false;
+  }
+  return true;
+}
+
+std::string QuantizationPhrase(const QuantizationSpec& q) {
+  switch (q.method) {
+    case QuantMethod::kFp8Block:
+      return q.block_rows == 0 ? "fp8 e4m3, one scale per tensor"
+                               : "fp8 e4m3, an fp32 scale per " + std::to_string(q.block_rows) + " x " +
+                                     std::to_string(q.block_cols) + " block";
+    case QuantMethod::kMxfp4: return "mxfp4 experts (4.25 bits)";
+    case QuantMethod::kBnb4bit:
+      return "bitsandbytes " + q.quant_type + (q.double_quant ? " with double quantization" : "");
+    case QuantMethod::kBnb8bit: return "bitsandbytes int8, an fp32 scale per row";
+    case QuantMethod::kGptq:
+    case QuantMethod::kAwq:
+      return q.name + " " + std::to_string(q.bits) + "-bit, " +
+             (q.group_size == 0 ? std::string("one group") : "group " + std::to_string(q.group_size));
+  }
+  return q.name;
 }
 
 uint64_t QuantizedLinearBytes(const QuantizationSpec& q, uint64_t out_features, uint64_t in_features) {

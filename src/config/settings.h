@@ -16,7 +16,10 @@ enum class Precision { kFp32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8 };
 enum class Optimizer { kSgd, kSgdMomentum, kAdagrad, kRmsprop, kAdam, kAdamw, kAdam8bit, kLion, kAdafactor };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Attention { kEager, kFlash };
-enum class Quant { kNone, kInt8, kInt4, kFp8 };
+// Weight quantization by --quant, each one method of config/quantization.h (QuantFlagSpec): int8
+// bitsandbytes LLM.int8, int4 GPTQ group 128, fp8 blocks of 128 x 128, nf4 bitsandbytes with double
+// quantization (QLoRA), mxfp4 OCP microscaling.
+enum class Quant { kNone, kInt8, kInt4, kFp8, kNf4, kMxfp4 };
 // What a dropout mask costs: CUDA's fused kernel keeps a 1-byte bool per element; on the CPU PyTorch
 // multiplies by a scaled noise tensor of the activation dtype.
 enum class DropoutMask { kCuda, kCpu };

@@ -226,6 +226,7 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   if (request.flops) AddFlops(spec, settings, *summary, r);
   if (request.memory) AddMemory(spec, settings, summary->memory, r);
   if (request.layers) AddLayers(*evaluation.Graph(GraphSettingsOf(settings)), r);
+  if (request.layers) AddCheckpointMatch(spec, *evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());
   if (graph.family == Family::kTransformer && graph.seq > spec.transformer.context_length) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "estimate/activations.h"
 #include "estimate/optimizer.h"
@@ -20,21 +21,40 @@ uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) { return CeilDiv(t.ele
 
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "the memory ledger"); }
 
-// Quantized weights (inference, and QLoRA's frozen base; stated in the README): int8 with an fp16 scale per output channel
-// (LLM.int8, Dettmers et al. 2022); int4 in groups of 128 weights with an fp16 scale each (GPTQ's
-// and AWQ's default group size); fp8 with one fp32 scale per tensor. Only matrices inside the blocks
-// are quantized; embeddings, the head and vectors stay at the weight dtype.
-uint64_t QuantizedBytes(const ParamEntry& t, uint64_t n, Quant q, DType weight) {
-  const bool quantizable = t.block_matrix && q != Quant::kNone;
-  if (!quantizable) return BytesOf(n, weight, "weights");
-  switch (q) {
-    // One scale per output channel: the matrix's elements over its input dimension ([.., in, out]).
-    case Quant::kInt8: return Add(n, 2 * CeilDiv(n, t.shape[t.shape.size() - 2]));
-    case Quant::kInt4: return Add(BytesOf(n, DType::kInt4, "weights"), 2 * CeilDiv(n, 128));
-    case Quant::kFp8: return Add(n, 4);
-    case Quant::kNone: break;
+// What a method of config/quantization.h calls the module of a parameter: only matrices inside the
+// blocks are ever quantized.
+QuantModule ModuleOf(const ParamEntry& t) {
+  if (t.block_type < 0) return QuantModule::kOther;
+  switch (t.component) {
+    case Component::kAttention: return QuantModule::kAttention;
+    case Component::kMlp: return t.expert ? QuantModule::kExperts : QuantModule::kMlp;
+    case Component::kRouter: return QuantModule::kRouter;
+    default: return QuantModule::kOther;
   }
-  return BytesOf(n, weight, "weights");
+}
+
+// A weight matrix [.., in, out] (experts: [experts, in, out]), not a bias or a norm's vector.
+bool IsMatrix(const ParamEntry& t) { return t.shape.size() >= (t.expert ? 3u : 2u); }
+
+bool Quantized(const ParamEntry& t, const QuantizationSpec* q) {
+  return q != nullptr && IsMatrix(t) && Quantizes(*q, ModuleOf(t));
+}
+
+// The elements of one [in, out] matrix of `t` on one device.
+uint64_t MatrixElements(const ParamEntry& t, uint64_t tp) {
+  const uint64_t n = CheckedMul(t.shape[t.shape.size() - 2], t.shape.back(), "a parameter tensor");
+  return CeilDiv(n, Shards(t, tp));
+}
+
+// The one place weights become bytes. A matrix `q` quantizes takes QuantizedLinearBytes for each
+// of its [in, out] matrices (each expert's its own), that total split evenly over the
+// tensor-parallel shards, rounded up; everything else its elements at `weight`.
+uint64_t QuantizedBytes(const ParamEntry& t, const QuantizationSpec* q, uint64_t tp, DType weight) {
+  if (!Quantized(t, q)) return BytesOf(DeviceElements(t, tp), weight, "weights");
+  const uint64_t in = t.shape[t.shape.size() - 2], out = t.shape.back();
+  if (in == 0 || out == 0) return 0;
+  const uint64_t matrices = t.elements / (in * out);
+  return CeilDiv(CheckedMul(matrices, QuantizedLinearBytes(*q, out, in), "weights"), Shards(t, tp));
 }
 
 uint64_t Overhead(uint64_t subtotal, const Settings& s) {
@@ -47,6 +67,9 @@ uint64_t Overhead(uint64_t subtotal, const Settings& s) {
 ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64_t stage) {
   ModelStates ledger;
   const Precisions& d = s.dtypes;
+  const std::optional<QuantizationSpec> flag =
+      s.quant == Quant::kNone ? std::nullopt : std::optional(QuantFlagSpec(s.quant));
+  const QuantizationSpec* quant = flag ? &*flag : nullptr;
   for (const ParamEntry& t : model.params) {
     const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, s.pp);
     if (copies == 0) continue;
@@ -54,10 +77,14 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
     if (t.tied_copy && stage == 0) continue;
     const uint64_t n = DeviceElements(t, s.tp);
     auto times = [&](uint64_t bytes) { return CheckedMul(bytes, copies, "the memory ledger"); };
-    // QLoRA (Dettmers et al. 2023): frozen base weights stay quantized while adapters train.
-    const bool quantized = !t.trainable && s.quant != Quant::kNone;
-    ledger.weights = Add(ledger.weights, times(quantized ? QuantizedBytes(t, n, s.quant, d.param)
-                                                         : BytesOf(n, d.param, "weights")));
+    // QLoRA (Dettmers et al. 2023): frozen base weights stay quantized while adapters train, and
+    // each is dequantized to the compute dtype (the activations') when its layer runs: one buffer of
+    // the largest such matrix (one expert's, for experts) is live at a time.
+    const QuantizationSpec* frozen = t.trainable ? nullptr : quant;
+    ledger.weights = Add(ledger.weights, times(QuantizedBytes(t, frozen, s.tp, d.param)));
+    if (Quantized(t, frozen)) {
+      ledger.dequant = std::max(ledger.dequant, BytesOf(MatrixElements(t, s.tp), d.activation, "a dequantized weight"));
+    }
     if (!t.trainable) continue;
     ledger.gradients = Add(ledger.gradients, times(BytesOf(n, d.grad, "gradients")));
     if (d.master) ledger.master = Add(ledger.master, times(BytesOf(n, *d.master, "master weights")));
@@ -67,15 +94,24 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
   return ledger;
 }
 
-uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const Settings& settings, DType weight) {
+std::optional<QuantizationSpec> WeightQuantization(const ModelSpec& spec, const Settings& settings) {
+  if (settings.quant != Quant::kNone) return QuantFlagSpec(settings.quant);
+  return spec.quantization;
+}
+
+uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
+                              const Settings& settings, DType weight) {
   ParamEntry e;
   e.shape = tensor.shape;
   e.elements = 1;
   for (uint64_t d : tensor.shape) e.elements = CheckedMul(e.elements, d, "a parameter tensor");
   e.tp_sharded = tensor.tp_sharded;
   e.tp_max_shards = tensor.tp_max_shards;
-  e.block_matrix = layer.block_type >= 0 && tensor.shape.size() >= 2;
-  return QuantizedBytes(e, DeviceElements(e, settings.tp), settings.quant, weight);
+  e.block_type = layer.block_type;
+  e.component = layer.component;
+  e.expert = layer.n_experts > 0;
+  const std::optional<QuantizationSpec> q = WeightQuantization(spec, settings);
+  return QuantizedBytes(e, q ? &*q : nullptr, settings.tp, weight);
 }
 
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {
@@ -101,6 +137,9 @@ TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& a
   }
   if (s.zero >= 2) m.gradients = CeilDiv(m.gradients, dp);
   if (s.zero >= 3) m.weights = CeilDiv(m.weights, dp);
+  // The dequantization buffer is each device's own, whatever ZeRO partitions.
+  m.dequant = states.dequant;
+  m.weights = Add(m.weights, m.dequant);
   m.activations = act.total;
   m.per_layer_activations = act.per_layer;
   m.stage = stage;
@@ -129,6 +168,7 @@ TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model) {
 InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model,
                             uint64_t batch) {
   const DType weight = InferenceWeightDtype(spec, settings);
+  const std::optional<QuantizationSpec> quant = WeightQuantization(spec, settings);
   InferMemory best;
   // Pipeline stages hold their blocks' weights and KV cache; the most-loaded stage is reported.
   for (uint64_t stage = 0; stage < settings.pp; ++stage) {
@@ -137,8 +177,8 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
       const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, settings.pp);
       if (copies == 0) continue;
       if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
-      m.weights = Add(m.weights, CheckedMul(QuantizedBytes(t, DeviceElements(t, settings.tp), settings.quant, weight),
-                                            copies, "the memory ledger"));
+      m.weights = Add(m.weights, CheckedMul(QuantizedBytes(t, quant ? &*quant : nullptr, settings.tp, weight), copies,
+                                            "the memory ledger"));
     }
     m.kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage);
     m.activations = InferenceActivations(model, settings, batch);

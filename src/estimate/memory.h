@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "config/model_spec.h"
 #include "config/settings.h"
@@ -15,7 +16,8 @@
 namespace tally {
 
 struct TrainMemory {
-  uint64_t weights = 0;
+  uint64_t weights = 0;  // dequant included
+  uint64_t dequant = 0;  // QLoRA's dequantization buffer (ModelStates::dequant)
   uint64_t gradients = 0;
   uint64_t master_weights = 0;
   uint64_t optimizer = 0;
@@ -38,6 +40,7 @@ struct InferMemory {
 // dtypes, optimizer, tensor and pipeline parallelism and quantization, not on the batch.
 struct ModelStates {
   uint64_t weights = 0, gradients = 0, master = 0, optimizer = 0;
+  uint64_t dequant = 0;  // QLoRA: the largest frozen quantized matrix dequantized at the activation dtype
 };
 ModelStates StageModelStates(const MemoryModel& model, const Settings& settings, uint64_t stage);
 
@@ -59,9 +62,13 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
 // Each data-parallel replica serves `batch` sequences at once.
 inline uint64_t InferenceBatch(const Settings& s) { return s.batch; }
 
+// The weight quantization inference uses: --quant's method, else the config's quantization_config.
+std::optional<QuantizationSpec> WeightQuantization(const ModelSpec& spec, const Settings& settings);
+
 // Bytes one device holds of a parameter tensor of `layer` for inference: its tensor-parallel share
-// at `weight`, or quantized per settings.quant (matrices inside blocks only).
-uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const Settings& settings, DType weight);
+// at `weight`, or quantized per WeightQuantization (the modules config/quantization.h's Quantizes names).
+uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
+                              const Settings& settings, DType weight);
 
 // The inference weight dtype: --param-dtype when given, else the config's dtype, else the policy's.
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings);

@@ -54,12 +54,14 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
     const bool after = i >= graph.blocks_end;
     for (const ParamTensor& t : l.param_tensors) {
       m.params.push_back({t.shape, Product(t.shape), t.tp_sharded, l.trainable, l.block_type, after,
-                          l.block_type >= 0 && t.shape.size() >= 2, false, t.tp_max_shards});
+                          l.block_type >= 0 && t.shape.size() >= 2, false, t.tp_max_shards, l.component,
+                          l.n_experts > 0});
     }
     if (l.weights_of) {
       const Layer& owner = graph.layers[*l.weights_of];
       const ParamTensor& w = owner.param_tensors.front();
-      m.params.push_back({w.shape, Product(w.shape), w.tp_sharded, owner.trainable, -1, true, false, true});
+      m.params.push_back({w.shape, Product(w.shape), w.tp_sharded, owner.trainable, -1, true, false, true,
+                          w.tp_max_shards, owner.component, false});
     }
     const bool weight_trains = l.weights_of ? graph.layers[*l.weights_of].trainable : l.trainable;
     for (const SavedTensor& t : l.saved) {

@@ -25,6 +25,8 @@ struct ParamEntry {
   bool block_matrix = false;  // a matrix inside a block: what weight quantization applies to
   bool tied_copy = false;     // the embedding copy a tied head keeps on a later pipeline stage
   uint64_t tp_max_shards = 0; // ParamTensor::tp_max_shards
+  Component component = Component::kOther;  // its node's: which modules a quantization method stores
+  bool expert = false;        // MoE expert weights, [experts, ...]
 };
 
 struct SavedEntry {

@@ -59,7 +59,9 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   const bool qlora = s.quant != Quant::kNone && (s.lora_rank > 0 || !s.frozen.empty());
   r.Set("memory.train.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + N(BitsPer(d.param) / 8) + " B (" + DTypeName(d.param) + ")" +
-            (qlora ? std::string(", frozen block matrices quantized to ") + QuantName(s.quant) : "") + Sharding(spec, s, 3));
+            (qlora ? ", frozen block matrices in " + QuantizationPhrase(QuantFlagSpec(s.quant)) + ", + " + FormatGrouped(m.dequant) +
+                         " B to dequantize the largest at " + DTypeName(d.activation)
+                   : "") + Sharding(spec, s, 3));
   r.Set("memory.train.gradients", "gradients", m.gradients, Unit::kByte,
         std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" + Sharding(spec, s, 2));
   r.Set("memory.train.master_weights", "master weights", m.master_weights, Unit::kByte,
@@ -86,13 +88,15 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   const uint64_t batch = InferenceBatch(s);
   const InferMemory m = InferenceMemory(spec, s, model, batch);
   const DType weight = InferenceWeightDtype(spec, s);
+  const std::optional<QuantizationSpec> quant = WeightQuantization(spec, s);
   const DType kv = KvDtype(s);
   const std::string seq = spec.family == Family::kTransformer ? ", seq " + N(model.seq) : "";
   ReportNode& group = r.Group("memory.infer", "inference (batch " + N(batch) + seq + ")");
   group.ledger = true;
   r.Set("memory.infer.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + DTypeName(weight) +
-            (s.quant != Quant::kNone ? std::string(", block matrices quantized to ") + QuantName(s.quant) : "") +
+            (quant ? ", quantized: " + QuantizationPhrase(*quant) + (s.quant == Quant::kNone ? " (quantization_config)" : "")
+                  : "") +
             TensorParallelShare(spec, s));
   if (spec.family == Family::kTransformer) {
     r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));

@@ -30,7 +30,8 @@ TrainMemory PointEvaluator::Training(GraphCache& c, const Settings& s) {
     const std::vector<uint64_t> key = {static_cast<uint64_t>(d.param), static_cast<uint64_t>(d.grad),
                                        d.master ? 1 + static_cast<uint64_t>(*d.master) : 0,
                                        static_cast<uint64_t>(d.state), static_cast<uint64_t>(s.optimizer),
-                                       s.tp, s.pp, static_cast<uint64_t>(s.quant), stage};
+                                       s.tp, s.pp, static_cast<uint64_t>(s.quant), stage,
+                                       static_cast<uint64_t>(d.activation)};  // QLoRA's dequantization buffer
     auto it = c.states.find(key);
     if (it == c.states.end()) it = c.states.emplace(key, StageModelStates(c.summary->memory, s, stage)).first;
     return it->second;

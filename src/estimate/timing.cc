@@ -99,11 +99,11 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   // Generation needs the logits of the last position only.
   const double share = l.component == Component::kLmHead ? 1.0 / static_cast<double>(g.seq) : 1.0;
   double weights = 0;
-  for (const ParamTensor& t : l.param_tensors) weights += static_cast<double>(InferenceTensorBytes(l, t, s, weight));
+  for (const ParamTensor& t : l.param_tensors) weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight));
   // A tied head reads the embedding matrix it shares in full.
   if (l.weights_of) {
     const Layer& owner = g.layers[*l.weights_of];
-    weights += static_cast<double>(InferenceTensorBytes(owner, owner.param_tensors.front(), s, weight));
+    weights += static_cast<double>(InferenceTensorBytes(owner, owner.param_tensors.front(), spec, s, weight));
   }
   // Experts: only those some token is routed to are read. With n tokens each picking k of E,
   // E · (1 - (1 - k/E)^n) experts are touched on average (uniform routing).

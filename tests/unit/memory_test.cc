@@ -152,12 +152,40 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   CHECK(m.master_weights == 4 * adapters);
   CHECK(m.optimizer == 8 * adapters);
   CHECK(m.weights == 2 * (6'738'415'616 + adapters));
-  // QLoRA: block matrices in int4 with an fp16 scale per 128 weights; embeddings, head, norms bf16.
+  // QLoRA with --quant int4, GPTQ's buffers per [in, out] matrix (AutoGPTQ QuantLinear, group 128):
+  // qweight in·out/2 B, qzeros [in/128, out/8] int32, scales [in/128, out] fp16, g_idx [in] int32.
+  // Embeddings, head and norms stay bf16; one dequantized matrix, the largest (qkv, 4096 x 12288),
+  // at bf16 on top.
+  auto gptq = [](uint64_t in, uint64_t out) { return in * out / 2 + (in / 128) * out / 2 + (in / 128) * out * 2 + in * 4; };
   Settings qlora = lora;
   qlora.quant = Quant::kInt4;
   const uint64_t blocks = 32ULL * (4 * 4096 * 4096 + 3 * 4096 * 11008);
   const uint64_t rest = 6'738'415'616 - blocks;
-  CHECK(Train("llama-2-7b", qlora).weights == blocks / 2 + 2 * (blocks / 128) + 2 * rest + 2 * adapters);
+  const uint64_t int4 = 32 * (gptq(4096, 12288) + gptq(4096, 4096) + 2 * gptq(4096, 11008) + gptq(11008, 4096));
+  const TrainMemory q = Train("llama-2-7b", qlora);
+  CHECK(q.dequant == 2ULL * 4096 * 12288);
+  CHECK(q.weights == int4 + 2 * rest + 2 * adapters + q.dequant);
+  CHECK(q.gradients == 2 * adapters);
+}
+
+TEST_CASE("memory: QLoRA nf4 on Llama-2-7B, 0.5 + 0.127 bits per weight over 4 (QLoRA §3)") {
+  // Dettmers et al. 2023 §3: NF4 packs two weights per byte; an absmax per 64 weights, stored in 8
+  // bits under double quantization (8/64 = 0.125 bits) with an fp32 constant per 256 absmax
+  // (32/(64·256) = 0.002 bits) and one fp32 offset per tensor. Llama-2-7B's graph tensors per block:
+  // qkv 4096 x 12288 (fused: heads = KV heads), out 4096 x 4096, gate/up/down 4096 x 11008.
+  auto nf4 = [](uint64_t n) { return n / 2 + n / 64 + 4 * ((n / 64 + 255) / 256) + 4; };
+  CHECK(nf4(4096ULL * 4096) == 8'388'608 + 262'144 + 4'096 + 4);
+  const uint64_t quantized =
+      32 * (nf4(4096ULL * 12288) + nf4(4096ULL * 4096) + 3 * nf4(4096ULL * 11008));
+  CHECK(quantized == 32ULL * 104'399'124);
+  const uint64_t adapters = 32 * ((4096 * 16 + 16 * 12288) + (4096 * 16 + 16 * 4096));
+  const uint64_t rest = 32000ULL * 4096 * 2 + 65 * 4096;  // embedding, head, 65 RMSNorms: bf16
+  const TrainMemory m = Train("llama-2-7b", {.lora_rank = 16, .quant = Quant::kNf4});
+  CHECK(m.dequant == 2ULL * 4096 * 12288);
+  CHECK(m.weights == quantized + 2 * rest + 2 * adapters + m.dequant);
+  CHECK(m.optimizer == 8 * adapters);
+  // Without --lora nothing is frozen: the quantization is moot for training.
+  CHECK(Train("llama-2-7b", {.quant = Quant::kNf4}).weights == 2ULL * 6'738'415'616);
 }
 
 TEST_CASE("memory: frozen components carry no gradient or state") {
@@ -310,17 +338,70 @@ namespace tally {
 namespace {
 
 TEST_CASE("memory: int8 scales are per output channel, experts included") {
-  // Mixtral's block matrices at 1 byte plus an fp16 scale per output channel of each expert.
+  // Mixtral's block matrices at 1 byte plus an fp32 scale (bitsandbytes' SCB) per output channel of
+  // each expert; bitsandbytes replaces the router's nn.Linear too.
   ModelSpec spec = ResolveModel("mixtral-8x7b");
   Settings s = Make({.seq = 1, .quant = Quant::kInt8});
   const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;
   // Per block: attention 4096·(4096 + 2·1024) + 4096·4096 with 6144 + 4096 channels; router
   // 4096·8 (8 channels); experts 8·(2·4096·14336 + 14336·4096) with 8·(2·14336 + 4096) channels.
-  const uint64_t attention = 4096ULL * 6144 + 4096ULL * 4096 + 2 * (6144 + 4096);
-  const uint64_t router = 4096ULL * 8 + 2 * 8;
-  const uint64_t experts = 8ULL * 3 * 4096 * 14336 + 2 * 8ULL * (2 * 14336 + 4096);
+  const uint64_t attention = 4096ULL * 6144 + 4096ULL * 4096 + 4 * (6144 + 4096);
+  const uint64_t router = 4096ULL * 8 + 4 * 8;
+  const uint64_t experts = 8ULL * 3 * 4096 * 14336 + 4 * 8ULL * (2 * 14336 + 4096);
   const uint64_t rest = 2ULL * (2 * 32000 * 4096 + 65 * 4096);  // embeddings, head, norms in bf16
   CHECK(w == 32 * (attention + router + experts) + rest);
+}
+
+TEST_CASE("memory: gpt-oss-20b's quantization_config, experts in mxfp4 and the rest bf16") {
+  ModelSpec spec = ResolveModel("gpt-oss-20b");
+  QuantizationSpec q;
+  REQUIRE(ReadQuantization("config.json", R"({"quantization_config": {"quant_method": "mxfp4",
+      "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
+      "lm_head"]}})", q));
+  spec.quantization = q;
+  Settings s = Make({.seq = 1, .mode = Mode::kInfer});
+  const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;
+  // openai/gpt-oss-20b: 24 blocks of 32 experts, each gate, up and down 2880 x 2880; OCP MX: 32 E2M1
+  // values (16 B) + one E8M0 scale (1 B) per 32 weights of a row, 2880/32 = 90 blocks a row.
+  const uint64_t experts = 24ULL * 32 * 3 * 2880 * 90 * 17;
+  CHECK(experts == 10'152'345'600);
+  // The rest at bf16: 20,914,757,184 parameters (the published total) less the 24·32·3·2880² expert weights.
+  const uint64_t rest = 20'914'757'184 - 24ULL * 32 * 3 * 2880 * 2880;
+  CHECK(w == experts + 2 * rest);
+  CHECK(w == 13'761'264'768);
+  // --quant mxfp4 is the same rule; the flag wins over the config.
+  spec.quantization.reset();
+  Settings flag = Make({.seq = 1, .mode = Mode::kInfer, .quant = Quant::kMxfp4});
+  CHECK(InferenceMemory(spec, flag, testing::MemoryOf(spec, flag), 1).weights == w);
+}
+
+TEST_CASE("memory: fp8 in 128 x 128 blocks on Llama-3.1-8B") {
+  ModelSpec spec = ResolveModel("llama-3.1-8b");
+  Settings s = Make({.seq = 1, .mode = Mode::kInfer, .quant = Quant::kFp8});
+  const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;
+  // One e4m3 byte per block weight, an fp32 scale per 128 x 128 block (out/128 · in/128): q and o
+  // 32·32, k and v 8·32, gate, up and down 112·32 each; embeddings, head, norms bf16.
+  const uint64_t matrices = 32ULL * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336);
+  const uint64_t scales = 32ULL * 4 * (2 * 1024 + 2 * 256 + 3 * 3584);
+  CHECK(w == matrices + scales + 2 * (8'030'261'248 - matrices));
+}
+
+TEST_CASE("memory: modules_to_not_convert keeps modules unquantized") {
+  ModelSpec spec = ResolveModel("llama-3.1-8b");
+  QuantizationSpec q;
+  REQUIRE(ReadQuantization("config.json", R"({"quantization_config": {"quant_method": "bitsandbytes",
+      "load_in_8bit": true, "llm_int8_skip_modules": ["lm_head", "mlp"]}})", q));
+  spec.quantization = q;
+  Settings s = Make({.seq = 1, .mode = Mode::kInfer});
+  const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;
+  // Only attention in int8 with an fp32 scale per output row: q 4096, k and v 1024, o 4096 rows.
+  const uint64_t attention = 32ULL * (2 * 4096 * 4096 + 2 * 4096 * 1024);
+  CHECK(w == attention + 32ULL * 4 * (2 * 4096 + 2 * 1024) + 2 * (8'030'261'248 - attention));
+  CHECK(Quantizes(q, QuantModule::kAttention));
+  CHECK_FALSE(Quantizes(q, QuantModule::kMlp));
+  CHECK_FALSE(Quantizes(q, QuantModule::kExperts));
+  CHECK_FALSE(Quantizes(q, QuantModule::kRouter));
+  CHECK_FALSE(Quantizes(q, QuantModule::kHead));
 }
 
 TEST_CASE("memory: pipeline stages split inference weights and KV cache") {

@@ -44,7 +44,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<Optimizer>(9);
   CheckRoundTrip<Recompute>(3);
   CheckRoundTrip<Attention>(2);
-  CheckRoundTrip<Quant>(4);
+  CheckRoundTrip<Quant>(6);
   CheckRoundTrip<Family>(2);
   CheckRoundTrip<AttentionKind>(4);
   CheckRoundTrip<MlpKind>(4);

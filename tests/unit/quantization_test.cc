@@ -5,6 +5,7 @@
 #include "config/load_config.h"
 #include "config/quantization.h"
 #include "estimate/estimate_graph.h"
+#include "estimate/timing.h"
 #include "graph/build_graph.h"
 #include "weights_test_util.h"
 
@@ -99,6 +100,28 @@ TEST_CASE("quantization: a config's method reaches the report; others are a note
   REQUIRE(other.notes.size() == 1);
   CHECK(other.notes[0] == path + ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, gptq, "
                                  "awq)");
+}
+
+TEST_CASE("quantization: a decode step reads the quantized weights (the roofline's bytes)") {
+  // Llama-3.1-8B, batch 1, one token against 128: the step reads every block matrix once, so nf4
+  // saves exactly Σ (2·n − nf4(n)) bytes over the 32 blocks' matrices (q, o 4096²; k, v 4096·1024;
+  // gate, up, down 4096·14336), nf4(n) as QLoRA §3: n/2 + n/64 + 4·⌈n/64/256⌉ + 4.
+  auto nf4 = [](uint64_t n) { return n / 2 + n / 64 + 4 * ((n / 64 + 255) / 256) + 4; };
+  auto saved = [&](uint64_t n) { return 2 * n - nf4(n); };
+  const uint64_t expected =
+      32 * (2 * saved(4096ULL * 4096) + 2 * saved(4096ULL * 1024) + 3 * saved(4096ULL * 14336));
+  const ModelSpec spec = ResolveModel("llama-3.1-8b");
+  auto bytes = [&](Quant q) {
+    Settings s;
+    s.dtypes = PolicyDtypes(Precision::kMixedBf16);
+    s.seq = 1;
+    s.context = 128;
+    s.quant = q;
+    return ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+                           {.peak = 1e18, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 1e12})
+        .bytes;
+  };
+  CHECK(bytes(Quant::kNone) - bytes(Quant::kNf4) == static_cast<double>(expected));
 }
 
 }  // namespace
