@@ -142,7 +142,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
         causal_kernels ? "what the kernels execute: attention's masked half skipped (--no-causal counts it)"
                        : "what the kernels execute");
   if (hw.board_power_w > 0) {
-    r.Set("time.energy_kwh", "energy (devices only)", t.gpu_hours * hw.board_power_w * kPowerUtilization / 1000,
+    r.Set("time.energy_kwh", "energy in kWh (devices only)", t.gpu_hours * hw.board_power_w * kPowerUtilization / 1000,
           Unit::kRatio,
           "device-hours x board power x " + FormatFixed(kPowerUtilization, 2) +
               " (assumed mean draw while training, as a fraction of the rated board power); board power from " +
