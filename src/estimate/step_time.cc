@@ -31,11 +31,14 @@ constexpr double kBucketBytes = 25.0 * 1024 * 1024;
 // Optimizer state tensors per parameter (what the update reads and writes besides the weight).
 double OptimizerStates(Optimizer o) {
   switch (o) {
-    case Optimizer::kSgd: return 0;
+    case Optimizer::kSgd:
+      return 0;
     case Optimizer::kAdam:
     case Optimizer::kAdamw:
-    case Optimizer::kAdam8bit: return 2;
-    default: return 1;
+    case Optimizer::kAdam8bit:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -77,8 +80,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   };
   // One GEMM on one device: max(compute at the rolled-off efficiency, its operands at bandwidth).
   const auto gemm_time = [&](double flops, double m, double n, double k, double count) {
-    const double rate = peak * efficiency * TileEfficiency(static_cast<uint64_t>(std::ceil(m)),
-                                                           static_cast<uint64_t>(std::ceil(n)));
+    const double rate =
+        peak * efficiency * TileEfficiency(static_cast<uint64_t>(std::ceil(m)), static_cast<uint64_t>(std::ceil(n)));
     return std::max(flops / rate, (m * k + k * n + m * n) * count * act / bandwidth);
   };
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
@@ -132,7 +135,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // The optimizer update reads and writes every local parameter's state once per step (memory-bound):
   // reads the gradient, the weight (its fp32 master under mixed precision) and the states, writes the
   // weight, the master and the states. ZeRO-1 and above update a 1/dp share.
-  const double local = static_cast<double>(trainable_params) / (tp * pp) / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1);
+  const double local =
+      static_cast<double>(trainable_params) / (tp * pp) / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1);
   const double master = s.dtypes.master ? Bytes(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * Bytes(s.dtypes.state);
   out.optimizer = local * (Bytes(s.dtypes.grad) + 2 * Bytes(s.dtypes.param) + 2 * master + 2 * states) / bandwidth;

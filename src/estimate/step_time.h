@@ -14,16 +14,16 @@ namespace tally {
 
 struct StepOptions {
   uint64_t gpus_per_node = 8;
-  uint64_t vp = 1;      // virtual pipeline stages per device (interleaved 1F1B)
-  double mbu = 0.8;     // memory-bandwidth utilization of the memory-bound ops
+  uint64_t vp = 1;   // virtual pipeline stages per device (interleaved 1F1B)
+  double mbu = 0.8;  // memory-bandwidth utilization of the memory-bound ops
 };
 
 struct StepTime {
-  double efficiency = 0;      // the catalog's large-GEMM efficiency for the compute dtype
-  double optimizer = 0;       // the optimizer update, memory-bound
-  double compute = 0;         // the slowest stage's ops over the step, plus the optimizer update
+  double efficiency = 0;  // the catalog's large-GEMM efficiency for the compute dtype
+  double optimizer = 0;   // the optimizer update, memory-bound
+  double compute = 0;     // the slowest stage's ops over the step, plus the optimizer update
   double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
-  double communication = 0;   // exposed: tp + pp + dp_exposed
+  double communication = 0;  // exposed: tp + pp + dp_exposed
   double pipeline_bubble = 0;
   double bubble_fraction = 0;  // (p - 1) / (v·m + p - 1)
   double step_seconds = 0;     // compute + communication + pipeline_bubble

@@ -1,11 +1,12 @@
 // The training step from its parts (estimate/step_time.h): hand-derived pieces, and Korthikanti et
 // al. 2022's Table 5 reproduced from the published configuration alone.
+#include "estimate/step_time.h"
+
 #include <doctest/doctest.h>
 
 #include "config/hardware.h"
 #include "estimate/flops.h"
 #include "estimate/params.h"
-#include "estimate/step_time.h"
 #include "unit/test_util.h"
 
 namespace tally {
@@ -80,8 +81,9 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
   CHECK(a100.inter_node_bandwidth == 25e9);   // one 200 Gb/s HDR NIC per GPU
   CHECK(a100.board_power_w == 400);           // A100 SXM datasheet, max TDP
   CHECK(a100.gemm_efficiency.at("bf16") == 0.8);
-  CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml", "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
-                                                  "gemm_efficiency: {bf16: 1.5}\n"),
+  CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
+                                        "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
+                                        "gemm_efficiency: {bf16: 1.5}\n"),
                        doctest::Contains("must be a ratio in (0, 1]"), InputError);
 }
 
@@ -108,8 +110,8 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
     s.recompute = Recompute::kSelective;
     s.attention = Attention::kEager;  // Megatron-LM of 2022: fused softmax, no flash attention
     const LayerGraph g = Micro(Gpt(row.h, row.layers, row.heads), s);
-    const StepTime st = TrainingStep(g, s, a100, *a100.Peak("bf16"), a100.gemm_efficiency.at("bf16"),
-                                     CountParams(g).trainable, {});
+    const StepTime st =
+        TrainingStep(g, s, a100, *a100.Peak("bf16"), a100.gemm_efficiency.at("bf16"), CountParams(g).trainable, {});
     CHECK(st.step_seconds == doctest::Approx(row.seconds).epsilon(row.tolerance));
     // MFU: model FLOPs (attention whole) / (time x devices x peak).
     const FlopCounts f = CountFlops(g);
