@@ -169,7 +169,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double n = static_cast<double>(dp);
     const double grads = static_cast<double>(trainable_params) / (tp * pp) * Bytes(s.dtypes.grad);
     const double bw = link(s.gpus);
-    out.dp_comm = Ring(n, grads, bw);
+    // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
+    out.dp_comm = s.zero >= 3 ? Ring(n, grads, bw) / 2 : Ring(n, grads, bw);
     const double last_backward = backward_stage;
     double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), out.dp_comm - last_backward);
     if (s.zero >= 3) {

@@ -75,6 +75,36 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
   CHECK(inter.dp_exposed <= inter.dp_comm);
 }
 
+TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters in every pass") {
+  // 16 ranks across nodes (25 GB/s), 2 micro-batches: one reduce-scatter of the bf16 gradients and,
+  // per micro-batch, an all-gather of the bf16 parameters in the forward and in the backward, each
+  // (16 - 1) / 16 of the buffer (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x).
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  Settings s = Parallel(1, 1, 16, 2);
+  s.zero = 3;
+  const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
+  const uint64_t params = CountParams(g).trainable;
+  const double buffer = 15.0 / 16 * 2 * static_cast<double>(params) / 25e9;
+  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(buffer * (1 + 2 * 2)));
+}
+
+TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapped") {
+  // Llama-2-7B at seq 2048, micro-batch 1, tp 2 on one A100 node: 64 row-parallel linears (attention
+  // out and MLP down in 32 blocks), each a 2048 x 4096 bf16 output all-reduced in the forward and
+  // its twin in the backward: 2 x 64 x 2 (2 - 1) / 2 x 2048 x 4096 x 2 B / 300 GB/s.
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  Settings s = Parallel(2, 1, 1, 1);
+  const ModelSpec spec = ResolveModel("llama-2-7b");
+  Settings micro = s;
+  micro.batch = 1;
+  const LayerGraph g = BuildGraph(spec, GraphSettingsOf(micro));
+  const StepTime st = TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {});
+  CHECK(st.tp_comm == doctest::Approx(2 * 64 * (2048.0 * 4096 * 2) / 300e9));
+  // Sequence parallelism swaps each for a reduce-scatter + all-gather of the same volume.
+  s.sp = true;
+  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {}).tp_comm == doctest::Approx(st.tp_comm));
+}
+
 TEST_CASE("step: the hardware catalog carries the collective links, board power and GEMM efficiency") {
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   CHECK(a100.intra_node_bandwidth == 300e9);  // NVLink 3: 12 links x 25 GB/s per direction
