@@ -34,6 +34,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--mbu", f.mbu, "memory-bandwidth utilization for the inference roofline (default 0.8)", "RATIO");
   opt("--prompt", f.prompt, "inference: prompt tokens per sequence (default 512; 4k = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
+  opt("--gpus-per-node", f.gpus_per_node, "training: devices per node; collectives within one use the intra-node "
+                                          "link, larger ones the inter-node link (default 8)", "N");
+  opt("--vp", f.vp, "training: virtual pipeline stages per device (interleaved 1F1B; default 1)", "N");
+  opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
 TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) {
@@ -54,6 +58,9 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.mbu) r.mbu = ParseReal(*f.mbu, "--mbu", kUtilization);
   if (f.prompt) r.prompt = ParseLength(*f.prompt, "--prompt");
   if (f.generate) r.generate = ParseLength(*f.generate, "--generate");
+  if (f.gpus_per_node) r.train.gpus_per_node = ParseCount(*f.gpus_per_node, "--gpus-per-node");
+  if (f.vp) r.train.vp = ParseCount(*f.vp, "--vp");
+  if (f.price) r.train.price = ParseReal(*f.price, "--price", {.lo = 0, .what = "a price >= 0 such as 2.5"});
   return r;
 }
 
@@ -70,10 +77,17 @@ Report HardwareReport() {
                                  {.key = "description", .shown = false},
                                  {.key = "memory_bytes", .label = "memory", .unit = Unit::kByte},
                                  {.key = "memory_bandwidth", .label = "bandwidth", .unit = Unit::kBytePerSecond},
-                                 {.key = "interconnect_bandwidth", .unit = Unit::kBytePerSecond, .shown = false}};
+                                 {.key = "interconnect_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
+                                 {.key = "intra_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
+                                 {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
+                                 {.key = "board_power_w", .unit = Unit::kNumber, .shown = false}};
   for (const std::string& d : dtypes) {
     columns.push_back({.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond,
                        .shown = d == "bf16" || d == "fp8"});
+  }
+  for (const std::string& d : dtypes) {
+    columns.push_back({.key = "gemm_efficiency." + d, .label = d + " GEMM efficiency", .unit = Unit::kRatio,
+                       .shown = false});
   }
   columns.push_back({.key = "source", .label = "file", .shown = false});
   Report r;
@@ -83,12 +97,27 @@ Report HardwareReport() {
     const HardwareSpec& h = specs[i];
     std::vector<Cell> row = {names[i], h.kind, h.description, h.memory_bytes, h.memory_bandwidth,
                              h.interconnect_bandwidth};
+    for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w}) {
+      if (v > 0) {
+        row.emplace_back(v);
+      } else {
+        row.emplace_back();
+      }
+    }
     for (const std::string& d : dtypes) {
       auto peak = h.peak_flops.find(d);
       if (peak == h.peak_flops.end()) {
         row.emplace_back();  // no peak for this dtype: absent from its JSON object
       } else {
         row.emplace_back(peak->second);
+      }
+    }
+    for (const std::string& d : dtypes) {
+      auto eff = h.gemm_efficiency.find(d);
+      if (eff == h.gemm_efficiency.end()) {
+        row.emplace_back();
+      } else {
+        row.emplace_back(eff->second);
       }
     }
     row.push_back(h.source);

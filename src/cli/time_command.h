@@ -12,7 +12,7 @@
 namespace tally {
 
 struct TimeFlags {
-  std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate;
+  std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price;
 };
 
 void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);

@@ -42,7 +42,8 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   if (root.IsNull()) throw InputError({file, 1, 1}, "the hardware file is empty");
   ConfigMap m(root, file, "hardware",
               {"name", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
-               "peak_flops", "achieved_flops", "sources"});
+               "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth",
+               "inter_node_bandwidth", "board_power_w", "gemm_efficiency"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -53,6 +54,26 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   h.interconnect_bandwidth = m.Has("interconnect_bandwidth")
                                  ? ReadRate(m.Get("interconnect_bandwidth"), file, "interconnect_bandwidth", Zero::kAllowed)
                                  : 0;
+  for (auto [key, into] : {std::pair<const char*, double*>{"intra_node_bandwidth", &h.intra_node_bandwidth},
+                            {"inter_node_bandwidth", &h.inter_node_bandwidth},
+                            {"board_power_w", &h.board_power_w}}) {
+    if (m.Has(key)) *into = ReadRate(m.Get(key), file, key, Zero::kAllowed);
+  }
+  if (m.Has("gemm_efficiency")) {
+    ConfigMap eff(m.Get("gemm_efficiency"), file, "gemm_efficiency", kPeakKeys);
+    for (const std::string& k : kPeakKeys) {
+      if (!eff.Has(k)) continue;
+      const YAML::Node& node = eff.Get(k);
+      const std::string ratio = node.IsScalar() ? node.Scalar() : "";
+      double v = -1;
+      auto [ptr, ec] = std::from_chars(ratio.data(), ratio.data() + ratio.size(), v);
+      if (ratio.empty() || ec != std::errc() || ptr != ratio.data() + ratio.size() || !(v > 0 && v <= 1)) {
+        throw InputError(eff.Loc(k), "'" + k + "' in 'gemm_efficiency' must be a ratio in (0, 1] such as 0.8, got " +
+                                         Describe(node));
+      }
+      h.gemm_efficiency[k] = v;
+    }
+  }
   ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", kPeakKeys);
   for (const std::string& k : kPeakKeys) {
     if (peaks.Has(k)) h.peak_flops[k] = ReadRate(peaks.Get(k), file, k, Zero::kAllowed);

@@ -18,6 +18,14 @@ struct HardwareSpec {
   uint64_t memory_bytes = 0;
   double memory_bandwidth = 0;        // bytes/s
   double interconnect_bandwidth = 0;  // bytes/s per direction per device
+  // Collectives (estimate/step_time.h): bytes/s per direction per device inside a node (NVLink,
+  // xGMI) and across nodes (the device's InfiniBand/Ethernet NIC share); 0 when not given.
+  double intra_node_bandwidth = 0;
+  double inter_node_bandwidth = 0;
+  double board_power_w = 0;  // the board's rated power (TDP/TBP), watts; 0 when not given
+  // dtype -> the fraction of the dense peak large GEMMs reach (cuBLAS at large square shapes);
+  // absent: training time falls back to a fixed MFU.
+  std::map<std::string, double> gemm_efficiency;
   std::map<std::string, double> peak_flops;  // dtype -> dense FLOP/s: fp64, fp32, tf32, fp16, bf16, fp8, int8
   // dtype -> a GEMM rate measured on this device (`tally measure --calibrate`); time uses it as the
   // achieved FLOP/s when neither --mfu nor --achieved is given.

@@ -8,6 +8,7 @@
 #include "estimate/memory.h"
 #include "estimate/params.h"
 #include "estimate/evaluation.h"
+#include "estimate/step_time.h"
 #include "util/checked_math.h"
 #include "util/units.h"
 
@@ -37,6 +38,43 @@ void CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& s, const 
   }
 }
 
+// Mean power drawn while training as a fraction of the board's rated power: an assumption (GPUs
+// under dense GEMM load run near, not at, their limit; Patterson et al. 2021 report measured mean
+// draws below the rated TDP), stated in the report.
+constexpr double kPowerUtilization = 0.8;
+
+void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q, Report& r) {
+  r.Set("time.breakdown.compute", "step: compute", st.compute, Unit::kSecond,
+        "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
+        "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
+        "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
+        "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
+  r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
+        "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward");
+  r.Set("time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
+        "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; Narayanan et "
+        "al. 2021, §2.2)");
+  r.Set("time.breakdown.offload", "step: CPU offload", 0.0, Unit::kSecond, "no offload modelled");
+  r.Set("time.comm.tp_seconds", "tensor-parallel collectives", st.tp_comm, Unit::kSecond,
+        "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and a full "
+        "recompute); sequence parallel: reduce-scatter + all-gather, the same volume; not overlapped");
+  r.Set("time.comm.pp_seconds", "pipeline point-to-point", st.pp_comm, Unit::kSecond,
+        "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)");
+  r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
+        "ring 2 (n - 1) / n x gradient bytes / link bandwidth (ZeRO-3: a reduce-scatter, half that, plus a parameter "
+        "all-gather per micro-batch forward and backward)");
+  r.Set("time.comm.dp_exposed_seconds", "data-parallel: exposed", st.dp_exposed, Unit::kSecond,
+        "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-3 gathers past the compute");
+  r.Set("time.comm.intra_node_bandwidth", "intra-node link per device", st.intra_bandwidth, Unit::kBytePerSecond,
+        "from " + hw.source + " (a group of up to --gpus-per-node " + std::to_string(q.gpus_per_node) +
+            " devices stays inside a node)");
+  r.Set("time.comm.inter_node_bandwidth", "inter-node link per device", st.inter_bandwidth, Unit::kBytePerSecond,
+        "from " + hw.source);
+  r.Set("time.gemm_efficiency", std::string("large-GEMM efficiency (") + ComputeDtype(s.precision) + ")",
+        st.efficiency, Unit::kRatio, "from " + hw.source + " (gemm_efficiency)");
+  r.Set("time.bubble_fraction", "pipeline bubble fraction of the step", st.bubble_fraction, Unit::kRatio);
+}
+
 void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
   const auto summary = ev.Summary(s);
   const FlopCounts f = ScaleFlops(summary->flops, s.batch);
@@ -55,25 +93,47 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   const uint64_t tokens_per_step = transformer ? CheckedMul(s.batch, summary->seq, "the tokens") : s.batch;  // per replica
   const double peak = PeakFor(hw, s);
   const ParamCounts& params = summary->params;
+  // The step modelled from its parts where the catalog gives the GEMM efficiency for the compute
+  // dtype and no throughput is given (--mfu or --achieved override the whole).
+  TrainQuery query = req.train;
+  if (query.vp > 1 && s.pp == 1) throw InputError("--vp: interleaved stages need --pp > 1");
+  std::optional<StepTime> step;
+  const auto efficiency = hw.gemm_efficiency.find(ComputeDtype(s.precision));
+  if (!query.mfu && !query.achieved && efficiency != hw.gemm_efficiency.end()) {
+    GraphSettings micro = GraphSettingsOf(kernels);
+    micro.batch = s.micro_batch;
+    // Eager attention computes the masked half and then masks it; only the fused kernel skips it.
+    micro.causal = s.causal || (causal_kernels && s.attention == Attention::kFlash);
+    step = TrainingStep(*ev.Graph(micro), s, hw, peak, efficiency->second, params.trainable,
+                        {.gpus_per_node = query.gpus_per_node, .vp = query.vp, .mbu = req.mbu.value_or(kDefaultMbu)});
+    query.step_seconds = step->step_seconds;
+  } else if (!query.mfu && !query.achieved) {
+    r.notes.push_back(hw.name + " lists no gemm_efficiency for " + ComputeDtype(s.precision) +
+                      ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
+  }
   const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total,
-                                   params.active, peak, req.train, s.gpus);
+                                   params.active, peak, query, s.gpus);
   r.Group("time", std::string("Training time on ") + hw.name);
   r.Set("time.hardware", "device", hw.name, Unit::kText);
   r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", peak,
         Unit::kFlopPerSecond, "from " + hw.source);
   r.Set("time.mfu", "MFU (model FLOPs / peak)", t.mfu, Unit::kRatio,
-        req.train.achieved ? "achieved x model FLOPs / hardware FLOPs / peak" : "as given (--mfu, default 0.4)");
+        req.train.achieved ? "achieved x model FLOPs / hardware FLOPs / peak"
+        : step             ? "model FLOPs / (step time x devices x peak), from the modelled step"
+                           : "as given (--mfu, default 0.4)");
   r.Set("time.hfu", std::string("HFU (") + (causal_kernels ? "causal kernels, " : "") + "with recomputation)", t.hfu,
         Unit::kRatio, "hardware FLOPs / (time x devices x peak); PaLM, App. B");
   r.Set("time.tokens", "tokens", t.tokens, Unit::kCount);
   r.Set("time.train_seconds", "training time", t.seconds, Unit::kSecond,
-        "model FLOPs / (devices x peak x MFU), or hardware FLOPs / (devices x achieved)");
+        step ? "steps x the modelled step time (time.breakdown)"
+             : "model FLOPs / (devices x peak x MFU), or hardware FLOPs / (devices x achieved)");
   r.Set("time.gpus", "devices", t.gpus_needed, Unit::kNumber);
   if (std::fabs(t.gpus - static_cast<double>(t.gpus_needed)) > 1e-9) {
     r.Set("time.gpus_exact", "devices (exact, before rounding up)", t.gpus, Unit::kRatio);
   }
   r.Set("time.steps", "optimizer steps", t.steps, Unit::kCount);
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
+  if (step) AddBreakdown(*step, s, hw, query, r);
   r.Set("time.gpu_hours", "device-hours", t.gpu_hours, Unit::kCount);
   r.Set("time.compute_flops", "model FLOPs in all", t.model_flops, Unit::kFlop);
   r.Set("time.hardware_flops",
@@ -81,6 +141,17 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
         t.hardware_flops, Unit::kFlop,
         causal_kernels ? "what the kernels execute: attention's masked half skipped (--no-causal counts it)"
                        : "what the kernels execute");
+  if (hw.board_power_w > 0) {
+    r.Set("time.energy_kwh", "energy in kWh (devices only)", t.gpu_hours * hw.board_power_w * kPowerUtilization / 1000,
+          Unit::kRatio,
+          "device-hours x board power x " + FormatFixed(kPowerUtilization, 2) +
+              " (assumed mean draw while training, as a fraction of the rated board power); board power from " +
+              hw.source);
+  }
+  if (query.price) {
+    r.Set("time.cost", "cost (device-hours x --price)", t.gpu_hours * *query.price, Unit::kRatio,
+          "device-hours x --price per device-hour");
+  }
   r.Set("time.chinchilla_tokens", "Chinchilla-optimal tokens (20 per parameter)", t.chinchilla_tokens, Unit::kCount,
         "Hoffmann et al. 2022");
   r.Set("time.approx.six_nd_seconds", "6·N·D time (N = parameters a token uses)", t.six_nd_seconds, Unit::kSecond,

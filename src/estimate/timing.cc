@@ -25,6 +25,8 @@ bool TensorParallel(const Layer& l) {
   return std::any_of(l.param_tensors.begin(), l.param_tensors.end(), [](const ParamTensor& t) { return t.tp_sharded; });
 }
 
+}  // namespace
+
 // How many ways tensor parallelism divides a node's compute: tp, or less where some of its matrices
 // split fewer ways (K and V past their heads, each rank computing its replica): the ratio of the
 // node's matrix elements to one rank's share of them.
@@ -45,6 +47,8 @@ double TpDivisor(const Layer& l, uint64_t tp) {
 bool RowParallel(const Layer& l) {
   return l.kind == LayerKind::kLinear && !l.saved.empty() && l.saved[0].tp_sharded;
 }
+
+namespace {
 
 struct OpCost {
   double flops = 0;
@@ -166,8 +170,12 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
   const double per_token_hardware = static_cast<double>(hardware_step) / static_cast<double>(tokens_per_step);
   // Device-seconds per token: model FLOPs at MFU · peak (PaLM, App. B), or hardware FLOPs at the
   // achieved rate (what a profiler measures, recomputation included; Narayanan et al. 2021, §5.1).
+  // Or, neither given, the modelled step: its seconds on the replica's devices over its tokens.
   const double device_seconds_per_token =
-      q.achieved ? per_token_hardware / *q.achieved : per_token_model / (q.mfu.value_or(0.4) * peak);
+      q.achieved ? per_token_hardware / *q.achieved
+      : (q.step_seconds && !q.mfu)
+          ? *q.step_seconds * static_cast<double>(devices_per_replica) / static_cast<double>(tokens_per_step)
+          : per_token_model / (q.mfu.value_or(0.4) * peak);
   t.chinchilla_tokens = 20.0 * static_cast<double>(params);
   if (q.tokens && q.seconds && !q.gpus) {
     t.tokens = *q.tokens;

@@ -19,6 +19,12 @@ struct TrainQuery {
   std::optional<uint64_t> gpus;  // given explicitly
   std::optional<double> mfu;     // model FLOPs utilization of the dense peak (PaLM, App. B)
   std::optional<double> achieved;  // hardware FLOP/s per device actually reached (recomputation included)
+  // The modelled seconds of one replica's optimizer step (estimate/step_time.h): used when neither
+  // mfu nor achieved is given.
+  std::optional<double> step_seconds;
+  uint64_t gpus_per_node = 8;
+  uint64_t vp = 1;               // virtual pipeline stages (interleaved 1F1B)
+  std::optional<double> price;   // per device-hour
 };
 
 struct TrainTime {
@@ -45,6 +51,11 @@ struct TrainTime {
 TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tokens_per_step,
                        uint64_t devices_per_replica, uint64_t params, uint64_t active_params, double peak,
                        const TrainQuery& query, uint64_t default_gpus);
+
+// How many ways tensor parallelism divides a node's compute (tp, or less past K/V heads), and
+// whether a linear is row-parallel (its output all-reduced over the tensor-parallel group).
+double TpDivisor(const Layer& l, uint64_t tp);
+bool RowParallel(const Layer& l);
 
 // The peak dtype a precision policy computes in: bf16, fp16, fp32 (no TF32: PyTorch's matmul
 // default) or fp8.

@@ -1,0 +1,189 @@
+#include "estimate/step_time.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimate/flops.h"
+#include "estimate/timing.h"
+#include "util/dtype.h"
+#include "util/error.h"
+
+namespace tally {
+namespace {
+
+double Elements(const std::vector<uint64_t>& shape) {
+  double n = 1;
+  for (uint64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+
+double Bytes(DType d) { return static_cast<double>(BitsPer(d)) / 8; }
+
+// cuBLAS tiles the output in 128 x 128 blocks (the largest common CUTLASS/cuBLAS tile for 16-bit
+// tensor-core GEMMs); a partial tile costs a whole one. NVIDIA, "Matrix Multiplication Background
+// User's Guide" (docs.nvidia.com/deeplearning/performance), "Tile Quantization".
+constexpr double kTile = 128;
+
+// PyTorch DDP's default gradient bucket (bucket_cap_mb = 25): the last one is reduced after the
+// backward ends, so at least its all-reduce is exposed.
+constexpr double kBucketBytes = 25.0 * 1024 * 1024;
+
+// Optimizer state tensors per parameter (what the update reads and writes besides the weight).
+double OptimizerStates(Optimizer o) {
+  switch (o) {
+    case Optimizer::kSgd:
+      return 0;
+    case Optimizer::kAdam:
+    case Optimizer::kAdamw:
+    case Optimizer::kAdam8bit:
+      return 2;
+    default:
+      return 1;
+  }
+}
+
+bool SelectiveDropped(const Layer& l) {
+  return std::any_of(l.saved.begin(), l.saved.end(), [](const SavedTensor& t) { return t.selective; });
+}
+
+// Ring all-reduce: each device sends and receives 2 (n - 1) / n of the buffer (Patarasuk & Yuan
+// 2009); a reduce-scatter or an all-gather is half of it.
+double Ring(double n, double bytes, double bandwidth) { return n > 1 ? 2 * (n - 1) / n * bytes / bandwidth : 0; }
+
+}  // namespace
+
+double TileEfficiency(uint64_t m, uint64_t n) {
+  const auto q = [](uint64_t d) {
+    const double x = static_cast<double>(d);
+    return x / (kTile * std::ceil(x / kTile));
+  };
+  return q(m) * q(n);
+}
+
+StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
+                      uint64_t trainable_params, const StepOptions& o) {
+  StepTime out;
+  out.efficiency = efficiency;
+  const double act = Bytes(s.dtypes.activation);
+  const double bandwidth = hw.memory_bandwidth * o.mbu;
+  const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
+  const double micro = static_cast<double>(s.grad_accum);
+  const bool flash = s.attention == Attention::kFlash;
+  // A collective inside a node runs over NVLink/xGMI, one spanning nodes over the NIC. Without the
+  // catalog's fields, the scale-up interconnect stands in for both.
+  out.intra_bandwidth = hw.intra_node_bandwidth > 0 ? hw.intra_node_bandwidth : hw.interconnect_bandwidth;
+  out.inter_bandwidth = hw.inter_node_bandwidth > 0 ? hw.inter_node_bandwidth : out.intra_bandwidth;
+  const auto link = [&](uint64_t span) {
+    const double b = span <= o.gpus_per_node ? out.intra_bandwidth : out.inter_bandwidth;
+    if (b <= 0) throw InputError("--hardware: " + hw.name + " gives no interconnect bandwidth for the collectives");
+    return b;
+  };
+  // One GEMM on one device: max(compute at the rolled-off efficiency, its operands at bandwidth).
+  const auto gemm_time = [&](double flops, double m, double n, double k, double count) {
+    const double rate =
+        peak * efficiency * TileEfficiency(static_cast<uint64_t>(std::ceil(m)), static_cast<uint64_t>(std::ceil(n)));
+    return std::max(flops / rate, (m * k + k * n + m * n) * count * act / bandwidth);
+  };
+  // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
+  enum Part { kPre, kBlocks, kPost };
+  double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {};
+  double row_parallel_bytes = 0, hidden = 0;
+  for (size_t i = 0; i < g.layers.size(); ++i) {
+    const Layer& l = g.layers[i];
+    const int part = i < g.blocks_begin ? kPre : i < g.blocks_end ? kBlocks : kPost;
+    const double rep = static_cast<double>(l.repeat);
+    // A tied head splits as the embedding it shares does (Megatron's vocabulary-parallel head).
+    const double div = TpDivisor(l.weights_of ? g.layers[*l.weights_of] : l, s.tp);
+    double fwd = 0, bwd = 0;
+    for (const Gemm& gm : l.gemms) {
+      double m = static_cast<double>(gm.m), n = static_cast<double>(gm.n), k = static_cast<double>(gm.k);
+      const double count = static_cast<double>(gm.count) / (l.component == Component::kAttentionCore ? tp : 1);
+      if (l.component != Component::kAttentionCore) (RowParallel(l) ? k : n) /= div;
+      const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div;
+      fwd += gemm_time(f, m, n, k, count);
+      if (gm.grad_a) bwd += gemm_time(f, m, k, n, count);  // dA = dY·Bᵀ: m x k out
+      if (gm.grad_b) bwd += gemm_time(f, k, n, m, count);  // dB = Aᵀ·dY: k x n out
+      // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
+      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(f, m, n, k, count);
+    }
+    if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
+      // A memory-bound op reads its input and writes its output; its backward reads the output's
+      // gradient and the saved input and writes the input's gradient (twice the forward's bytes).
+      // Sequence parallelism splits the ops tensor parallelism leaves replicated.
+      const double shard = l.component == Component::kAttentionCore ? tp : div > 1 ? div : s.sp ? tp : 1;
+      const double t = 2 * Elements(l.shape) * act / shard / bandwidth;
+      fwd += t;
+      bwd += 2 * t;
+    }
+    forward_all[part] += fwd * rep;
+    backward_all[part] += bwd * rep;
+    if (s.recompute == Recompute::kFull || (s.recompute == Recompute::kSelective && SelectiveDropped(l))) {
+      recompute[part] += fwd * rep;
+    }
+    if (RowParallel(l)) {
+      row_parallel_bytes += Elements(l.shape) * act * rep;
+      hidden = Elements(l.shape) * act;
+    }
+  }
+  // The pipeline runs at its slowest stage: ceil(L / pp) blocks, plus the embedding on the first
+  // stage or the head and loss on the last, whichever is heavier (without pipelining, all of it).
+  const auto total = [&](int part) { return forward_all[part] + backward_all[part] + recompute[part]; };
+  const double layers = static_cast<double>(std::max<uint64_t>(g.n_layers, 1));
+  const double stage_share = s.pp > 1 ? std::ceil(layers / pp) / layers : 1;
+  const double ends = s.pp > 1 ? std::max(total(kPre), total(kPost)) : total(kPre) + total(kPost);
+  const double backward_stage = backward_all[kBlocks] * stage_share + backward_all[kPost];
+  // The optimizer update reads and writes every local parameter's state once per step (memory-bound):
+  // reads the gradient, the weight (its fp32 master under mixed precision) and the states, writes the
+  // weight, the master and the states. ZeRO-1 and above update a 1/dp share.
+  const double local =
+      static_cast<double>(trainable_params) / (tp * pp) / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1);
+  const double master = s.dtypes.master ? Bytes(*s.dtypes.master) : 0;
+  const double states = OptimizerStates(s.optimizer) * Bytes(s.dtypes.state);
+  out.optimizer = local * (Bytes(s.dtypes.grad) + 2 * Bytes(s.dtypes.param) + 2 * master + 2 * states) / bandwidth;
+  out.compute = (total(kBlocks) * stage_share + ends) * micro + out.optimizer;
+  // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
+  // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in a full recompute;
+  // sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
+  // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
+  if (s.tp > 1) {
+    const double passes = s.recompute == Recompute::kFull ? 3 : 2;
+    out.tp_comm = passes * Ring(tp, row_parallel_bytes, link(s.tp)) * micro * stage_share;
+  }
+  // Pipeline: each micro-batch sends its activation forward and its gradient back across every
+  // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
+  // 2021, §4.1); interleaving crosses vp times as many boundaries.
+  if (s.pp > 1) {
+    out.pp_comm = 2 * hidden / tp / link(s.tp * s.pp) * micro * static_cast<double>(o.vp);
+  }
+  // The pipeline bubble of 1F1B: (p - 1) stage-times of idle at each step's ends, divided by the
+  // virtual stages when interleaved (Narayanan et al. 2021, §2.2).
+  const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm;
+  out.pipeline_bubble = (pp - 1) / static_cast<double>(o.vp) * busy / micro;
+  out.bubble_fraction = out.pipeline_bubble / (busy + out.pipeline_bubble);
+  // Data parallel: the gradients of a device's parameters all-reduced across dp ranks (ZeRO-1/2:
+  // reduce-scatter + all-gather, the same volume; ZeRO-3 gathers the parameters again in every
+  // micro-batch's forward and backward: Rajbhandari et al. 2020, §7). The reduction overlaps with the
+  // last micro-batch's backward except the last bucket; ZeRO-3's gathers prefetch under compute.
+  const uint64_t dp = s.dp();
+  if (dp > 1) {
+    const double n = static_cast<double>(dp);
+    const double grads = static_cast<double>(trainable_params) / (tp * pp) * Bytes(s.dtypes.grad);
+    const double bw = link(s.gpus);
+    // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
+    out.dp_comm = s.zero >= 3 ? Ring(n, grads, bw) / 2 : Ring(n, grads, bw);
+    const double last_backward = backward_stage;
+    double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), out.dp_comm - last_backward);
+    if (s.zero >= 3) {
+      const double params = static_cast<double>(trainable_params) / (tp * pp) * Bytes(s.dtypes.param);
+      const double gathers = 2 * Ring(n, params, bw) / 2 * micro;  // an all-gather is half a ring all-reduce
+      out.dp_comm += gathers;
+      exposed += std::max(0.0, gathers - out.compute);
+    }
+    out.dp_exposed = exposed;
+  }
+  out.communication = out.tp_comm + out.pp_comm + out.dp_exposed;
+  out.step_seconds = out.compute + out.communication + out.pipeline_bubble;
+  return out;
+}
+
+}  // namespace tally

@@ -1,0 +1,42 @@
+// A training step's time from its parts: compute (the graph's GEMMs at a shape-aware efficiency,
+// the other ops at memory bandwidth), exposed communication (tensor-, pipeline- and data-parallel
+// collectives over intra- and inter-node links) and the pipeline bubble.
+#pragma once
+
+#include <cstdint>
+
+#include "config/hardware.h"
+#include "config/model_spec.h"
+#include "config/settings.h"
+#include "graph/layer_graph.h"
+
+namespace tally {
+
+struct StepOptions {
+  uint64_t gpus_per_node = 8;
+  uint64_t vp = 1;   // virtual pipeline stages per device (interleaved 1F1B)
+  double mbu = 0.8;  // memory-bandwidth utilization of the memory-bound ops
+};
+
+struct StepTime {
+  double efficiency = 0;  // the catalog's large-GEMM efficiency for the compute dtype
+  double optimizer = 0;   // the optimizer update, memory-bound
+  double compute = 0;     // the slowest stage's ops over the step, plus the optimizer update
+  double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
+  double communication = 0;  // exposed: tp + pp + dp_exposed
+  double pipeline_bubble = 0;
+  double bubble_fraction = 0;  // (p - 1) / (v·m + p - 1)
+  double step_seconds = 0;     // compute + communication + pipeline_bubble
+  double intra_bandwidth = 0, inter_bandwidth = 0;
+};
+
+// One optimizer step of one replica: `micro` is the graph at settings.micro_batch (its kernels'
+// causality already applied), run grad_accum times. `peak` is the dense FLOP/s of the compute dtype
+// and `efficiency` the catalog's gemm_efficiency for it.
+StepTime TrainingStep(const LayerGraph& micro, const Settings& s, const HardwareSpec& hw, double peak,
+                      double efficiency, uint64_t trainable_params, const StepOptions& o);
+
+// The fraction of a GEMM's large-shape rate an (m x k)·(k x n) product keeps from tile quantization.
+double TileEfficiency(uint64_t m, uint64_t n);
+
+}  // namespace tally
