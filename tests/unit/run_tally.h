@@ -126,12 +126,12 @@ inline TallyRun RunTally(const std::vector<std::string>& args) {
   REQUIRE(widths.size() >= 2);
   for (size_t w : widths) CHECK(w == widths.front());
   if (!list) CHECK(widths.front() == leaves.size());
-  // --get of a spread of numeric leaves (at most 12 per run, so that the suite stays fast).
+  // --get of a spread of numeric leaves (at most 8 per run, so that the suite stays fast).
   std::vector<std::pair<std::string, nlohmann::json>> numbers;
   for (const auto& leaf : leaves) {
     if (leaf.second.is_number()) numbers.push_back(leaf);
   }
-  const size_t step = numbers.size() / 12 + 1;
+  const size_t step = numbers.size() / 8 + 1;
   for (size_t i = 0; i < numbers.size(); i += step) {
     const auto& [key, value] = numbers[i];
     CAPTURE(key);
