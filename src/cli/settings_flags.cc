@@ -47,6 +47,7 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   if (f.optimizer) s.optimizer = ParseName<Optimizer>(*f.optimizer, "--optimizer");
   if (f.recompute) s.recompute = ParseName<Recompute>(*f.recompute, "--recompute");
   if (f.attention) s.attention = ParseName<Attention>(*f.attention, "--attention");
+  if (f.mlp_kernel) s.mlp_kernel = ParseName<MlpKernel>(*f.mlp_kernel, "--mlp-kernel");
   if (f.dropout) s.dropout = ParseReal(*f.dropout, "--dropout", kProbability);
   if (f.dropout_mask) s.dropout_mask = ParseName<DropoutMask>(*f.dropout_mask, "--dropout-mask");
   if (f.input) {
@@ -139,6 +140,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"quant", &WorkloadFlags::quant},           {"overhead", &WorkloadFlags::overhead},
       {"hardware", &WorkloadFlags::hardware},     {"reserve", &WorkloadFlags::reserve},
       {"dropout_mask", &WorkloadFlags::dropout_mask}, {"input", &WorkloadFlags::input},
+      {"mlp_kernel", &WorkloadFlags::mlp_kernel},
   };
   return kFlags;
 }
@@ -174,6 +176,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)), "KIND");
   opt("--attention", f.attention,
       std::string(Name(Attention::kEager)) + " (saves the s x s scores) | " + Name(Attention::kFlash) + " (default)",
+      "KIND");
+  opt("--mlp-kernel", f.mlp_kernel,
+      "a gated MLP's act(gate)·up: " + choices(JoinNames<MlpKernel>(" | "), Name(defaults.mlp_kernel)) +
+          "; eager saves act(gate) too",
       "KIND");
   opt("--dropout", f.dropout, "dropout probability, overriding the config's", "P");
   opt("--input", f.input, "a sequential model's sample shape, e.g. 3,299,299 (default the config's input)", "SHAPE");

@@ -41,6 +41,11 @@ struct EnumNames<Attention> {
 };
 
 template <>
+struct EnumNames<MlpKernel> {
+  static constexpr NameEntry<MlpKernel> kTable[] = {{MlpKernel::kEager, "eager"}, {MlpKernel::kFused, "fused"}};
+};
+
+template <>
 struct EnumNames<Quant> {
   static constexpr NameEntry<Quant> kTable[] = {
       {Quant::kNone, "none"}, {Quant::kInt8, "int8"}, {Quant::kInt4, "int4"},

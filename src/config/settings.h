@@ -16,6 +16,8 @@ enum class Precision { kFp32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8 };
 enum class Optimizer { kSgd, kSgdMomentum, kAdagrad, kRmsprop, kAdam, kAdamw, kAdam8bit, kLion, kAdafactor };
 enum class Recompute { kNone, kSelective, kFull };
 enum class Attention { kEager, kFlash };
+// A gated MLP's act(gate) · up: eager PyTorch ops (4 saved tensors) or one fused kernel (3).
+enum class MlpKernel { kEager, kFused };
 // Weight quantization by --quant, each one method of config/quantization.h (QuantFlagSpec): int8
 // bitsandbytes LLM.int8, int4 GPTQ group 128, fp8 blocks of 128 x 128, nf4 bitsandbytes with double
 // quantization (QLoRA), mxfp4 OCP microscaling.
@@ -55,6 +57,7 @@ struct Settings {
   Optimizer optimizer = Optimizer::kAdamw;
   Recompute recompute = Recompute::kNone;
   Attention attention = Attention::kFlash;
+  MlpKernel mlp_kernel = MlpKernel::kEager;
   std::optional<double> dropout;  // overrides the config's
   DropoutMask dropout_mask = DropoutMask::kCuda;
   std::vector<uint64_t> input;  // a sequential model's sample shape, overriding the config's; empty: its own

@@ -53,7 +53,13 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
     if (types.size() <= type) types.resize(type + 1);
     const uint64_t bytes = DeviceBytes(t, s, s.micro_batch);
     Block& b = types[type];
-    if (t.checkpoint) b.checkpoint = bytes;
+    // Full recomputation keeps the block's input, the residual stream in the activation dtype, even
+    // where the first node saves an fp32 copy of it (RMSNorm).
+    if (t.checkpoint) {
+      SavedEntry input = t;
+      input.cls = SavedClass::kActivation;
+      b.checkpoint = DeviceBytes(input, s, s.micro_batch);
+    }
     b.full = Add(b.full, bytes);
     // Selective recomputation drops the s² attention tensors (Korthikanti et al. 2022, §5).
     if (!(s.recompute == Recompute::kSelective && t.selective)) b.kept = Add(b.kept, bytes);

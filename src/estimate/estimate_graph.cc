@@ -3,8 +3,10 @@
 #include <map>
 #include <set>
 
+#include "config/names.h"
 #include "estimate/checkpoint_report.h"
 #include "estimate/flops.h"
+#include "estimate/kv_cache.h"
 #include "estimate/memory_report.h"
 #include "estimate/params.h"
 #include "util/checked_math.h"
@@ -184,7 +186,9 @@ void AddFlops(const ModelSpec& spec, const Settings& settings, const GraphSummar
   if (transformer) AddApproximations(graph, spec, settings.batch, p.non_embedding - (p.total - p.active), f, r);
 }
 
-void AddLayers(const LayerGraph& graph, Report& r) {
+// Each node of the graph, blocks expanded. A layer's attention node (QK^T) also names its attention
+// kind (and span) and the KV-cache bytes one token adds to that layer (whole layer, --kv-dtype).
+void AddLayers(const LayerGraph& graph, const Settings& settings, Report& r) {
   Table& t = r.AddTable("layers", "Layers",
                         {{.key = "path"},
                          {.key = "kind"},
@@ -193,13 +197,23 @@ void AddLayers(const LayerGraph& graph, Report& r) {
                          {.key = "params", .unit = Unit::kCount},
                          {.key = "flops.forward", .label = "forward FLOPs", .unit = Unit::kFlop},
                          {.key = "flops.backward", .unit = Unit::kFlop, .shown = false},
-                         {.key = "flops.non_matmul_forward", .unit = Unit::kFlop, .shown = false}});
+                         {.key = "flops.non_matmul_forward", .unit = Unit::kFlop, .shown = false},
+                         {.key = "attention"},
+                         {.key = "attention_span", .unit = Unit::kCount, .shown = false},
+                         {.key = "kv_bytes_per_token", .label = "KV per token", .unit = Unit::kByte}});
+  const DType kv = KvDtype(settings);
   for (const Layer& l : graph.Expanded()) {
     const LayerFlops f = CountLayerFlops(l);
     std::string formulas;  // each GEMM instantiated, for --explain
     for (const Gemm& g : l.gemms) formulas += (formulas.empty() ? "" : "\n") + GemmText(g, l.path);
+    Cell attention, span, kv_bytes;
+    if (l.kind == LayerKind::kAttentionScores && l.kv_elements_per_token > 0) {
+      attention = std::string(Name(l.attention));
+      if (l.attention_span > 0) span = l.attention_span;
+      kv_bytes = BytesOf(l.kv_elements_per_token, kv, "the KV cache");
+    }
     t.rows.push_back({l.path, std::string(LayerKindName(l.kind)), std::string(ComponentName(l.component)), l.shape,
-                      l.params, f.forward, f.backward, f.non_matmul_forward});
+                      l.params, f.forward, f.backward, f.non_matmul_forward, attention, span, kv_bytes});
     t.explain.push_back(std::move(formulas));
   }
 }
@@ -225,7 +239,7 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   if (request.params) AddCheckpoint(spec, r);
   if (request.flops) AddFlops(spec, settings, *summary, r);
   if (request.memory) AddMemory(spec, settings, summary->memory, r);
-  if (request.layers) AddLayers(*evaluation.Graph(GraphSettingsOf(settings)), r);
+  if (request.layers) AddLayers(*evaluation.Graph(GraphSettingsOf(settings)), settings, r);
   if (request.layers) AddCheckpointMatch(spec, *evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());

@@ -50,6 +50,48 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
   return out + " · " + N(batch) + " · " + bytes + (s.pp > 1 ? "; the most-loaded stage's share" : "");
 }
 
+// Korthikanti et al. 2022's per-layer activation bytes, for comparison: Eq. 1 (s·b·h·(34 + 5·a·s/h)),
+// Eq. 2 with tensor parallelism t, Eq. 4 with sequence parallelism, §5's selective (the 5·a·s/h term
+// dropped: Eq. 6; flash attention keeps no s² tensors either) and full (2·s·b·h) recomputation. They
+// assume a GPT block with 2-byte activations, 1-byte dropout masks and eager attention, and leave out
+// LayerNorm's fp32 mean and rstd, which autograd keeps: 16·s·b bytes a block under those conditions
+// (tests/unit/memory_test.cc).
+void AddKorthikanti(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t exact, Report& r) {
+  const std::string what = "Korthikanti et al.'s activation formula";
+  const uint64_t h = spec.transformer.d_model, a = spec.transformer.n_heads, t = s.tp;
+  const uint64_t sbh = CheckedProduct({model.seq, s.micro_batch, h}, what);
+  const uint64_t as2b = CheckedProduct({5, a, model.seq, model.seq, s.micro_batch}, what);
+  const bool flash = s.attention == Attention::kFlash;
+  const bool selective = s.recompute == Recompute::kSelective || flash;
+  uint64_t bytes = 0;
+  std::string formula;
+  // Without the s² attention tensors: the 5·a·s/h term drops (§5; Eq. 6 with sequence parallelism).
+  const std::string without = std::string(" without its 5·a·s/h term (") +
+                              (s.recompute == Recompute::kSelective ? "selective recomputation" : "flash attention") +
+                              ")";
+  if (s.recompute == Recompute::kFull) {
+    bytes = CheckedMul(2, sbh, what) / (s.sp ? t : 1);
+    formula = s.sp ? "2·s·b·h/t (§5, full recomputation)" : "2·s·b·h (§5, full recomputation)";
+  } else if (t > 1 && !s.sp) {
+    bytes = CheckedAdd(CheckedMul(10, sbh, what), CheckedMul(24, sbh, what) / t, what);
+    if (!selective) bytes = CheckedAdd(bytes, as2b / t, what);
+    formula = selective ? "s·b·h·(10 + 24/t): Eq. 2" + without : "s·b·h·(10 + 24/t + 5·a·s/(h·t)) (Eq. 2)";
+  } else {
+    bytes = CheckedMul(34, sbh, what);
+    if (!selective) bytes = CheckedAdd(bytes, as2b, what);
+    bytes /= s.sp ? t : 1;
+    formula = s.sp ? (selective ? "s·b·h/t·34: Eq. 4" + without : "s·b·h/t·(34 + 5·a·s/h) (Eq. 4)")
+                   : (selective ? "34·s·b·h: Eq. 1" + without : "s·b·h·(34 + 5·a·s/h) (Eq. 1)");
+  }
+  r.Set("activations.korthikanti_per_layer", "Korthikanti et al. 2022 per block", bytes, Unit::kByte,
+        formula + ", s = " + N(model.seq) + ", b = " + N(s.micro_batch) + ", h = " + N(h) + ", a = " + N(a) +
+            (t > 1 ? ", t = " + N(t) : "") +
+            ": a GPT block at 2-byte activations and 1-byte masks; without LayerNorm's fp32 mean and "
+            "rstd (16·s·b bytes)");
+  r.Set("activations.korthikanti_ratio", "exact / Korthikanti et al.",
+        bytes == 0 ? 0.0 : static_cast<double>(exact) / static_cast<double>(bytes), Unit::kRatio);
+}
+
 void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& model, Report& r) {
   const TrainMemory m = TrainingMemory(s, model);
   const Precisions& d = s.dtypes;
@@ -79,8 +121,8 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   if (s.pp > 1) r.Set("memory.train.stage", "most-loaded pipeline stage", m.stage, Unit::kNumber);
   if (spec.family == Family::kTransformer) {
     r.Set("activations.per_layer", "activations of one block (micro-batch, this device)", m.per_layer_activations,
-          Unit::kByte, "unique tensors one block saves; Korthikanti et al. 2022, Eq. 1: s·b·h·(34 + 5·a·s/h) at fp16 "
-                       "with eager attention and dropout");
+          Unit::kByte, "the unique tensors one block saves for backward, as eager PyTorch's autograd does");
+    AddKorthikanti(spec, s, model, m.per_layer_activations, r);
   }
 }
 

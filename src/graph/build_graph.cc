@@ -80,8 +80,8 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
 
 GraphSettings GraphSettingsOf(const Settings& s) {
   return {.batch = s.batch, .seq = s.seq, .context = s.context, .causal = s.causal, .attention = s.attention,
-          .dropout = s.dropout, .frozen = s.frozen, .lora_rank = s.lora_rank, .lora_targets = s.lora_targets,
-          .dropout_mask = s.dropout_mask, .input = s.input};
+          .mlp_kernel = s.mlp_kernel, .dropout = s.dropout, .frozen = s.frozen, .lora_rank = s.lora_rank,
+          .lora_targets = s.lora_targets, .dropout_mask = s.dropout_mask, .input = s.input};
 }
 
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {

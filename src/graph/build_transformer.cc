@@ -3,8 +3,10 @@
 // parallel blocks (GPT-NeoX, Falcon, Phi), mixture-of-experts MLPs (Mixtral; shared experts and
 // dense-first layers: DeepSeek, Llama 4), ALiBi (BLOOM), post- and sandwich norms (OLMo-2, Gemma 2),
 // q/k norms (Qwen3, OLMo-2), attention sinks (gpt-oss) and multi-head latent attention (DeepSeek).
-// Saved tensors follow Korthikanti et al. 2022 (§4.1): with dropout and MHA one block saves
-// 34·s·b·h + 5·a·s²·b bytes at 2-byte activations and 1-byte masks.
+// Saved tensors are what eager PyTorch's autograd saves (flash attention and a fused gated MLP on
+// request). Korthikanti et al. 2022 (§4.1, Eq. 1) count 34·s·b·h + 5·a·s²·b bytes for a block with
+// dropout and MHA at 2-byte activations and 1-byte masks; autograd also keeps each LayerNorm's fp32
+// mean and rstd, 16·s·b bytes more (estimate/memory_report.cc reports both).
 #include <algorithm>
 
 #include "graph/build_graph.h"
@@ -131,15 +133,36 @@ class TransformerBuilder {
                               ln ? kFlopsPerLayerNormElement : kFlopsPerRmsNormElement);
     if (t_.norm_params != NormParams::kNone) AddParamTensor(l, {params}, false);
     if (ln && t_.norm_params == NormParams::kAffine) AddParamTensor(l, {params}, false);  // LayerNorm's bias
-    l.saved.push_back({input, elements, SavedClass::kActivation});
+    const uint64_t rows = elements / params;  // normalized groups: tokens (x heads for per-head q/k norms)
+    if (ln) {
+      // native_layer_norm saves its input and the fp32 mean and reciprocal deviation of every row.
+      l.saved.push_back({input, elements, SavedClass::kActivation});
+      l.saved.push_back({path + ":mean", rows, SavedClass::kFp32});
+      l.saved.push_back({path + ":rstd", rows, SavedClass::kFp32});
+    } else {
+      // RMSNorm as transformers writes it (LlamaRMSNorm), composed of ops: x.to(fp32), pow(2) and
+      // mean(-1), rsqrt(+eps), then x·rstd, cast back, times the weight. Autograd (saved-tensor
+      // hooks, torch 1.13) keeps the fp32 x (pow and mul; x itself at fp32 activations), the fp32
+      // x² (torch 1.13's mean saves its input), the fp32 rstd per row (rsqrt and mul) and, with a
+      // weight, the normalized x it multiplies.
+      l.saved.push_back({input, elements, SavedClass::kFp32});
+      l.saved.push_back({path + ":squares", elements, SavedClass::kFp32});
+      l.saved.push_back({path + ":rstd", rows, SavedClass::kFp32});
+      if (t_.norm_params != NormParams::kNone) l.saved.push_back({path + ":normed", elements});
+    }
     return l;
+  }
+
+  // A saved dropout mask: CUDA's 1-byte bool, or on the CPU the noise tensor of the activation dtype.
+  SavedClass MaskClass() const {
+    return settings_.dropout_mask == DropoutMask::kCpu ? SavedClass::kActivation : SavedClass::kMask;
   }
 
   void Dropout(const std::string& path, uint64_t elements, Component c) {
     if (t_.dropout <= 0) return;
     std::vector<uint64_t> shape = layers_.back().shape;
     Layer l = MakeElementwise(path, LayerKind::kDropout, c, elements, kFlopsPerElementwise);
-    l.saved.push_back({.id = path + ":mask", .elements = elements, .cls = SavedClass::kMask});
+    l.saved.push_back({.id = path + ":mask", .elements = elements, .cls = MaskClass()});
     Add(std::move(l), shape);
   }
 
@@ -332,7 +355,7 @@ class TransformerBuilder {
       Layer drop = MakeElementwise(P("attn.dropout"), LayerKind::kDropout, Component::kAttentionCore, scores,
                                    kFlopsPerElementwise);
       if (!flash_) {
-        drop.saved.push_back({.id = drop.path + ":mask", .elements = scores, .cls = SavedClass::kMask,
+        drop.saved.push_back({.id = drop.path + ":mask", .elements = scores, .cls = MaskClass(),
                               .tp_sharded = true, .selective = true});
       }
       Add(std::move(drop), {b_, a, s_, kv_});
@@ -385,6 +408,11 @@ class TransformerBuilder {
     if (gated) {
       AddLinear(linear("gate", h, f, input), shape(f), "gate");
       act.saved.push_back({.id = cur_, .elements = hidden, .tp_sharded = true});
+      // Eager act(gate) · up: the activation saves the gate, the multiply act(gate) and up (4
+      // tensors with the down projection's input); a fused kernel recomputes act(gate) (3).
+      if (settings_.mlp_kernel == MlpKernel::kEager) {
+        act.saved.push_back({.id = P(prefix + "act:gate"), .elements = hidden, .tp_sharded = true});
+      }
     }
     AddLinear(linear("up", h, f, input), shape(f), "up");
     // ReLU's backward uses its output (the down projection's saved input); GELU and SiLU their input.

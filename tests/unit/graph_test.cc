@@ -23,27 +23,98 @@ const Layer& Find(const LayerGraph& g, const std::string& path) {
   return g.layers.front();
 }
 
-// Bytes of the unique tensors block `block` saves: 2-byte activations, 1-byte masks.
+// Bytes of the unique tensors block `block` saves: 2-byte activations, 1-byte masks, 4-byte fp32.
 uint64_t SavedBytes(const LayerGraph& g, int block) {
   std::map<std::string, uint64_t> unique;
   for (const Layer& l : g.Expanded()) {
     if (l.block != block) continue;
-    for (const SavedTensor& t : l.saved) unique[t.id] = t.elements * (t.cls == SavedClass::kMask ? 1 : 2);
+    for (const SavedTensor& t : l.saved) {
+      unique.try_emplace(t.id, t.elements * (t.cls == SavedClass::kMask ? 1 : t.cls == SavedClass::kFp32 ? 4 : 2));
+    }
   }
   uint64_t bytes = 0;
   for (const auto& [id, b] : unique) bytes += b;
   return bytes;
 }
 
-TEST_CASE("graph: saved tensors of a GPT-2 block match Korthikanti et al. 2022, Eq. 1") {
-  // s·b·h·(34 + 5·a·s/h) bytes per layer with fp16 activations, dropout, no recomputation.
+TEST_CASE("graph: saved tensors of a GPT-2 block are Korthikanti et al. 2022's Eq. 1 plus LayerNorm's statistics") {
+  // Eq. 1: s·b·h·(34 + 5·a·s/h) bytes per layer with fp16 activations, dropout, no recomputation;
+  // autograd's native_layer_norm also keeps an fp32 mean and rstd per row: 2 LayerNorms x 2 x 4 B
+  // = 16 bytes per token.
   for (uint64_t batch : {uint64_t{1}, uint64_t{4}}) {
     CAPTURE(batch);
     const uint64_t s = 1024, b = batch, h = 768, a = 12;
     LayerGraph g = PresetGraph("gpt2-small", {.batch = batch, .attention = Attention::kEager});
-    CHECK(SavedBytes(g, 0) == 34 * s * b * h + 5 * a * s * s * b);
+    CHECK(SavedBytes(g, 0) == 34 * s * b * h + 5 * a * s * s * b + 16 * s * b);
     CHECK(SavedBytes(g, 11) == SavedBytes(g, 0));
+    CHECK(Find(g, "blocks.0.attn_norm").saved.size() == 3);  // input, mean, rstd
   }
+}
+
+TEST_CASE("graph: --dropout-mask cpu charges a transformer's masks the activation dtype") {
+  // GPT-2 small's masks: the attention probabilities' (a·s²·b) and the two residual branches'
+  // (2·s·b·h), 1 byte each with CUDA's bool masks, 2 bytes as the CPU's fp16 noise tensors.
+  const uint64_t s = 1024, b = 1, h = 768, a = 12;
+  LayerGraph g = PresetGraph("gpt2-small", {.attention = Attention::kEager, .dropout_mask = DropoutMask::kCpu});
+  CHECK(SavedBytes(g, 0) == 34 * s * b * h + 5 * a * s * s * b + 16 * s * b + a * s * s * b + 2 * s * b * h);
+}
+
+// A 1-block Llama-style model, h = 8, f = 16, 2 heads, seq 4, no dropout, eager attention.
+const char* kTinyLlama = R"(
+family: transformer
+vocab_size: 32
+context_length: 4
+d_model: 8
+n_layers: 1
+n_heads: 2
+d_ff: 16
+mlp: swiglu
+norm: rmsnorm
+bias: false
+position: rope
+)";
+
+TEST_CASE("graph: RMSNorm saves what transformers' eager LlamaRMSNorm saves in torch 1.13") {
+  // LlamaRMSNorm(x) = w · (x.float() · rsqrt(mean(x.float()², -1) + eps)).to(x.dtype), walked with
+  // saved-tensor hooks and grad_fn._saved_* on torch 1.13.1 (scripts/conformance, llama-block): pow
+  // saves the fp32 x, mean its input x², rsqrt its result (one per row), mul x and rstd again, the
+  // weight's mul the normalized x. Per row of h = 8: 8·4 (x) + 8·4 (x²) + 4 (rstd) + 8·2 (normed,
+  // 2-byte) = 84 bytes; 4 tokens, batch 2: 8 rows, 672 bytes.
+  LayerGraph g = InlineGraph(kTinyLlama, {.batch = 2, .attention = Attention::kEager});
+  const Layer& norm = Find(g, "blocks.0.attn_norm");
+  REQUIRE(norm.saved.size() == 4);
+  const SavedClass fp32 = SavedClass::kFp32;
+  CHECK(norm.saved[0].cls == fp32);
+  CHECK(norm.saved[0].elements == 2 * 4 * 8);
+  CHECK(norm.saved[1].cls == fp32);
+  CHECK(norm.saved[1].elements == 2 * 4 * 8);
+  CHECK(norm.saved[2].cls == fp32);
+  CHECK(norm.saved[2].elements == 2 * 4);
+  CHECK(norm.saved[3].cls == SavedClass::kActivation);
+  CHECK(norm.saved[3].elements == 2 * 4 * 8);
+  uint64_t bytes = 0;
+  for (const SavedTensor& t : norm.saved) bytes += t.elements * (t.cls == fp32 ? 4 : 2);
+  CHECK(bytes == 672);
+}
+
+TEST_CASE("graph: an eager SwiGLU saves 4 tensors of d_ff, a fused kernel 3") {
+  // down(silu(gate(x)) · up(x)): SiLU saves gate(x); the multiply saves silu(gate(x)) and up(x);
+  // down saves the product: 4 · b·s·f elements, 4 · 2·4·16 · 2 B = 1,024 bytes at 2-byte
+  // activations. A fused act-and-multiply kernel recomputes silu(gate(x)): 3 tensors, 768 bytes.
+  auto mlp_bytes = [](MlpKernel kernel) {
+    LayerGraph g = InlineGraph(kTinyLlama, {.batch = 2, .attention = Attention::kEager, .mlp_kernel = kernel});
+    uint64_t bytes = 0;
+    for (const char* path : {"blocks.0.mlp.act", "blocks.0.mlp.down"}) {
+      for (const SavedTensor& t : Find(g, path).saved) bytes += t.elements * 2;
+    }
+    return bytes;
+  };
+  CHECK(mlp_bytes(MlpKernel::kEager) == 1024);
+  CHECK(mlp_bytes(MlpKernel::kFused) == 768);
+  // In the whole block only the MLP moves, by the one b·s·f tensor silu(gate(x)).
+  CHECK(SavedBytes(InlineGraph(kTinyLlama, {.batch = 2, .mlp_kernel = MlpKernel::kEager}), 0) -
+            SavedBytes(InlineGraph(kTinyLlama, {.batch = 2, .mlp_kernel = MlpKernel::kFused}), 0) ==
+        2 * 4 * 16 * 2);
 }
 
 TEST_CASE("graph: GQA shrinks the K and V projections and the KV cache") {

@@ -5,6 +5,7 @@
 #include "estimate/fit.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
+#include "unit/run_tally.h"
 #include "unit/test_util.h"
 
 namespace tally {
@@ -50,50 +51,81 @@ TEST_CASE("memory: ZeRO stages reproduce Rajbhandari et al. 2019, Table 1 (Ψ = 
 }
 
 // Korthikanti et al. 2022 assume fp16 activations, dropout and eager attention: GPT-2 presets fit.
+// Their Eq. 1-6 leave out LayerNorm's saved fp32 mean and rstd, which autograd keeps: two LayerNorms
+// x 2 statistics x 4 B = 16 bytes per token per layer, replicated under tensor parallelism and split
+// with sequence parallelism (rounded up per statistic: 4 · 4 · ceil(s·b/t)).
 struct Shape {
   const char* preset;
   uint64_t s, h, a, t;
 };
 
-TEST_CASE("memory: per-layer activations reproduce Korthikanti et al. 2022 (Eq. 1-6)") {
+// activations.korthikanti_per_layer from the CLI, with `flags` after the preset.
+uint64_t PaperKey(const std::string& preset, uint64_t b, std::vector<std::string> flags) {
+  std::vector<std::string> args = {"memory", preset, "--micro-batch", std::to_string(b), "--attention", "eager"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"--get", "activations.korthikanti_per_layer"});
+  const testing::TallyRun run = testing::RunTally(args);
+  REQUIRE(run.code == 0);
+  return std::stoull(run.out);
+}
+
+TEST_CASE("memory: per-layer activations are Korthikanti et al. 2022 (Eq. 1-6) plus LayerNorm's statistics") {
   for (const Shape& x : {Shape{"gpt2-small", 1024, 768, 12, 4}, Shape{"gpt2-xl", 1024, 1600, 25, 5}}) {
     CAPTURE(x.preset);
     for (uint64_t b : {uint64_t{1}, uint64_t{2}}) {
       CAPTURE(b);
       const uint64_t sbh = x.s * b * x.h, as2b = x.a * x.s * x.s * b;
+      const uint64_t stats = 16 * x.s * b, stats_sp = 16 * ((x.s * b + x.t - 1) / x.t);
+      const std::string t = std::to_string(x.t);
       Settings base{.micro_batch = b, .attention = Attention::kEager};
       // Eq. 1: s·b·h·(34 + 5·a·s/h).
-      CHECK(Train(x.preset, base).per_layer_activations == 34 * sbh + 5 * as2b);
+      CHECK(PaperKey(x.preset, b, {}) == 34 * sbh + 5 * as2b);
+      CHECK(Train(x.preset, base).per_layer_activations == 34 * sbh + 5 * as2b + stats);
       Settings selective = base;
       selective.recompute = Recompute::kSelective;
-      CHECK(Train(x.preset, selective).per_layer_activations == 34 * sbh);  // §5
+      CHECK(PaperKey(x.preset, b, {"--recompute", "selective"}) == 34 * sbh);  // §5
+      CHECK(Train(x.preset, selective).per_layer_activations == 34 * sbh + stats);
       Settings full = base;
       full.recompute = Recompute::kFull;
-      CHECK(Train(x.preset, full).per_layer_activations == 2 * sbh);  // §5: only the layer input
+      CHECK(PaperKey(x.preset, b, {"--recompute", "full"}) == 2 * sbh);  // §5: only the layer input
+      CHECK(Train(x.preset, full).per_layer_activations == 2 * sbh);
       Settings tp = base;
       tp.gpus = tp.tp = x.t;
       // Eq. 2, tensor parallel alone: s·b·h·(10 + 24/t + 5·a·s/(h·t)).
-      CHECK(Train(x.preset, tp).per_layer_activations == 10 * sbh + 24 * sbh / x.t + 5 * as2b / x.t);
+      CHECK(PaperKey(x.preset, b, {"--gpus", t, "--tp", t}) == 10 * sbh + 24 * sbh / x.t + 5 * as2b / x.t);
+      CHECK(Train(x.preset, tp).per_layer_activations == 10 * sbh + 24 * sbh / x.t + 5 * as2b / x.t + stats);
       Settings sp = tp;
       sp.sp = true;
       // Eq. 4, with sequence parallelism: s·b·h/t·(34 + 5·a·s/h).
-      CHECK(Train(x.preset, sp).per_layer_activations == (34 * sbh + 5 * as2b) / x.t);
+      CHECK(PaperKey(x.preset, b, {"--gpus", t, "--tp", t, "--sp"}) == (34 * sbh + 5 * as2b) / x.t);
+      CHECK(Train(x.preset, sp).per_layer_activations == (34 * sbh + 5 * as2b) / x.t + stats_sp);
       Settings sp_selective = sp;
       sp_selective.recompute = Recompute::kSelective;
-      CHECK(Train(x.preset, sp_selective).per_layer_activations == 34 * sbh / x.t);  // Eq. 6
+      CHECK(PaperKey(x.preset, b, {"--gpus", t, "--tp", t, "--sp", "--recompute", "selective"}) ==
+            34 * sbh / x.t);  // Eq. 6
+      CHECK(Train(x.preset, sp_selective).per_layer_activations == 34 * sbh / x.t + stats_sp);
     }
   }
 }
 
 TEST_CASE("memory: flash attention keeps no s² tensors, only fp32 softmax statistics") {
   // GPT-2 small, dropout (masks regenerated from the RNG in flash): 34·s·b·h with no dropout mask in
-  // the core, plus 4·a·s·b bytes of log-sum-exp.
+  // the core, plus 4·a·s·b bytes of log-sum-exp and 16·s·b of LayerNorm statistics.
   const uint64_t s = 1024, h = 768, a = 12;
-  CHECK(Train("gpt2-small", {}).per_layer_activations == 34 * s * h + 4 * a * s);
-  // Llama-2-7B (no dropout, SwiGLU): 16·s·b·h + 6·s·b·f + 4·a·s·b, derived node by node.
+  CHECK(Train("gpt2-small", {}).per_layer_activations == 34 * s * h + 4 * a * s + 16 * s);
+  // Llama-2-7B (no dropout, eager SwiGLU, bf16), node by node: each RMSNorm saves an fp32 x and x²
+  // (4h + 4h), an fp32 rstd (4) and the normalized x (2h); q, k, v (6h), the norms' outputs as the
+  // qkv and gate/up inputs (2h + 2h), the flash output O (2h): 32·s·b·h + 8·s·b; gate, silu(gate),
+  // up and their product 4 · 2f; log-sum-exp 4·a·s·b.
   const uint64_t f = 11008, hl = 4096, al = 32, sl = 4096, bl = 8;
   CHECK(Train("llama-2-7b", {.micro_batch = bl}).per_layer_activations ==
-        16 * sl * bl * hl + 6 * sl * bl * f + 4 * al * sl * bl);
+        32 * sl * bl * hl + 8 * sl * bl + 8 * sl * bl * f + 4 * al * sl * bl);
+  // A fused SwiGLU kernel saves 3 of the 4 d_ff tensors.
+  CHECK(Train("llama-2-7b", {.micro_batch = bl, .mlp_kernel = MlpKernel::kFused}).per_layer_activations ==
+        32 * sl * bl * hl + 8 * sl * bl + 6 * sl * bl * f + 4 * al * sl * bl);
+  // Full recomputation keeps each block's input in the activation dtype (2h), not the RMSNorm's fp32 copy.
+  CHECK(Train("llama-2-7b", {.micro_batch = bl, .recompute = Recompute::kFull}).per_layer_activations ==
+        2 * sl * bl * hl);
 }
 
 TEST_CASE("memory: the lecture's Cruncher ledger with AdaGrad") {
@@ -412,6 +444,40 @@ TEST_CASE("memory: pipeline stages split inference weights and KV cache") {
   const InferMemory b = InferenceMemory(spec, four, testing::MemoryOf(spec, four), 1);
   CHECK(b.kv_cache * 4 == a.kv_cache);  // 20 of 80 layers on each stage
   CHECK(b.weights < a.weights / 3);
+}
+
+TEST_CASE("memory: --layers names each layer's attention kind and the KV bytes one token adds to it") {
+  // gemma-2-9b (config.json: sliding_window 4096, every other layer full, layer 0 sliding): each
+  // layer keeps K and V of 8 heads x 256 per token, 2 · 8 · 256 = 4,096 elements: 8,192 bytes at
+  // bf16 (the activation dtype, the KV dtype's default), 2,048 at int4.
+  for (const auto& [flags, bytes] : {std::pair<std::vector<std::string>, uint64_t>{{}, 8192},
+                                     std::pair<std::vector<std::string>, uint64_t>{{"--kv-dtype", "int4"}, 2048}}) {
+    std::vector<std::string> args = {"estimate", "gemma-2-9b", "--seq", "16", "--layers", "--format", "json"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const testing::TallyRun run = testing::RunTally(args);
+    REQUIRE(run.code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(run.out);
+    std::vector<std::string> kinds;
+    uint64_t sum = 0;
+    for (const nlohmann::json& l : doc["layers"]) {
+      if (l["attention"].is_null()) {
+        CHECK(l["kv_bytes_per_token"].is_null());
+        continue;
+      }
+      const std::string kind = l["attention"].get<std::string>();
+      CHECK(l["kv_bytes_per_token"].get<uint64_t>() == bytes);
+      CHECK(l["attention_span"] == (kind == "sliding" ? nlohmann::json(4096) : nlohmann::json(nullptr)));
+      sum += l["kv_bytes_per_token"].get<uint64_t>();
+      kinds.push_back(kind);
+    }
+    REQUIRE(kinds.size() == 42);
+    for (size_t i = 0; i < kinds.size(); ++i) CHECK(kinds[i] == (i % 2 == 0 ? "sliding" : "full"));
+    CHECK(sum == doc["kv_cache"]["per_token"].get<uint64_t>());  // the layers add up to the model's figure
+  }
+  // The human table shows the column.
+  const testing::TallyRun text = testing::RunTally({"estimate", "gemma-2-9b", "--seq", "16", "--layers"});
+  CHECK(text.out.find("sliding") != std::string::npos);
+  CHECK(text.out.find("KV per token") != std::string::npos);
 }
 
 }  // namespace
