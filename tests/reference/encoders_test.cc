@@ -25,7 +25,7 @@ ModelSpec WithArchitecture(const std::string& file, const std::string& from, con
 }
 
 uint64_t Total(const ModelSpec& spec, Settings s = {}) {
-  s.seq = 8;
+  if (spec.family == Family::kTransformer) s.seq = 8;
   return CountParams(BuildGraph(spec, GraphSettingsOf(s))).total;
 }
 
@@ -115,6 +115,33 @@ TEST_CASE("encoders: the CLI") {
                                         "infer"});
   CHECK(infer.code == 2);
   CHECK(infer.err.find("is an encoder and generates no tokens") != std::string::npos);
+}
+
+TEST_CASE("encoders: ViT from config.json builds the vit-b-16 preset's graph") {
+  // google/vit-base-patch16-224 (ViTForImageClassification, 1000 classes) is torchvision's vit_b_16:
+  // 86,567,656 parameters, torchvision's ViT_B_16_Weights meta "num_params" (index id 12153866346).
+  const ModelSpec hf = LoadModelFile(Hf("vit-base-patch16-224.json"));
+  const ModelSpec preset = ResolveModel("vit-b-16");
+  Settings s;
+  s.batch = 2;
+  const LayerGraph a = BuildGraph(hf, GraphSettingsOf(s));
+  const LayerGraph b = BuildGraph(preset, GraphSettingsOf(s));
+  CHECK(CountParams(a).total == 86'567'656);
+  REQUIRE(a.layers.size() == b.layers.size());
+  for (size_t i = 0; i < a.layers.size(); ++i) {
+    CAPTURE(a.layers[i].path);
+    CHECK(a.layers[i].path == b.layers[i].path);
+    CHECK(a.layers[i].shape == b.layers[i].shape);
+    CHECK(a.layers[i].params == b.layers[i].params);
+    CHECK(a.layers[i].non_matmul_flops == b.layers[i].non_matmul_flops);
+    CHECK(a.layers[i].gemms.size() == b.layers[i].gemms.size());
+    CHECK(a.layers[i].saved.size() == b.layers[i].saved.size());
+  }
+  CHECK(Evaluation(hf).Summary(s)->flops.forward == Evaluation(preset).Summary(s)->flops.forward);
+  // ViTModel keeps its pooler instead of the classifier: - (768·1000 + 1000) + (768·768 + 768)
+  // = 86,389,248 (derived by hand).
+  CHECK(Total(WithArchitecture("vit-base-patch16-224.json", "ViTForImageClassification", "ViTModel")) ==
+        86'567'656 - 769'000 + 590'592);
 }
 
 }  // namespace
