@@ -463,8 +463,10 @@ class HfReader {
         t_.num_labels = m_.PositiveInt("num_labels", 2);
       }
     } else {
+      const std::string family = base.substr(0, base.size() - std::string("Model").size());
       throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch + "'; tally reads " + base +
-                                                    ", its ForMaskedLM and its ForSequenceClassification");
+                                                    ", " + family + "ForMaskedLM and " + family +
+                                                    "ForSequenceClassification");
     }
   }
 
@@ -796,12 +798,14 @@ ModelSpec ReadVit(const YAML::Node& root, const std::string& file) {
   spec.description = "Hugging Face config.json, model_type vit";
   if (!m.Bool("qkv_bias", true)) throw InputError(m.Loc("qkv_bias"), "'qkv_bias: false' is not supported yet");
   const std::string act = m.String("hidden_act", "gelu");
-  if (act != "gelu") throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads gelu");
+  if (act != "gelu") {
+    throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads gelu");
+  }
   const uint64_t h = m.PositiveInt("hidden_size"), image = m.PositiveInt("image_size", 224);
   const uint64_t patch = m.PositiveInt("patch_size", 16);
   if (image % patch != 0) {
-    throw InputError(m.Loc("patch_size"), "the image size (" + std::to_string(image) +
-                                              ") is not a multiple of the patch size (" + std::to_string(patch) + ")");
+    throw InputError(m.Loc("patch_size"), "the image size (" + std::to_string(image) + ") is not a multiple of " +
+                                              "the patch size (" + std::to_string(patch) + ")");
   }
   SequentialSpec& s = spec.sequential;
   s.input = {m.PositiveInt("num_channels", 3), image, image};

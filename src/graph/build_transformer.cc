@@ -495,7 +495,8 @@ class TransformerBuilder {
     if (t_.pooler) FirstTokenDense("pooler");
     if (t_.head != EncoderHead::kClassifier) return;
     if (!t_.pooler) FirstTokenDense("head.dense");
-    Add(MakeLinear("head.classifier", Component::kHead, b_, h, t_.num_labels, true, cur_, true), {b_, t_.num_labels});
+    Add(MakeLinear("head.classifier", Component::kHead, b_, h, t_.num_labels, true, cur_, true),
+        {b_, t_.num_labels});
     const uint64_t logits = Count("loss", {b_, t_.num_labels});
     Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
     loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});

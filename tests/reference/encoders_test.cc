@@ -75,6 +75,13 @@ TEST_CASE("encoders: sequence classification") {
         124'645'632 - 590'592 + 590'592 + 1'538);
 }
 
+TEST_CASE("encoders: an architecture tally does not read is an error at the list") {
+  CHECK_THROWS_WITH_AS(WithArchitecture("bert-base-uncased.json", "BertForMaskedLM", "BertForPreTraining"),
+                       "bert-base-uncased.json:2:20: error: unsupported architecture 'BertForPreTraining'; tally "
+                       "reads BertModel, BertForMaskedLM and BertForSequenceClassification",
+                       InputError);
+}
+
 TEST_CASE("encoders: RoBERTa's position rows, and what an encoder costs") {
   const ModelSpec roberta = LoadModelFile(Hf("roberta-base.json"));
   // max_position_embeddings 514: two rows for the padding offset, 512 usable positions.
@@ -115,6 +122,17 @@ TEST_CASE("encoders: the CLI") {
                                         "infer"});
   CHECK(infer.code == 2);
   CHECK(infer.err.find("is an encoder and generates no tokens") != std::string::npos);
+  // Every head through every command's consistency checks (RunTally): children sum, JSON, CSV.
+  for (const char* file : {"distilbert-sst-2.json", "roberta-base.json", "vit-base-patch16-224.json"}) {
+    CAPTURE(file);
+    CHECK(testing::RunTally({"estimate", Hf(file), "--batch", "2"}).code == 0);
+  }
+  CHECK(testing::RunTally({"estimate", Hf("bert-base-uncased.json"), "--seq", "128", "--tp", "2"}).code == 0);
+  // Freezing the head component: the MLM transform (590,592) stops training.
+  // 109,514,298 - 590,592 = 108,923,706.
+  const auto frozen = testing::RunTally({"estimate", Hf("bert-base-uncased.json"), "--seq", "128", "--trainable",
+                                         "head=false", "--get", "params.trainable"});
+  CHECK(frozen.out == "108923706\n");
 }
 
 TEST_CASE("encoders: ViT from config.json builds the vit-b-16 preset's graph") {
