@@ -15,7 +15,8 @@ namespace {
 const std::vector<Component>& TrainableComponents() {
   static const std::vector<Component> kComponents = {
       Component::kEmbedding, Component::kAttention, Component::kMlp,    Component::kNorm,           Component::kLmHead,
-      Component::kRouter,    Component::kLinear,    Component::kConv2d, Component::kEmbedProjection};
+      Component::kRouter,    Component::kLinear,    Component::kConv2d, Component::kEmbedProjection,
+      Component::kHead};
   return kComponents;
 }
 

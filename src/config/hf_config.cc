@@ -31,7 +31,11 @@ const std::vector<std::string> kUsedKeys = {
     "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "topk_method", "lm_head_bias", "use_qk_norm",
     "use_bias", "n_head_kv", "multi_query_group_num", "attn_config", "rotary_dim", "rope_parameters",
-    "text_config", "dtype"};
+    "text_config", "dtype",
+    // encoders (issue 16)
+    "architectures", "type_vocab_size", "hidden_act", "hidden_dropout_prob", "id2label", "num_labels", "dim",
+    "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type",
+    "image_size", "patch_size", "num_channels", "qkv_bias"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -68,7 +72,9 @@ class HfReader {
       spec_.notes.push_back("the vision parameters of this " + model_type +
                             " checkpoint are not included: tally counts its language model (text_config)");
     }
-    if (type == "gpt2" || type == "gpt_bigcode") Gpt2(type);
+    if (type == "bert" || type == "roberta" || type == "xlm-roberta") Bert(type);
+    else if (type == "distilbert") DistilBert();
+    else if (type == "gpt2" || type == "gpt_bigcode") Gpt2(type);
     else if (type == "phi") Phi();
     else if (type == "phi-msft") PhiMsft();
     else if (type == "falcon" || type == "RefinedWebModel" || type == "RefinedWeb") Falcon(type);
@@ -416,6 +422,112 @@ class HfReader {
     t_.mtp_layers = m_.NonNegativeInt("num_nextn_predict_layers", 0);
   }
 
+  // The first entry of `architectures`, or "" when the config has none.
+  std::string Architecture() const {
+    if (!m_.Has("architectures")) return "";
+    const YAML::Node& list = m_.Get("architectures");
+    if (!list.IsSequence()) {
+      throw InputError(m_.Loc("architectures"), "'architectures' must be a list, got " + Describe(list));
+    }
+    if (list.size() == 0) return "";
+    if (!list[0].IsScalar()) {
+      throw InputError(LocOf(list[0], m_.file()),
+                       "an entry of 'architectures' must be a name, got " + Describe(list[0]));
+    }
+    return list[0].Scalar();
+  }
+
+  // The encoder's head from `architectures` (`base` is the bare model's class, e.g. BertModel):
+  // the bare model when absent. BertModel keeps its pooler; BertForMaskedLM and the RoBERTa
+  // classifier build the model without it (add_pooling_layer=False); DistilBERT has none.
+  void EncoderHeadOf(const std::string& base, bool pooler) {
+    const std::string arch = Architecture();
+    auto ends = [&](const std::string& suffix) {
+      return arch.size() >= suffix.size() && arch.compare(arch.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    t_.pooler = false;
+    if (arch.empty() || arch == base) {
+      t_.head = EncoderHead::kNone;
+      t_.pooler = pooler;
+    } else if (ends("ForMaskedLM")) {
+      t_.head = EncoderHead::kMaskedLm;
+      t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+      t_.lm_head_bias = true;
+    } else if (ends("ForSequenceClassification")) {
+      t_.head = EncoderHead::kClassifier;
+      t_.pooler = pooler && base == "BertModel";
+      // PretrainedConfig: num_labels is the size of id2label, 2 by default.
+      if (m_.Has("id2label") && m_.Get("id2label").IsMap() && m_.Get("id2label").size() > 0) {
+        t_.num_labels = m_.Get("id2label").size();
+      } else {
+        t_.num_labels = m_.PositiveInt("num_labels", 2);
+      }
+    } else {
+      const std::string family = base.substr(0, base.size() - std::string("Model").size());
+      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch + "'; tally reads " + base +
+                                                    ", " + family + "ForMaskedLM and " + family +
+                                                    "ForSequenceClassification");
+    }
+  }
+
+  // The feed-forward activation of an encoder: GELU (any of transformers' GELU names) or ReLU.
+  MlpKind EncoderActivation(const char* key) {
+    const std::string act = m_.String(key, "gelu");
+    if (act == "relu") return MlpKind::kRelu;
+    if (act.rfind("gelu", 0) == 0) return MlpKind::kGelu;
+    throw InputError(m_.Loc(key), "unsupported activation '" + act + "'; tally reads gelu and relu here");
+  }
+
+  // modeling_bert.py and modeling_roberta.py (XLM-RoBERTa is RoBERTa's code): word, learned
+  // position and token-type embeddings summed and normalized, post-norm layers (LayerNorm after
+  // each residual add) with biases everywhere, a GELU MLP, bidirectional attention. RoBERTa
+  // numbers its positions from padding_idx + 1 = 2, so its max_position_embeddings (514) holds two
+  // rows no token uses: the usable context is 2 fewer.
+  void Bert(const std::string& type) {
+    ReadCommonSizes(0, 512);
+    t_.encoder = true;
+    t_.position = PositionKind::kLearned;
+    if (m_.String("position_embedding_type", "absolute") != "absolute") {
+      throw InputError(m_.Loc("position_embedding_type"), "position_embedding_type '" +
+                                                              m_.String("position_embedding_type", "") +
+                                                              "' is not supported yet; tally reads absolute");
+    }
+    if (type != "bert") {
+      if (t_.context_length <= 2) {
+        throw InputError(m_.Loc("max_position_embeddings"), "RoBERTa needs more than 2 positions (2 are padding)");
+      }
+      t_.context_length -= 2;
+      t_.position_offset = 2;
+    }
+    t_.token_types = m_.PositiveInt("type_vocab_size", 2);
+    t_.mlp = EncoderActivation("hidden_act");
+    t_.embedding_norm = true;
+    t_.final_norm = false;
+    t_.norm_placement = NormPlacement::kAfterAdd;
+    t_.dropout = m_.Probability("hidden_dropout_prob", 0.1);
+    t_.tied_embeddings = false;
+    EncoderHeadOf(type == "bert" ? "BertModel" : type == "roberta" ? "RobertaModel" : "XLMRobertaModel", true);
+  }
+
+  // modeling_distilbert.py: BERT's layout under other key names, without token types or a pooler;
+  // sinusoidal_pos_embds fills the position table with fixed values, still an nn.Embedding.
+  void DistilBert() {
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = m_.PositiveInt("dim");
+    t_.n_layers = m_.PositiveInt("n_layers");
+    t_.n_heads = m_.PositiveInt("n_heads");
+    t_.d_ff = m_.PositiveInt("hidden_dim");
+    t_.context_length = Context("max_position_embeddings", 512);
+    t_.encoder = true;
+    t_.mlp = EncoderActivation("activation");
+    t_.embedding_norm = true;
+    t_.final_norm = false;
+    t_.norm_placement = NormPlacement::kAfterAdd;
+    t_.dropout = m_.Probability("dropout", 0.1);
+    t_.tied_embeddings = false;
+    EncoderHeadOf("DistilBertModel", false);
+  }
+
   // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases (Conv1D), tied head.
   // modeling_gpt_bigcode.py: the same with one K/V head under multi_query, always tied.
   void Gpt2(const std::string& type) {
@@ -596,7 +708,7 @@ class HfReader {
     if (t_.n_kv_heads == 0) t_.n_kv_heads = t_.n_heads;  // families without grouped attention
     if (t_.head_dim == 0) {
       if (t_.d_model % t_.n_heads != 0) {
-        const char* heads = m_.Has("n_head") ? "n_head" : "num_attention_heads";  // GPT-2 and BLOOM: n_head
+        const char* heads = m_.Has("n_head") ? "n_head" : m_.Has("n_heads") ? "n_heads" : "num_attention_heads";
         throw InputError(m_.Loc(heads), "the hidden size (" + std::to_string(t_.d_model) +
                                                             ") is not divisible by the number of heads (" +
                                                             std::to_string(t_.n_heads) + ")");
@@ -662,15 +774,89 @@ class HfReader {
 
 const std::vector<std::string>& HfFamilies() {
   static const std::vector<std::string> kFamilies = {
-      "bloom",   "cohere",     "cohere2",      "deepseek_v2", "deepseek_v3",     "falcon",     "gemma",
-      "gemma2",  "gemma3",     "gemma3_text",  "gpt2",        "gpt_bigcode",     "gpt_neox",   "gpt_oss",
-      "gptj",    "llama",      "llama4",       "llama4_text", "mistral",         "mixtral",    "olmo",
-      "olmo2",   "opt",        "phi",          "phi-msft",    "phi3",            "phimoe",     "qwen2",
-      "qwen3",   "qwen3_moe",  "RefinedWeb",   "RefinedWebModel", "starcoder2"};
+      "bert", "bloom", "cohere", "cohere2", "deepseek_v2", "deepseek_v3", "distilbert", "falcon", "gemma",
+      "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_bigcode", "gpt_neox", "gpt_oss", "gptj", "llama",
+      "llama4", "llama4_text", "mistral", "mixtral", "olmo", "olmo2", "opt", "phi", "phi-msft", "phi3",
+      "phimoe", "qwen2", "qwen3", "qwen3_moe", "RefinedWeb", "RefinedWebModel", "roberta", "starcoder2", "vit",
+      "xlm-roberta"};
   return kFamilies;
 }
 
 namespace {
+
+// modeling_vit.py: ViTForImageClassification is ViTModel without its pooler, a final LayerNorm and a
+// classifier on the class token; ViTModel keeps the pooler (a dense and tanh on the class token).
+// The layers are torchvision's vit_b_16's (the vit-b-16 preset), so both build the same graph:
+// a 16x16 patch convolution with a bias, a class token, learned positions, pre-norm encoder layers
+// with q/k/v biases and a GELU MLP.
+ModelSpec ReadVit(const YAML::Node& root, const std::string& file) {
+  const ConfigMap m(root, file, "config.json", kUsedKeys, UnknownKeys::kIgnore);
+  ModelSpec spec;
+  spec.family = Family::kSequential;
+  spec.source = file;
+  spec.name = m.String("_name_or_path", std::filesystem::path(file).stem().string());
+  spec.description = "Hugging Face config.json, model_type vit";
+  if (!m.Bool("qkv_bias", true)) throw InputError(m.Loc("qkv_bias"), "'qkv_bias: false' is not supported yet");
+  const std::string act = m.String("hidden_act", "gelu");
+  if (act != "gelu") {
+    throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads gelu");
+  }
+  const uint64_t h = m.PositiveInt("hidden_size"), image = m.PositiveInt("image_size", 224);
+  const uint64_t patch = m.PositiveInt("patch_size", 16);
+  if (image % patch != 0) {
+    throw InputError(m.Loc("patch_size"), "the image size (" + std::to_string(image) + ") is not a multiple of " +
+                                              "the patch size (" + std::to_string(patch) + ")");
+  }
+  SequentialSpec& s = spec.sequential;
+  s.input = {m.PositiveInt("num_channels", 3), image, image};
+  const SourceLoc loc = m.MapLoc();
+  auto layer = [&](SeqOp op) {
+    SeqLayerSpec l;
+    l.op = op;
+    l.loc = loc;
+    return l;
+  };
+  SeqLayerSpec embed = layer(SeqOp::kPatchEmbed);
+  embed.kernel_h = embed.kernel_w = patch;
+  embed.out = h;
+  s.layers.push_back(embed);
+  SeqLayerSpec encoder = layer(SeqOp::kEncoder);
+  encoder.heads = m.PositiveInt("num_attention_heads");
+  encoder.mlp_dim = m.PositiveInt("intermediate_size");
+  if (h % encoder.heads != 0) {
+    throw InputError(m.Loc("num_attention_heads"), "the hidden size (" + std::to_string(h) +
+                                                       ") is not divisible by the number of heads (" +
+                                                       std::to_string(encoder.heads) + ")");
+  }
+  const uint64_t n_layers = m.PositiveInt("num_hidden_layers");
+  if (n_layers > 100'000) throw InputError(m.Loc("num_hidden_layers"), "more than 100000 layers");
+  s.layers.insert(s.layers.end(), n_layers, encoder);
+  s.layers.push_back(layer(SeqOp::kLayerNorm));
+  s.layers.push_back(layer(SeqOp::kClassToken));
+  std::string arch;
+  if (m.Has("architectures") && m.Get("architectures").IsSequence() && m.Get("architectures").size() > 0 &&
+      m.Get("architectures")[0].IsScalar()) {
+    arch = m.Get("architectures")[0].Scalar();
+  }
+  SeqLayerSpec head = layer(SeqOp::kLinear);
+  if (arch == "ViTForImageClassification") {
+    // PretrainedConfig: the classes are id2label's entries, else num_labels (default 2).
+    const bool labels = m.Has("id2label") && m.Get("id2label").IsMap() && m.Get("id2label").size() > 0;
+    head.out = labels ? m.Get("id2label").size() : m.PositiveInt("num_labels", 2);
+    s.layers.push_back(head);
+  } else if (arch.empty() || arch == "ViTModel") {
+    head.out = h;  // ViTPooler
+    s.layers.push_back(head);
+    SeqLayerSpec tanh = layer(SeqOp::kActivation);
+    tanh.activation = ActivationKind::kTanh;
+    s.layers.push_back(tanh);
+    s.loss = LossKind::kNone;
+  } else {
+    throw InputError(m.Loc("architectures"), "unsupported architecture '" + arch +
+                                                 "'; tally reads ViTModel and ViTForImageClassification");
+  }
+  return spec;
+}
 
 // A suggestion only for what is a misspelling of a supported type (one or two edits, and fewer
 // than a third of the name), never another family that happens to be spelled alike.
@@ -702,6 +888,7 @@ ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
                                             "; for another model, write a tally YAML config (README, \"Model "
                                             "configs\")");
   }
+  if (name == "vit") return ReadVit(root, file);
   return HfReader(root, file).Read(name);
 }
 

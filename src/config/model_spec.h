@@ -20,8 +20,14 @@ enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
 enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid, kRelu6, kHardswish, kHardsigmoid };
 // Where a block's norms sit: before each branch (pre-norm, GPT-2 onwards), after each branch and
-// before its residual add (post-norm: OLMo-2), or both (Gemma 2/3's four norms per block).
-enum class NormPlacement { kPre, kPost, kSandwich };
+// before its residual add (post-norm: OLMo-2), both (Gemma 2/3's four norms per block), or over
+// the sum after each residual add, LayerNorm(x + branch(x)) (the 2017 Transformer, BERT).
+enum class NormPlacement { kPre, kPost, kSandwich, kAfterAdd };
+// What an encoder ends in (transformers' BertModel, BertForMaskedLM, BertForSequenceClassification):
+// the last hidden states (and the pooler, when it has one), a masked-LM head (a dense transform,
+// its activation and LayerNorm, then the decoder tied to the embedding with a bias of V), or a
+// classifier over the first token.
+enum class EncoderHead { kNone, kMaskedLm, kClassifier };
 // A norm's parameters: LayerNorm has a weight and a bias, RMSNorm a weight (kAffine); Cohere's
 // LayerNorm only a weight; OLMo-1's none.
 enum class NormParams { kAffine, kWeightOnly, kNone };
@@ -117,6 +123,13 @@ struct TransformerSpec {
   std::vector<LayerSpec> layer_specs;
   std::optional<DType> dtype;   // the weights' dtype as published (config `dtype`, HF torch_dtype)
   double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
+  // An encoder (BERT, RoBERTa, DistilBERT): every token sees every other (no causal discount, even
+  // under --causal) and inference keeps no KV cache.
+  bool encoder = false;
+  uint64_t token_types = 0;  // rows of the token-type (segment) embedding: BERT's type_vocab_size
+  bool pooler = false;       // BertPooler: a dense with a bias and tanh over the first token
+  EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
+  uint64_t num_labels = 0;   // the classifier's classes
 };
 
 enum class SeqOp {

@@ -61,7 +61,8 @@ struct EnumNames<Family> {
 template <>
 struct EnumNames<NormPlacement> {
   static constexpr NameEntry<NormPlacement> kTable[] = {
-      {NormPlacement::kPre, "pre"}, {NormPlacement::kPost, "post"}, {NormPlacement::kSandwich, "sandwich"}};
+      {NormPlacement::kPre, "pre"}, {NormPlacement::kPost, "post"}, {NormPlacement::kSandwich, "sandwich"},
+      {NormPlacement::kAfterAdd, "after_add"}};
 };
 
 template <>

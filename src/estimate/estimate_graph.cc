@@ -42,7 +42,7 @@ bool Parametric(Component c) {
   return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp ||
          c == Component::kNorm || c == Component::kLmHead || c == Component::kLinear ||
          c == Component::kConv2d || c == Component::kRouter || c == Component::kEmbedProjection ||
-         c == Component::kLora;
+         c == Component::kLora || c == Component::kHead;
 }
 
 void AddModel(const ModelSpec& spec, Report& r) {

@@ -83,7 +83,9 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   // Model FLOPs count attention whole, as Megatron, PaLM and NeMo do for MFU; a decoder's kernels
   // skip the masked half (causal flash attention), so the hardware FLOPs a rate is applied to do
   // too, unless --no-causal (or --causal, which halves both).
-  const bool causal_kernels = transformer && s.causal_kernels && !s.causal;
+  // An encoder's attention is bidirectional: nothing is masked.
+  const bool encoder = transformer && ev.spec().transformer.encoder;
+  const bool causal_kernels = transformer && !encoder && s.causal_kernels && !s.causal;
   Settings kernels = s;
   kernels.causal = kernels.causal || causal_kernels;
   const auto executed = causal_kernels ? ev.Summary(kernels) : summary;
@@ -168,6 +170,10 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
     throw InputError("--mode infer: inference latency needs a transformer; '" + spec.name + "' is sequential");
   }
   const TransformerSpec& t = spec.transformer;
+  if (t.encoder) {
+    throw InputError("--mode infer: '" + spec.name + "' is an encoder and generates no tokens; 'tally flops' gives "
+                     "its forward pass and 'tally memory' its inference memory (no KV cache)");
+  }
   if (t.position == PositionKind::kLearned && req.prompt + req.generate > t.context_length) {
     throw InputError("--generate: prompt + generated tokens (" + std::to_string(req.prompt + req.generate) +
                      ") exceed the " + std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");

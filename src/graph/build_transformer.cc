@@ -2,7 +2,9 @@
 // biases, tied head) through Llama style (RoPE, RMSNorm, SwiGLU, no biases, untied head, GQA), with
 // parallel blocks (GPT-NeoX, Falcon, Phi), mixture-of-experts MLPs (Mixtral; shared experts and
 // dense-first layers: DeepSeek, Llama 4), ALiBi (BLOOM), post- and sandwich norms (OLMo-2, Gemma 2),
-// q/k norms (Qwen3, OLMo-2), attention sinks (gpt-oss) and multi-head latent attention (DeepSeek).
+// q/k norms (Qwen3, OLMo-2), attention sinks (gpt-oss) and multi-head latent attention (DeepSeek);
+// and encoders (BERT, RoBERTa, DistilBERT: token types, norms after the residual adds, bidirectional
+// attention without a KV cache, pooler and task heads).
 // Saved tensors are what eager PyTorch's autograd saves (flash attention and a fused gated MLP on
 // request). Korthikanti et al. 2022 (§4.1, Eq. 1) count 34·s·b·h + 5·a·s²·b bytes for a block with
 // dropout and MHA at 2-byte activations and 1-byte masks; autograd also keeps each LayerNorm's fp32
@@ -61,7 +63,8 @@ class TransformerBuilder {
       layers_[i].repeat = g.BlocksOfType(layers_[i].block_type, 0, t_.n_layers);
     }
     if (t_.final_norm) Add(Norm("final_norm"), Hidden());
-    Head();
+    if (t_.encoder) EncoderHeads();
+    else Head();
     if (t_.mtp_layers > 0) g.mtp_params = MtpParams(types);
     g.layers = std::move(layers_);
   }
@@ -100,6 +103,12 @@ class TransformerBuilder {
       uint64_t rows = CheckedAdd(t_.context_length, t_.position_offset, "learned positions");
       AddParamTensor(pos, {rows, t_.d_model}, false);
       Add(std::move(pos), Hidden());
+    }
+    if (t_.token_types > 0) {  // modeling_bert.py, BertEmbeddings: word + position + token type
+      Layer types = MakeElementwise("embed.token_types", LayerKind::kEmbedding, Component::kEmbedding,
+                                    Count("embed.token_types", {rows_, t_.d_model}), kFlopsPerElementwise);
+      AddParamTensor(types, {t_.token_types, t_.d_model}, false);
+      Add(std::move(types), Hidden());
     }
     if (t_.embedding_norm) Add(Norm("embed.norm"), Hidden());
     Dropout("embed.dropout", Count("embed", {rows_, t_.d_model}), Component::kEmbedding);
@@ -178,9 +187,17 @@ class TransformerBuilder {
     layer_ = spec;
     kv_ = KeysPerQuery(spec, context_);
     // A causal kernel skips the masked half only when the queries see the whole sequence.
-    causal_ = settings_.causal && kv_ == s_;
+    causal_ = settings_.causal && !t_.encoder && kv_ == s_;
     const std::string input = cur_;
-    if (!t_.parallel_block) {
+    if (t_.norm_placement == NormPlacement::kAfterAdd) {
+      // modeling_bert.py (BertSelfOutput, BertOutput): LayerNorm(x + dropout(dense(h))).
+      Attention();
+      Residual(P("attn.residual"), 1);
+      Add(Norm(P("attn_norm")), Hidden());
+      Mlp();
+      Residual(P("mlp.residual"), 1);
+      Add(Norm(P("mlp_norm")), Hidden());
+    } else if (!t_.parallel_block) {
       const bool pre = t_.norm_placement != NormPlacement::kPost;
       const bool post = t_.norm_placement != NormPlacement::kPre;
       if (pre) Add(Norm(P("attn_norm")), Hidden());
@@ -336,7 +353,9 @@ class TransformerBuilder {
                  .tp_max_shards = c.kv_shards}};
     qk.attention = c.cache_kind;
     qk.attention_span = layer_.span;
-    qk.kv_elements_per_token = c.cache_per_token;
+    // An encoder runs once over its whole input: nothing is cached.
+    const uint64_t cache_per_token = t_.encoder ? 0 : c.cache_per_token;
+    qk.kv_elements_per_token = cache_per_token;
     qk.kv_tp_max_shards = c.cache_shards;
     Add(std::move(qk), {b_, a, s_, kv_});
     // Softmax: one FLOP per element, as DeepSpeed's profiler counts it. Eager attention saves the
@@ -365,7 +384,7 @@ class TransformerBuilder {
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
     av.gemms.push_back({.m = s_, .n = c.v_dim, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
-    av.kv_elements_per_token = c.cache_per_token;  // the V it reads is half of it
+    av.kv_elements_per_token = cache_per_token;  // the V it reads is half of it
     av.kv_tp_max_shards = c.cache_shards;
     av.saved = {{.id = c.qkv + ":v", .elements = Count(P("attn"), {rows_, c.v_width}), .tp_sharded = true,
                  .tp_max_shards = c.kv_shards}};
@@ -480,6 +499,49 @@ class TransformerBuilder {
     Add(std::move(loss), {b_, s_});
   }
 
+  // modeling_bert.py: BertForMaskedLM ends in BertLMPredictionHead (a dense h x h, the activation,
+  // a LayerNorm, then the decoder); BertModel in BertPooler (a dense and tanh over the first token);
+  // BertForSequenceClassification in the pooler and a classifier. RoBERTa's and DistilBERT's
+  // classifiers have their own dense instead of a pooler (RobertaClassificationHead,
+  // DistilBertForSequenceClassification's pre_classifier): the same shapes.
+  void EncoderHeads() {
+    const uint64_t h = t_.d_model;
+    if (t_.head == EncoderHead::kMaskedLm) {
+      Add(MakeLinear("head.transform", Component::kHead, rows_, h, h, true, cur_, true), Hidden());
+      Layer act = MakeElementwise("head.act", LayerKind::kActivation, Component::kHead, Count("head", {rows_, h}),
+                                  kFlopsPerElementwise);
+      act.saved.push_back({.id = cur_, .elements = Count("head", {rows_, h})});  // GELU's input
+      Add(std::move(act), Hidden());
+      Add(Norm("head.norm"), Hidden());
+      Head();
+      return;
+    }
+    if (!t_.pooler && t_.head == EncoderHead::kNone) return;  // DistilBertModel: the hidden states
+    // The first token's vector, a view of the hidden states.
+    const std::string first = cur_ + ":first";
+    cur_ = first;
+    if (t_.pooler) FirstTokenDense("pooler");
+    if (t_.head != EncoderHead::kClassifier) return;
+    if (!t_.pooler) FirstTokenDense("head.dense");
+    Add(MakeLinear("head.classifier", Component::kHead, b_, h, t_.num_labels, true, cur_, true),
+        {b_, t_.num_labels});
+    const uint64_t logits = Count("loss", {b_, t_.num_labels});
+    Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
+    loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
+    Add(std::move(loss), {b_});
+  }
+
+  // A dense h x h with a bias over the first token of each sequence, then tanh (which saves its
+  // output for backward).
+  void FirstTokenDense(const std::string& path) {
+    const uint64_t h = t_.d_model;
+    Add(MakeLinear(path + ".dense", Component::kHead, b_, h, h, true, cur_, true), {b_, h});
+    Layer act = MakeElementwise(path + ".act", LayerKind::kActivation, Component::kHead, Count(path, {b_, h}),
+                                kFlopsPerElementwise);
+    act.saved.push_back({.id = path + ".act", .elements = Count(path, {b_, h})});
+    Add(std::move(act), {b_, h});
+  }
+
   // Adds a linear and, when `target` is a LoRA target, its adapter: X·A·B beside the frozen X·W
   // (Hu et al. 2021, §4.1), A in x r and B r x out, both trainable.
   void AddLinear(Layer l, std::vector<uint64_t> shape, const std::string& target) {
@@ -538,7 +600,7 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   g.family = Family::kTransformer;
   g.batch = settings.batch;
   g.seq = seq;
-  g.causal = settings.causal;
+  g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
   TransformerSpec effective = t;
   if (settings.dropout) effective.dropout = *settings.dropout;

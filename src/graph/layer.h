@@ -42,6 +42,7 @@ enum class Component {
   kRouter,           // MoE gate
   kLora,             // low-rank adapters
   kLoss,             // softmax cross-entropy over the logits
+  kHead,             // an encoder's pooler, masked-LM transform and classifier
   kLinear,  // sequential models from here on
   kConv2d,
   kPool,

@@ -42,6 +42,7 @@ struct EnumNames<Component> {
       {Component::kRouter, "router"},
       {Component::kLora, "lora"},
       {Component::kLoss, "loss"},
+      {Component::kHead, "head"},
       {Component::kLinear, "linear"},
       {Component::kConv2d, "conv2d"},
       {Component::kPool, "pool"},
