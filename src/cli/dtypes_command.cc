@@ -76,4 +76,14 @@ Report DtypesReport(const std::optional<std::string>& value) {
   return r;
 }
 
+void AddDtypesFlags(CLI::App* cmd, DtypesFlags& f) {
+  AddOutputFlags(cmd, f.output);
+  cmd->add_option("--value", f.value, "show how this value is stored in each format (e.g. 1e-8)")->type_name("X");
+}
+
+std::string RunDtypes(const DtypesFlags& f, RunContext& context) {
+  ReadFormat(f.output);  // flag errors before the value is read
+  return Render(DtypesReport(f.value), f.output, context.err);
+}
+
 }  // namespace tally

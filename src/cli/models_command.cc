@@ -28,4 +28,11 @@ Report ListModels() {
   return r;
 }
 
+void AddModelsFlags(CLI::App* cmd, OutputFlags& flags) { AddOutputFlags(cmd, flags); }
+
+std::string RunModels(const OutputFlags& flags, RunContext& context) {
+  ReadFormat(flags);
+  return Render(ListModels(), flags, context.err);
+}
+
 }  // namespace tally

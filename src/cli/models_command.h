@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "cli/command.h"
 #include "report/report.h"
 
 namespace tally {
@@ -11,5 +12,8 @@ namespace tally {
 // each preset is loaded and counted. hf_model_types lists the Hugging Face families the
 // config.json reader takes.
 Report ListModels();
+
+void AddModelsFlags(CLI::App* cmd, OutputFlags& flags);
+std::string RunModels(const OutputFlags& flags, RunContext& context);
 
 }  // namespace tally

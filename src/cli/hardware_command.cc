@@ -1,0 +1,56 @@
+#include "cli/hardware_command.h"
+
+#include <set>
+
+#include "config/hardware.h"
+
+namespace tally {
+
+Report HardwareReport() {
+  const std::vector<std::string> names = HardwareNames();
+  std::vector<HardwareSpec> specs;
+  std::set<std::string> dtypes;  // every dtype with a peak somewhere, in the catalog's (sorted) order
+  for (const std::string& name : names) {
+    specs.push_back(ResolveHardware(name));
+    for (const auto& peak : specs.back().peak_flops) dtypes.insert(peak.first);
+  }
+  std::vector<Column> columns = {{.key = "name", .label = "device"},
+                                 {.key = "kind"},
+                                 {.key = "description", .shown = false},
+                                 {.key = "memory_bytes", .label = "memory", .unit = Unit::kByte},
+                                 {.key = "memory_bandwidth", .label = "bandwidth", .unit = Unit::kBytePerSecond},
+                                 {.key = "interconnect_bandwidth", .unit = Unit::kBytePerSecond, .shown = false}};
+  for (const std::string& d : dtypes) {
+    columns.push_back({.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond,
+                       .shown = d == "bf16" || d == "fp8"});
+  }
+  columns.push_back({.key = "source", .label = "file", .shown = false});
+  Report r;
+  Table& table = r.AddTable("hardware", "Hardware catalog", columns);
+  table.keyed = true;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const HardwareSpec& h = specs[i];
+    std::vector<Cell> row = {names[i], h.kind, h.description, h.memory_bytes, h.memory_bandwidth,
+                             h.interconnect_bandwidth};
+    for (const std::string& d : dtypes) {
+      auto peak = h.peak_flops.find(d);
+      if (peak == h.peak_flops.end()) {
+        row.emplace_back();  // no peak for this dtype: absent from its JSON object
+      } else {
+        row.emplace_back(peak->second);
+      }
+    }
+    row.push_back(h.source);
+    table.rows.push_back(std::move(row));
+  }
+  return r;
+}
+
+void AddHardwareFlags(CLI::App* cmd, OutputFlags& flags) { AddOutputFlags(cmd, flags); }
+
+std::string RunHardware(const OutputFlags& flags, RunContext& context) {
+  ReadFormat(flags);
+  return Render(HardwareReport(), flags, context.err);
+}
+
+}  // namespace tally
