@@ -2,11 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cctype>
 #include <stdexcept>
 
 #include "cli/command.h"
 #include "cli/exit_code.h"
+#include "cli/help.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
 #include "version.h"
@@ -15,19 +15,70 @@ namespace tally {
 namespace {
 
 constexpr const char* kFooter =
-    "Conventions: a FLOP is one add or one multiply, so a GEMM (m x k)·(k x n) costs 2·m·n·k FLOPs;\n"
-    "MACs are labelled MACs. Matmul FLOPs are the headline; softmax, norms, activations and adds are\n"
-    "reported apart. Attention has no causal discount unless --causal. Backward counts dX and dW per GEMM.\n"
-    "Memory defaults: mixed-bf16, adamw, flash attention, no recomputation, one device.\n"
-    "Exit codes: 0 success, 1 budget failed or nothing fits, 2 bad input, 3 runtime failure, 4 internal error.";
+    "Conventions: a FLOP is one add or one multiply, so a GEMM (m x k)·(k x n) costs\n"
+    "2·m·n·k FLOPs; MACs are labelled MACs. Matmul FLOPs are the headline; softmax,\n"
+    "norms, activations and adds are reported apart. Model FLOPs count attention\n"
+    "whole unless --causal. Backward counts dX and dW per GEMM.\n"
+    "Memory defaults: mixed-bf16, adamw, flash attention, no recompute, one device.\n"
+    "Exit codes: 0 success, 1 budget failed or nothing fits, 2 bad input,\n"
+    "3 runtime failure, 4 internal error.";
 
-// CLI11 words its errors in sentence case; tally's messages start in lower case.
-std::string CliMessage(const CLI::ParseError& e) {
-  std::string text = e.what();
-  // "The following argument..." reads mid-sentence in lower case; "MODEL is required" keeps its name.
-  const auto upper = [&](size_t i) { return i < text.size() && std::isupper(static_cast<unsigned char>(text[i])); };
-  if (upper(0) && !upper(1)) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
-  return text;
+constexpr const char* kSeeConventions = "Conventions and exit codes: tally --help.\n\n";
+
+// The subcommand args[0] names, or null.
+const CLI::App* NamedCommand(const CLI::App& app, const std::vector<std::string>& args) {
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (!args.empty() && sub->get_name() == args[0]) return sub;
+  }
+  return nullptr;
+}
+
+// The first --flag in `args` that `cmd` does not have, or "".
+std::string UnknownFlag(const CLI::App& cmd, const std::vector<std::string>& args) {
+  std::vector<std::string> known;
+  for (const CLI::Option* o : cmd.get_options()) {
+    for (const std::string& name : o->get_lnames()) known.push_back("--" + name);
+  }
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string flag = args[i].substr(0, args[i].find('='));
+    if (flag.size() > 2 && flag.rfind("--", 0) == 0 && std::find(known.begin(), known.end(), flag) == known.end()) {
+      return flag + "'" + DidYouMean(flag, known);
+    }
+  }
+  return "";
+}
+
+// CLI11's text as CLI11 words it ("MODEL is required"), an unknown flag's nearest flag of the same
+// command, and the command's own --help.
+std::string ParseMessage(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  const CLI::App* cmd = NamedCommand(app, args);
+  const std::string help = cmd ? "tally " + cmd->get_name() + " --help" : "tally --help";
+  if (cmd && dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    const std::string flag = UnknownFlag(*cmd, args);
+    if (!flag.empty()) return "unknown flag '" + flag + "; run '" + help + "' for its flags";
+  }
+  return std::string(e.what()) + "; run '" + help + "' for usage";
+}
+
+// The flags a command reads, against those some command reads: a flag given to a command that
+// ignores it is an error naming the commands that read it (--zero on flops).
+void CheckFlagsRead(const CLI::App& cmd, const Command& command) {
+  for (const CLI::Option* o : cmd.get_options()) {
+    if (o->count() == 0 || o->get_lnames().empty()) continue;
+    const std::string flag = "--" + o->get_lnames().front();
+    auto reads = [&](const Command& c) { return std::find(c.reads.begin(), c.reads.end(), flag) != c.reads.end(); };
+    std::vector<std::string> readers;
+    for (const Command& c : Commands()) {
+      if (reads(c)) readers.emplace_back(c.name);
+    }
+    if (readers.empty() || reads(command)) continue;
+    std::string list;
+    for (size_t i = 0; i < readers.size(); ++i) {
+      list += (i == 0 ? "" : i + 1 == readers.size() ? " and " : ", ") + readers[i];
+    }
+    throw InputError(flag + ": " + std::string(command.name) + " does not use it; " + list +
+                     (readers.size() == 1 ? " does" : " do"));
+  }
 }
 
 // CLI11 would call an unknown command a missing one; name it instead.
@@ -43,7 +94,7 @@ void CheckCommandName(const std::vector<std::string>& args) {
 
 // Parses argv and runs the chosen command; returns the text for stdout and sets `code`.
 std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, int& code) {
-  CLI::App app{"tally: parameters, FLOPs and memory of deep-learning models, exactly, from a config", "tally"};
+  CLI::App app{"tally: parameters, FLOPs, memory and time of deep-learning models, exactly", "tally"};
   app.set_version_flag("--version", std::string("tally ") + TALLY_VERSION + " (commit " + TALLY_COMMIT + ")");
   app.footer(kFooter);
   app.require_subcommand(1);
@@ -51,6 +102,7 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
   for (const Command& c : Commands()) {
     CLI::App* cmd = app.add_subcommand(std::string(c.name), std::string(c.help));
     runs.emplace_back(cmd, c.add_flags(cmd));
+    cmd->footer(kSeeConventions + ExamplesFooter(c.examples));
   }
   CheckCommandName(args);
 
@@ -58,8 +110,9 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
   for (const std::string& a : args) argv.push_back(a.c_str());
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::CallForHelp& e) {
-    code = app.exit(e, out, err);
+  } catch (const CLI::CallForHelp&) {
+    out << WrapHelp(app.help());  // CLI11 prints descriptions on one line; tally's help fits 80 columns
+    code = static_cast<int>(ExitCode::kSuccess);
     return "";
   } catch (const CLI::CallForAllHelp& e) {
     code = app.exit(e, out, err);
@@ -68,10 +121,12 @@ std::string Dispatch(const std::vector<std::string>& args, std::ostream& out, st
     code = app.exit(e, out, err);
     return "";
   } catch (const CLI::ParseError& e) {
-    throw InputError(CliMessage(e) + "; run 'tally --help' for usage");
+    throw InputError(ParseMessage(app, args, e));
   }
-  for (auto& [cmd, run] : runs) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto& [cmd, run] = runs[i];
     if (!cmd->parsed()) continue;
+    CheckFlagsRead(*cmd, Commands()[i]);
     RunContext context{app, out, err, static_cast<int>(ExitCode::kSuccess)};
     std::string text = run(context);
     code = context.code;

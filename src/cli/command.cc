@@ -1,5 +1,7 @@
 #include "cli/command.h"
 
+#include <algorithm>
+
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
@@ -28,6 +30,19 @@ std::string Render(const Report& report, const OutputFlags& o, std::ostream& err
   return text;
 }
 
+std::vector<std::string> WorkloadFlagsRead(std::initializer_list<std::string_view> unread) {
+  CLI::App probe;
+  WorkloadFlags flags;
+  AddWorkloadFlags(&probe, flags);
+  std::vector<std::string> read;
+  for (const CLI::Option* o : probe.get_options()) {
+    if (o->get_lnames().empty()) continue;
+    const std::string flag = "--" + o->get_lnames().front();
+    if (std::find(unread.begin(), unread.end(), flag) == unread.end()) read.push_back(flag);
+  }
+  return read;
+}
+
 void AddModelFlags(CLI::App* cmd, ModelFlags& f, bool workload) {
   cmd->add_option("MODEL", f.model, "a preset name ('tally models') or a path to a tally YAML/JSON config or "
                                     "a Hugging Face config.json")
@@ -43,7 +58,23 @@ std::string RunModelReport(const ModelFlags& f, ReportRequest request, bool work
   Settings settings = workload ? ReadSettings(f.workload) : Settings{};
   Evaluation evaluation(ResolveModel(f.model));
   request.layers = f.layers;
-  return Render(EstimateReport(evaluation, ResolveSettings(settings, evaluation.spec()), request), f.output, err);
+  Settings resolved = ResolveSettings(settings, evaluation.spec());
+  if (!workload) resolved.notes.clear();  // params reads no workload: "--seq: defaulting ..." is no news
+  return Render(EstimateReport(evaluation, resolved, request), f.output, err);
+}
+
+void KeepRow(const Report& report, const std::string& path, const std::string& name) {
+  Table& table = *report.Find(path)->table;
+  std::vector<std::vector<Cell>> rows;
+  std::vector<std::string> explain;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const std::vector<Cell>& row = table.rows[i];
+    if (row.empty() || !row[0] || *row[0] != Value(name)) continue;
+    rows.push_back(row);
+    if (i < table.explain.size()) explain.push_back(table.explain[i]);
+  }
+  table.rows = std::move(rows);
+  table.explain = std::move(explain);
 }
 
 }  // namespace tally

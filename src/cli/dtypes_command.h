@@ -13,7 +13,9 @@ namespace tally {
 // `value`, also value and the columns rounded, relative_error and note.
 Report DtypesReport(const std::optional<std::string>& value);
 
+// [NAME]: one format; --value X: how X is stored.
 struct DtypesFlags {
+  std::string name;
   OutputFlags output;
   std::optional<std::string> value;
 };

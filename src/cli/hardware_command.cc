@@ -3,6 +3,7 @@
 #include <set>
 
 #include "config/hardware.h"
+#include "util/error.h"
 
 namespace tally {
 
@@ -46,11 +47,23 @@ Report HardwareReport() {
   return r;
 }
 
-void AddHardwareFlags(CLI::App* cmd, OutputFlags& flags) { AddOutputFlags(cmd, flags); }
+void AddHardwareFlags(CLI::App* cmd, HardwareFlags& f) {
+  cmd->add_option("NAME", f.name, "show one device (h100, A100, mi300x, ...)")->type_name("");
+  AddOutputFlags(cmd, f.output);
+}
 
-std::string RunHardware(const OutputFlags& flags, RunContext& context) {
-  ReadFormat(flags);
-  return Render(HardwareReport(), flags, context.err);
+std::string RunHardware(const HardwareFlags& f, RunContext& context) {
+  ReadFormat(f.output);
+  Report report = HardwareReport();
+  if (!f.name.empty()) {
+    const std::string name = FindHardwareName(f.name);
+    if (name.empty()) {
+      throw InputError("unknown hardware '" + f.name + "'" + HardwareSuggestion(f.name) +
+                       "; run 'tally hardware' for the catalog");
+    }
+    KeepRow(report, "hardware", name);
+  }
+  return Render(report, f.output, context.err);
 }
 
 }  // namespace tally

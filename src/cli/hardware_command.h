@@ -12,7 +12,12 @@ namespace tally {
 // interconnect_bandwidth, peak.<dtype> and source (JSON hardware.<name>.*).
 Report HardwareReport();
 
-void AddHardwareFlags(CLI::App* cmd, OutputFlags& flags);
-std::string RunHardware(const OutputFlags& flags, RunContext& context);
+// [NAME]: one device (a name or an alias, in any case); without, the catalog.
+struct HardwareFlags {
+  OutputFlags output;
+  std::string name;
+};
+void AddHardwareFlags(CLI::App* cmd, HardwareFlags& flags);
+std::string RunHardware(const HardwareFlags& flags, RunContext& context);
 
 }  // namespace tally

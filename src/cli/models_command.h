@@ -13,7 +13,12 @@ namespace tally {
 // config.json reader takes.
 Report ListModels();
 
-void AddModelsFlags(CLI::App* cmd, OutputFlags& flags);
-std::string RunModels(const OutputFlags& flags, RunContext& context);
+// [NAME]: one preset (or a Hugging Face short name for one); without, every preset.
+struct ModelsFlags {
+  OutputFlags output;
+  std::string name;
+};
+void AddModelsFlags(CLI::App* cmd, ModelsFlags& flags);
+std::string RunModels(const ModelsFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -64,6 +64,10 @@ void AddTimeCommandFlags(CLI::App* cmd, TimeCommandFlags& f) {
 std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
   ReadFormat(f.model.output);
   Settings settings = ReadSettings(f.model.workload);
+  if (settings.mode != Mode::kInfer && (f.time.prompt || f.time.generate)) {
+    throw InputError(std::string(f.time.prompt ? "--prompt" : "--generate") +
+                     ": training time does not use it; add --mode infer for TTFT and TPOT");
+  }
   TimeRequest request = ReadTimeRequest(f.time, f.model.workload.gpus.has_value(), settings.gpus);
   Evaluation evaluation(ResolveModel(f.model.model));
   settings = ResolveSettings(settings, evaluation.spec());
