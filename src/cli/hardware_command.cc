@@ -17,6 +17,7 @@ Report HardwareReport() {
   }
   std::vector<Column> columns = {{.key = "name", .label = "device"},
                                  {.key = "kind"},
+                                 {.key = "aliases", .shown = false},
                                  {.key = "description", .shown = false},
                                  {.key = "memory_bytes", .label = "memory", .unit = Unit::kByte},
                                  {.key = "memory_bandwidth", .label = "bandwidth", .unit = Unit::kBytePerSecond},
@@ -31,7 +32,9 @@ Report HardwareReport() {
   table.keyed = true;
   for (size_t i = 0; i < specs.size(); ++i) {
     const HardwareSpec& h = specs[i];
-    std::vector<Cell> row = {names[i], h.kind, h.description, h.memory_bytes, h.memory_bandwidth,
+    std::string aliases;
+    for (const std::string& a : h.aliases) aliases += (aliases.empty() ? "" : " ") + a;
+    std::vector<Cell> row = {names[i], h.kind, aliases.empty() ? Cell() : Cell(aliases), h.description, h.memory_bytes, h.memory_bandwidth,
                              h.interconnect_bandwidth};
     for (const std::string& d : dtypes) {
       auto peak = h.peak_flops.find(d);

@@ -8,8 +8,9 @@
 
 namespace tally {
 
-// hardware: a table keyed by name, with kind, description, memory_bytes, memory_bandwidth,
-// interconnect_bandwidth, peak.<dtype> and source (JSON hardware.<name>.*).
+// hardware: a table keyed by name, with kind, aliases (space-separated; absent when none),
+// description, memory_bytes, memory_bandwidth, interconnect_bandwidth, peak.<dtype> and source
+// (JSON hardware.<name>.*).
 Report HardwareReport();
 
 // [NAME]: one device (a name or an alias, in any case); without, the catalog.
