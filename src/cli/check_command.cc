@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "cli/exit_code.h"
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "estimate/time_report.h"
@@ -240,6 +241,22 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
                                         {.key = "unit", .shown = false}});
   results.rows = std::move(rows);
   return out;
+}
+
+void AddCheckCommandFlags(CLI::App* cmd, CheckCommandFlags& f) {
+  cmd->add_option("MODEL", f.model, "a preset or config (optional with a budget file that names models)")
+      ->type_name("");
+  AddWorkloadFlags(cmd, f.workload);
+  AddCheckFlags(cmd, f.check);
+  AddTimeFlags(cmd, f.time);
+  AddOutputFlags(cmd, f.output);
+}
+
+std::string RunCheckCommand(const CheckCommandFlags& f, RunContext& context) {
+  ReadFormat(f.output);
+  CheckOutcome outcome = RunCheck(f.model, f.workload, f.check, f.time);
+  if (!outcome.pass) context.code = static_cast<int>(ExitCode::kBudgetFailed);
+  return Render(outcome.report, f.output, context.err);
 }
 
 }  // namespace tally

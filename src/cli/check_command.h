@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "cli/settings_flags.h"
 #include "cli/time_command.h"
 #include "report/report.h"
@@ -31,5 +32,16 @@ struct CheckOutcome {
 // With --hardware, the report has the time.* keys too, from `time_flags` (--tokens, --mfu, ...).
 CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags,
                       const TimeFlags& time_flags);
+
+// The command: [MODEL], the workload, the limits, the time flags and the output; exit 1 on a failure.
+struct CheckCommandFlags {
+  std::string model;
+  WorkloadFlags workload;
+  CheckFlags check;
+  TimeFlags time;
+  OutputFlags output;
+};
+void AddCheckCommandFlags(CLI::App* cmd, CheckCommandFlags& flags);
+std::string RunCheckCommand(const CheckCommandFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -91,4 +91,12 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell) {
   return script;
 }
 
+void AddCompletionFlags(CLI::App* cmd, CompletionFlags& f) {
+  cmd->add_option("SHELL", f.shell, "bash (default) or zsh")->type_name("");
+}
+
+std::string RunCompletion(const CompletionFlags& f, RunContext& context) {
+  return CompletionScript(context.app, f.shell);
+}
+
 }  // namespace tally

@@ -8,11 +8,19 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
+
 namespace tally {
 
 // The flags whose values are a fixed list, and the list (space-separated), from the name tables.
 std::vector<std::pair<std::string, std::string>> CompletionChoices();
 
 std::string CompletionScript(const CLI::App& app, const std::string& shell);
+
+struct CompletionFlags {
+  std::string shell = "bash";
+};
+void AddCompletionFlags(CLI::App* cmd, CompletionFlags& flags);
+std::string RunCompletion(const CompletionFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -1,8 +1,10 @@
 #include "cli/dtypes_command.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.h"
+#include "util/spellcheck.h"
 #include "util/number_format.h"
 #include "util/parse.h"
 
@@ -23,8 +25,13 @@ double ParseValue(const std::string& text) {
   return ParseReal(text, "--value", {.what = "a number; expected e.g. 1e-8, 65520, 0.1 or inf"});
 }
 
-}  // namespace
+bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
 
+}  // namespace
 
 Report DtypesReport(const std::optional<std::string>& value) {
   Report r;
@@ -74,6 +81,27 @@ Report DtypesReport(const std::optional<std::string>& value) {
     table.rows.push_back(std::move(row));
   }
   return r;
+}
+
+void AddDtypesFlags(CLI::App* cmd, DtypesFlags& f) {
+  cmd->add_option("NAME", f.name, "show one format (bf16, fp8_e4m3, ...)")->type_name("");
+  AddOutputFlags(cmd, f.output);
+  cmd->add_option("--value", f.value, "show how this value is stored in each format (e.g. 1e-8)")->type_name("X");
+}
+
+std::string RunDtypes(const DtypesFlags& f, RunContext& context) {
+  ReadFormat(f.output);  // flag errors before the value is read
+  Report report = DtypesReport(f.value);
+  if (!f.name.empty()) {
+    std::vector<std::string> names;
+    for (const NumberFormat& n : NumberFormats()) names.emplace_back(n.name);
+    auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) { return EqualsIgnoreCase(n, f.name); });
+    if (it == names.end()) {
+      throw InputError("unknown dtype '" + f.name + "'" + DidYouMean(f.name, names) + "; run 'tally dtypes' for the list");
+    }
+    KeepRow(report, "dtypes", *it);
+  }
+  return Render(report, f.output, context.err);
 }
 
 }  // namespace tally

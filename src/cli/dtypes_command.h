@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/command.h"
 #include "report/report.h"
 
 namespace tally {
@@ -11,5 +12,14 @@ namespace tally {
 // dtypes: a table keyed by name, with bits, ..., decimal_digits (JSON dtypes.<name>.*); with
 // `value`, also value and the columns rounded, relative_error and note.
 Report DtypesReport(const std::optional<std::string>& value);
+
+// [NAME]: one format; --value X: how X is stored.
+struct DtypesFlags {
+  std::string name;
+  OutputFlags output;
+  std::optional<std::string> value;
+};
+void AddDtypesFlags(CLI::App* cmd, DtypesFlags& flags);
+std::string RunDtypes(const DtypesFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -1,12 +1,15 @@
 #include "cli/fit_command.h"
 
+#include "cli/exit_code.h"
 #include "config/hardware.h"
+#include "config/load_config.h"
 #include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "estimate/fit.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace tally {
@@ -56,6 +59,22 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
                   "); try ZeRO (--zero), tensor or pipeline parallelism, recomputation or a smaller precision";
   }
   return out;
+}
+
+void AddFitCommandFlags(CLI::App* cmd, FitCommandFlags& f) {
+  AddModelFlags(cmd, f.model, true);
+  AddFitFlags(cmd, f.fit);
+}
+
+std::string RunFitCommand(const FitCommandFlags& f, RunContext& context) {
+  ReadFormat(f.model.output);
+  FitOutcome outcome = RunFit(ResolveModel(f.model.model), ReadSettings(f.model.workload), f.fit);
+  if (f.model.output.get) GetKey(outcome.report, *f.model.output.get);  // a bad key fails before the verdict
+  if (!outcome.fits) {
+    context.err << "tally: " << EscapeControl(outcome.message) << "\n";
+    context.code = static_cast<int>(ExitCode::kBudgetFailed);
+  }
+  return Render(outcome.report, f.model.output, context.err);
 }
 
 }  // namespace tally

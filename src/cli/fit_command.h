@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "config/model_spec.h"
 #include "estimate/fit.h"
 #include "report/report.h"
@@ -32,5 +33,13 @@ struct FitOutcome {
 };
 
 FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& flags);
+
+// The command: MODEL, the workload, --memory and --solve; exit 1 when nothing fits.
+struct FitCommandFlags {
+  ModelFlags model;
+  FitFlags fit;
+};
+void AddFitCommandFlags(CLI::App* cmd, FitCommandFlags& flags);
+std::string RunFitCommand(const FitCommandFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -197,4 +197,13 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
   return text;
 }
 
+void AddMeasureCommandFlags(CLI::App* cmd, MeasureCommandFlags& f) {
+  AddMeasureFlags(cmd, f.measure);
+  AddOutputFlags(cmd, f.output);
+}
+
+std::string RunMeasure(const MeasureCommandFlags& f, RunContext& context) {
+  return RunMeasureCommand(f.measure, ReadFormat(f.output), f.output.get, context.err);
+}
+
 }  // namespace tally

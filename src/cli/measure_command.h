@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "cli/settings_flags.h"
 #include "report/format.h"
 
@@ -29,5 +30,12 @@ void AddMeasureFlags(CLI::App* cmd, MeasureFlags& flags);
 // to `err` only when stderr is a terminal and the run has taken a second; warnings always do.
 std::string RunMeasureCommand(const MeasureFlags& flags, const FormatOptions& format,
                               const std::optional<std::string>& get, std::ostream& err);
+
+struct MeasureCommandFlags {
+  MeasureFlags measure;
+  OutputFlags output;
+};
+void AddMeasureCommandFlags(CLI::App* cmd, MeasureCommandFlags& flags);
+std::string RunMeasure(const MeasureCommandFlags& flags, RunContext& context);
 
 }  // namespace tally

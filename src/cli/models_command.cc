@@ -2,7 +2,10 @@
 
 #include "config/hf_config.h"
 #include "config/load_config.h"
+#include "config/model_lookup.h"
 #include "config/presets.h"
+#include "util/error.h"
+#include "util/spellcheck.h"
 #include "estimate/params.h"
 #include "estimate/evaluation.h"
 
@@ -26,6 +29,25 @@ Report ListModels() {
   for (const std::string& f : HfFamilies()) families += (families.empty() ? "" : ", ") + f;
   r.Set("hf_model_types", "Hugging Face config.json model_type values read", families, Unit::kText);
   return r;
+}
+
+void AddModelsFlags(CLI::App* cmd, ModelsFlags& f) {
+  cmd->add_option("NAME", f.name, "show one preset (gpt2, llama-3-8b, ...)")->type_name("");
+  AddOutputFlags(cmd, f.output);
+}
+
+std::string RunModels(const ModelsFlags& f, RunContext& context) {
+  ReadFormat(f.output);
+  Report report = ListModels();
+  if (!f.name.empty()) {
+    const EmbeddedPreset* preset = FindPresetOrAlias(f.name);
+    if (!preset) {
+      throw InputError("unknown preset '" + f.name + "'" + DidYouMean(f.name, PresetNames()) +
+                       "; run 'tally models' for the list");
+    }
+    KeepRow(report, "models", std::string(preset->name));
+  }
+  return Render(report, f.output, context.err);
 }
 
 }  // namespace tally

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "cli/command.h"
 #include "report/report.h"
 
 namespace tally {
@@ -11,5 +12,13 @@ namespace tally {
 // each preset is loaded and counted. hf_model_types lists the Hugging Face families the
 // config.json reader takes.
 Report ListModels();
+
+// [NAME]: one preset (or a Hugging Face short name for one); without, every preset.
+struct ModelsFlags {
+  OutputFlags output;
+  std::string name;
+};
+void AddModelsFlags(CLI::App* cmd, ModelsFlags& flags);
+std::string RunModels(const ModelsFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -164,4 +164,16 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
   writer->End();
 }
 
+void AddSweepCommandFlags(CLI::App* cmd, SweepCommandFlags& f) {
+  cmd->add_option("MODEL", f.model, "a preset or config")->required()->type_name("");
+  AddWorkloadFlags(cmd, f.grid);
+  AddSweepFlags(cmd, f.sweep);
+  cmd->add_option("--format", f.format, "csv (default) | tsv | jsonl | json")->type_name("FORMAT");
+}
+
+std::string RunSweepCommand(const SweepCommandFlags& f, RunContext& context) {
+  RunSweep(f.model, f.grid, f.sweep, f.format == "table" ? "csv" : f.format, context.out);
+  return "";
+}
+
 }  // namespace tally

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "cli/settings_flags.h"
 
 namespace tally {
@@ -23,5 +24,15 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& flags);
 // An error found before the first row leaves `out` untouched.
 void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags, const std::string& format,
               std::ostream& out);
+
+struct SweepCommandFlags {
+  std::string model;
+  WorkloadFlags grid;
+  SweepFlags sweep;
+  std::string format = "table";  // table means the default, csv
+};
+void AddSweepCommandFlags(CLI::App* cmd, SweepCommandFlags& flags);
+// Streams the rows to context.out; returns nothing more to print.
+std::string RunSweepCommand(const SweepCommandFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -1,12 +1,11 @@
 #include "cli/time_command.h"
 
 #include <cmath>
-#include <set>
 
 #include "cli/settings_flags.h"
-#include "config/hardware.h"
-#include "config/presets.h"
-#include "report/format.h"
+#include "config/load_config.h"
+#include "config/resolve.h"
+#include "estimate/estimate_graph.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/units.h"
@@ -64,66 +63,24 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   return r;
 }
 
-Report HardwareReport() {
-  const std::vector<std::string> names = HardwareNames();
-  std::vector<HardwareSpec> specs;
-  std::set<std::string> dtypes;  // every dtype with a peak somewhere, in the catalog's (sorted) order
-  for (const std::string& name : names) {
-    specs.push_back(ResolveHardware(name));
-    for (const auto& peak : specs.back().peak_flops) dtypes.insert(peak.first);
+void AddTimeCommandFlags(CLI::App* cmd, TimeCommandFlags& f) {
+  AddModelFlags(cmd, f.model, true);
+  AddTimeFlags(cmd, f.time);
+}
+
+std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
+  ReadFormat(f.model.output);
+  Settings settings = ReadSettings(f.model.workload);
+  if (settings.mode != Mode::kInfer && (f.time.prompt || f.time.generate)) {
+    throw InputError(std::string(f.time.prompt ? "--prompt" : "--generate") +
+                     ": training time does not use it; add --mode infer for TTFT and TPOT");
   }
-  std::vector<Column> columns = {{.key = "name", .label = "device"},
-                                 {.key = "kind"},
-                                 {.key = "description", .shown = false},
-                                 {.key = "memory_bytes", .label = "memory", .unit = Unit::kByte},
-                                 {.key = "memory_bandwidth", .label = "bandwidth", .unit = Unit::kBytePerSecond},
-                                 {.key = "interconnect_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
-                                 {.key = "intra_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
-                                 {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
-                                 {.key = "board_power_w", .unit = Unit::kNumber, .shown = false}};
-  for (const std::string& d : dtypes) {
-    columns.push_back({.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond,
-                       .shown = d == "bf16" || d == "fp8"});
-  }
-  for (const std::string& d : dtypes) {
-    columns.push_back({.key = "gemm_efficiency." + d, .label = d + " GEMM efficiency", .unit = Unit::kRatio,
-                       .shown = false});
-  }
-  columns.push_back({.key = "source", .label = "file", .shown = false});
-  Report r;
-  Table& table = r.AddTable("hardware", "Hardware catalog", columns);
-  table.keyed = true;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const HardwareSpec& h = specs[i];
-    std::vector<Cell> row = {names[i], h.kind, h.description, h.memory_bytes, h.memory_bandwidth,
-                             h.interconnect_bandwidth};
-    for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w}) {
-      if (v > 0) {
-        row.emplace_back(v);
-      } else {
-        row.emplace_back();
-      }
-    }
-    for (const std::string& d : dtypes) {
-      auto peak = h.peak_flops.find(d);
-      if (peak == h.peak_flops.end()) {
-        row.emplace_back();  // no peak for this dtype: absent from its JSON object
-      } else {
-        row.emplace_back(peak->second);
-      }
-    }
-    for (const std::string& d : dtypes) {
-      auto eff = h.gemm_efficiency.find(d);
-      if (eff == h.gemm_efficiency.end()) {
-        row.emplace_back();
-      } else {
-        row.emplace_back(eff->second);
-      }
-    }
-    row.push_back(h.source);
-    table.rows.push_back(std::move(row));
-  }
-  return r;
+  TimeRequest request = ReadTimeRequest(f.time, f.model.workload.gpus.has_value(), settings.gpus);
+  Evaluation evaluation(ResolveModel(f.model.model));
+  settings = ResolveSettings(settings, evaluation.spec());
+  Report report = EstimateReport(evaluation, settings, {.params = false, .flops = false});
+  AddTime(evaluation, settings, request, report);
+  return Render(report, f.model.output, context.err);
 }
 
 }  // namespace tally

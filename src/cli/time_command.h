@@ -1,4 +1,4 @@
-// `tally time` flags (beyond the workload's) and `tally hardware`, the catalog.
+// `tally time`: its flags (beyond the workload's) and the run.
 #pragma once
 
 #include <optional>
@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command.h"
 #include "estimate/time_report.h"
 #include "report/report.h"
 
@@ -20,8 +21,11 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);
 // Validated; `gpus_given` says whether --gpus was on the command line (else devices may be solved for).
 TimeRequest ReadTimeRequest(const TimeFlags& flags, bool gpus_given, uint64_t gpus);
 
-// hardware: a table keyed by name, with kind, description, memory_bytes, memory_bandwidth,
-// interconnect_bandwidth, peak.<dtype> and source (JSON hardware.<name>.*).
-Report HardwareReport();
+struct TimeCommandFlags {
+  ModelFlags model;
+  TimeFlags time;
+};
+void AddTimeCommandFlags(CLI::App* cmd, TimeCommandFlags& flags);
+std::string RunTime(const TimeCommandFlags& flags, RunContext& context);
 
 }  // namespace tally

@@ -1,5 +1,7 @@
 #include "config/hardware.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -12,6 +14,11 @@
 
 namespace tally {
 namespace {
+
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
 
 const std::vector<std::string> kPeakKeys = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
 
@@ -41,12 +48,20 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   YAML::Node root = ParseYaml(file, text);
   if (root.IsNull()) throw InputError({file, 1, 1}, "the hardware file is empty");
   ConfigMap m(root, file, "hardware",
-              {"name", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
-               "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth",
-               "inter_node_bandwidth", "board_power_w", "gemm_efficiency"});
+              {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
+               "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth",
+               "board_power_w", "gemm_efficiency"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
+  if (m.Has("aliases")) {
+    const YAML::Node& list = m.Get("aliases");
+    if (!list.IsSequence()) throw InputError(m.Loc("aliases"), "'aliases' must be a list of names");
+    for (const YAML::Node& a : list) {
+      if (!a.IsScalar() || a.Scalar().empty()) throw InputError(LocOf(a, file), "an alias must be a name, got " + Describe(a));
+      h.aliases.push_back(Lower(a.Scalar()));
+    }
+  }
   h.description = m.String("description", "");
   h.kind = std::vector<std::string>{"gpu", "tpu", "cpu"}[m.Choice("kind", {"gpu", "tpu", "cpu"}, 0)];
   h.memory_bytes = m.PositiveInt("memory_bytes");
@@ -99,22 +114,62 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   return h;
 }
 
+// The catalog, read once: names and aliases are looked up on every run.
+const std::vector<HardwareSpec>& Catalog() {
+  static const std::vector<HardwareSpec> catalog = [] {
+    std::vector<HardwareSpec> specs;
+    for (const EmbeddedPreset& p : EmbeddedHardware()) specs.push_back(LoadHardwareText(p.path, p.text));
+    return specs;
+  }();
+  return catalog;
+}
+
 std::vector<std::string> HardwareNames() {
   std::vector<std::string> names;
   for (const EmbeddedPreset& p : EmbeddedHardware()) names.emplace_back(p.name);
   return names;
 }
 
+std::string FindHardwareName(const std::string& arg) {
+  const std::string word = Lower(arg);
+  for (const HardwareSpec& h : Catalog()) {
+    if (word == Lower(h.name) || std::find(h.aliases.begin(), h.aliases.end(), word) != h.aliases.end()) return h.name;
+  }
+  return "";
+}
+
+std::string HardwareSuggestion(const std::string& arg) {
+  const std::string word = Lower(arg);
+  if (word.empty()) return "";
+  auto found = [](const std::string& name) { return " (did you mean '" + name + "'?)"; };
+  std::vector<std::string> prefixed;
+  for (const HardwareSpec& h : Catalog()) {
+    if (Lower(h.name).rfind(word, 0) == 0) prefixed.push_back(h.name);
+  }
+  if (prefixed.size() == 1) return found(prefixed[0]);
+  // h100-nvl: the family h100 is an alias of h100-sxm.
+  const std::string family = FindHardwareName(word.substr(0, word.find('-')));
+  if (!family.empty()) return found(family);
+  std::vector<std::string> spellings;
+  for (const HardwareSpec& h : Catalog()) {
+    spellings.push_back(h.name);
+    spellings.insert(spellings.end(), h.aliases.begin(), h.aliases.end());
+  }
+  const std::string close = FindHardwareName(ClosestMatch(word, spellings));
+  return close.empty() ? "" : found(close);
+}
+
 HardwareSpec ResolveHardware(const std::string& arg) {
-  for (const EmbeddedPreset& p : EmbeddedHardware()) {
-    if (arg == p.name) return LoadHardwareText(p.path, p.text);
+  const std::string name = FindHardwareName(arg);
+  for (const HardwareSpec& h : Catalog()) {
+    if (h.name == name) return h;
   }
   std::error_code ec;
   if (arg.find('/') != std::string::npos || std::filesystem::path(arg).has_extension() ||
       std::filesystem::exists(arg, ec)) {
     return LoadHardwareText(arg, ReadFileText(arg));
   }
-  throw InputError("--hardware: unknown hardware '" + arg + "'" + DidYouMean(arg, HardwareNames()) +
+  throw InputError("--hardware: unknown hardware '" + arg + "'" + HardwareSuggestion(arg) +
                    "; run 'tally hardware' for the catalog, or give a path to a hardware file");
 }
 

@@ -12,6 +12,7 @@ namespace tally {
 
 struct HardwareSpec {
   std::string name;
+  std::vector<std::string> aliases;  // other names it answers to (lower case): h100 for h100-sxm
   std::string description;
   std::string kind;  // gpu | tpu | cpu
   std::string source;  // the file it came from
@@ -36,12 +37,20 @@ struct HardwareSpec {
   std::optional<double> Peak(const std::string& dtype) const;
 };
 
-// A catalog name (`tally hardware`) or a path to a hardware YAML file.
+// A catalog name or alias (`tally hardware`), in any case, or a path to a hardware YAML file.
 HardwareSpec ResolveHardware(const std::string& arg);
 
 // Reads a hardware file from memory; `file` names it in errors.
 HardwareSpec LoadHardwareText(const std::string& file, const std::string& text);
 
 std::vector<std::string> HardwareNames();
+
+// The catalog name `arg` stands for (a name or an alias, in any case), or "".
+std::string FindHardwareName(const std::string& arg);
+
+// " (did you mean 'X'?)" for an unknown device: the one device `arg` is a prefix of, else the one
+// whose family (the name before its first '-') `arg` starts with, else the closest spelling of a
+// name or alias; "" when none.
+std::string HardwareSuggestion(const std::string& arg);
 
 }  // namespace tally

@@ -33,8 +33,10 @@ std::string Lower(std::string_view s) {
 
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
   constexpr int kMaxDistance = 3;
-  // A short word is "close" to anything short; require the distance to stay below its length.
-  int best = std::min(kMaxDistance, static_cast<int>(word.size()) - 1);
+  // A short word is "close" to anything short: at most half its letters may change, so "fp23"
+  // finds fp32 (two edits) but "yaml" is not "table" (three edits in four letters).
+  const int length = static_cast<int>(word.size());
+  int best = std::min({kMaxDistance, length / 2, length - 1});
   std::string match;
   for (const std::string& c : candidates) {
     // Case is ignored: "JSON" is one step from nothing, not four from "json".

@@ -10,7 +10,7 @@ namespace tally {
 // Levenshtein distance between a and b.
 int EditDistance(std::string_view a, std::string_view b);
 
-// The candidate closest to `word` within distance 3 (and less than the word's length), ignoring
+// The candidate closest to `word` within half its length (at most 3 edits), ignoring
 // case, or "".
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
 

@@ -285,7 +285,7 @@ TEST_CASE("reliability: UTF-16 text is checked like UTF-8") {
 }
 
 TEST_CASE("reliability: tally params with no MODEL names MODEL") {
-  CheckRefused({"params"}, "tally: error: MODEL is required; run 'tally --help' for usage");
+  CheckRefused({"params"}, "tally: error: MODEL is required; run 'tally params --help' for usage");
 }
 
 TEST_CASE("reliability: a budget file's sp is blamed at its line") {

@@ -1,0 +1,24 @@
+// `tally hardware`: the hardware catalog (configs/hardware), one row per device.
+#pragma once
+
+#include <string>
+
+#include "cli/command.h"
+#include "report/report.h"
+
+namespace tally {
+
+// hardware: a table keyed by name, with kind, aliases (space-separated; absent when none),
+// description, memory_bytes, memory_bandwidth, interconnect_bandwidth, peak.<dtype> and source
+// (JSON hardware.<name>.*).
+Report HardwareReport();
+
+// [NAME]: one device (a name or an alias, in any case); without, the catalog.
+struct HardwareFlags {
+  OutputFlags output;
+  std::string name;
+};
+void AddHardwareFlags(CLI::App* cmd, HardwareFlags& flags);
+std::string RunHardware(const HardwareFlags& flags, RunContext& context);
+
+}  // namespace tally
