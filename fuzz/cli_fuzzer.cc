@@ -8,11 +8,10 @@
 // --calibrate write files), and no argument with a '/' (no paths outside the working directory,
 // which scripts/fuzz makes an empty scratch directory).
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/app.h"
 #include "fuzz_util.h"

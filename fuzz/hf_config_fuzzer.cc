@@ -11,12 +11,18 @@
 
 namespace {
 
-const char* const kModelTypes[] = {
-    "bloom",       "falcon",      "gemma",      "gpt2",        "gpt_neox",   "llama",     "mistral",
-    "mixtral",     "opt",         "phi",        "phi3",        "qwen2",      "t5",        "cohere",
-    "cohere2",     "deepseek_v2", "deepseek_v3", "gemma2",     "gemma3",     "gemma3_text", "gpt_bigcode",
-    "gpt_oss",     "gptj",        "llama4",     "llama4_text", "olmo",       "olmo2",     "phi-msft",
-    "phimoe",      "qwen3",       "qwen3_moe",  "RefinedWeb",  "RefinedWebModel", "starcoder2"};
+const char* const kModelTypes[] = {"bloom",       "falcon",      "gemma",
+                                   "gpt2",        "gpt_neox",    "llama",
+                                   "mistral",     "mixtral",     "opt",
+                                   "phi",         "phi3",        "qwen2",
+                                   "t5",          "cohere",      "cohere2",
+                                   "deepseek_v2", "deepseek_v3", "gemma2",
+                                   "gemma3",      "gemma3_text", "gpt_bigcode",
+                                   "gpt_oss",     "gptj",        "llama4",
+                                   "llama4_text", "olmo",        "olmo2",
+                                   "phi-msft",    "phimoe",      "qwen3",
+                                   "qwen3_moe",   "RefinedWeb",  "RefinedWebModel",
+                                   "starcoder2"};
 
 // `{"model_type": "X", ...`: the chosen type goes first; a second 'model_type' later in the input
 // is a duplicate key, which is an InputError like any other.
@@ -35,8 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t pick = data[0];
   std::string body = tally::fuzz::Text(data + 1, size - 1);
   // An odd first byte keeps the input as it is (its own model_type, or none).
-  const std::string text =
-      pick % 2 == 1 ? body : WithModelType(body, kModelTypes[(pick / 2) % std::size(kModelTypes)]);
+  const std::string text = pick % 2 == 1 ? body : WithModelType(body, kModelTypes[(pick / 2) % std::size(kModelTypes)]);
   tally::fuzz::Expect([&] {
     const tally::ModelSpec spec = tally::LoadModelText("config.json", text);
     const tally::Settings settings;

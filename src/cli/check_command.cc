@@ -5,9 +5,9 @@
 #include "cli/exit_code.h"
 #include "config/load_config.h"
 #include "config/resolve.h"
-#include "estimate/time_report.h"
 #include "config/yaml_reader.h"
 #include "estimate/estimate_graph.h"
+#include "estimate/time_report.h"
 #include "report/format.h"
 #include "util/error.h"
 #include "util/parse.h"
@@ -72,7 +72,8 @@ void ReadLimits(const ConfigMap& budget, const char* key, bool is_max, std::vect
   ConfigMap(map, budget.file(), key, {}, UnknownKeys::kIgnore);  // checks it is a map, without duplicates
   for (auto it = map.begin(); it != map.end(); ++it) {
     const YAML::Node name = it->first, value = it->second;
-    if (!value.IsScalar()) throw InputError(LocOf(value, budget.file()), "a limit must be a number, got " + Describe(value));
+    if (!value.IsScalar())
+      throw InputError(LocOf(value, budget.file()), "a limit must be a number, got " + Describe(value));
     out.push_back({name.Scalar(), is_max, value.Scalar(), LocOf(name, budget.file())});
   }
 }
@@ -87,7 +88,8 @@ Budget ReadBudget(const std::string& path) {
     const YAML::Node& list = m.Get("models");
     if (!list.IsSequence()) throw InputError(m.Loc("models"), "'models' must be a list of model names or paths");
     for (const YAML::Node& item : list) {
-      if (!item.IsScalar()) throw InputError(LocOf(item, path), "a model must be a name or a path, got " + Describe(item));
+      if (!item.IsScalar())
+        throw InputError(LocOf(item, path), "a model must be a name or a path, got " + Describe(item));
       b.models.push_back({item.Scalar(), LocOf(item, path)});
     }
   }
@@ -138,9 +140,10 @@ Value ParseLimit(const Limit& limit, Unit unit) {
     if (n.exact && (unit != Unit::kRatio || digits)) return *n.exact;
     return n.value;
   } catch (const InputError& e) {
-    if (unit == Unit::kByte && e.message().find("has no unit") != std::string::npos) throw LimitError(limit, e.message());
-    const char* forms = unit == Unit::kByte ? "a size such as 80GiB, 80GB or 4096B"
-                                            : "a number such as 7B, 1.5e12, 2T or 0.35";
+    if (unit == Unit::kByte && e.message().find("has no unit") != std::string::npos)
+      throw LimitError(limit, e.message());
+    const char* forms =
+        unit == Unit::kByte ? "a size such as 80GiB, 80GB or 4096B" : "a number such as 7B, 1.5e12, 2T or 0.35";
     throw LimitError(limit, "'" + limit.text + "' is not a limit for " + limit.key + "; expected " + forms);
   }
 }
@@ -157,7 +160,8 @@ void AddCheckFlags(CLI::App* cmd, CheckFlags& f) {
   cmd->add_option("--max", f.max, "KEY=VALUE: fail when the key exceeds VALUE (repeatable), e.g. params.total=2B")
       ->type_name("KEY=VALUE");
   cmd->add_option("--min", f.min, "KEY=VALUE: fail when the key is below VALUE (repeatable)")->type_name("KEY=VALUE");
-  cmd->add_option("--budget", f.budget, "a budget file: models, settings and limits (configs/budgets/)")->type_name("FILE");
+  cmd->add_option("--budget", f.budget, "a budget file: models, settings and limits (configs/budgets/)")
+      ->type_name("FILE");
 }
 
 CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, const CheckFlags& flags,
@@ -167,7 +171,8 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
   if (budget.models.empty()) throw InputError("check: name a MODEL, or a budget file with 'models'");
   ReadFlagLimits(flags.max, true, budget.limits);
   ReadFlagLimits(flags.min, false, budget.limits);
-  if (budget.limits.empty()) throw InputError("check: no limits; give --max KEY=VALUE, --min KEY=VALUE or --budget FILE");
+  if (budget.limits.empty())
+    throw InputError("check: no limits; give --max KEY=VALUE, --min KEY=VALUE or --budget FILE");
   const WorkloadFlags merged = Merge(budget.flags, cli_flags);
   const Settings settings = [&] {
     try {
@@ -184,8 +189,9 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
   const TimeRequest request = ReadTimeRequest(time_flags, merged.gpus.has_value(), settings.gpus);
   for (const Limit& limit : budget.limits) {
     if (!timed && limit.key.rfind("time.", 0) == 0) {
-      throw LimitError(limit, "'" + limit.key + "' needs a device: add --hardware NAME (or 'hardware' in the "
-                              "budget's settings)");
+      throw LimitError(limit, "'" + limit.key +
+                                  "' needs a device: add --hardware NAME (or 'hardware' in the "
+                                  "budget's settings)");
     }
   }
 

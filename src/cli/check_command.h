@@ -1,11 +1,10 @@
 // `tally check`: limits on report keys, from flags or a budget file; exit 1 when any fails.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 #include "cli/settings_flags.h"

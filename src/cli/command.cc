@@ -11,8 +11,7 @@ namespace tally {
 
 void AddOutputFlags(CLI::App* cmd, OutputFlags& o) {
   cmd->add_option("--format", o.format, "table | json | csv | tsv (default table)")->type_name("FORMAT");
-  cmd->add_option("--get", o.get, "print only the value at this dotted JSON key, e.g. params.total")
-      ->type_name("KEY");
+  cmd->add_option("--get", o.get, "print only the value at this dotted JSON key, e.g. params.total")->type_name("KEY");
   cmd->add_option("--units", o.units, "byte units in tables: iec (GiB) | si (GB); JSON is always bytes")
       ->type_name("iec|si");
   cmd->add_flag("--explain", o.explain, "show each figure's formula and source under it (table)");
@@ -44,8 +43,9 @@ std::vector<std::string> WorkloadFlagsRead(std::initializer_list<std::string_vie
 }
 
 void AddModelFlags(CLI::App* cmd, ModelFlags& f, bool workload) {
-  cmd->add_option("MODEL", f.model, "a preset name ('tally models') or a path to a tally YAML/JSON config or "
-                                    "a Hugging Face config.json")
+  cmd->add_option("MODEL", f.model,
+                  "a preset name ('tally models') or a path to a tally YAML/JSON config or "
+                  "a Hugging Face config.json")
       ->required()
       ->type_name("");
   if (workload) AddWorkloadFlags(cmd, f.workload);

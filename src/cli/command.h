@@ -3,6 +3,7 @@
 // commands.cc and one small file (flags → input → evaluation → report).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -11,8 +12,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/settings_flags.h"
 #include "estimate/estimate_graph.h"

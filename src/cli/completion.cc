@@ -66,28 +66,35 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell) {
     choices += "    " + flag + ") COMPREPLY=($(compgen -W \"" + words + "\" -- \"$cur\")); return ;;\n";
   }
   std::string script;
-  if (shell == "zsh") script += "# zsh: completion through bash's compatibility layer\nautoload -U +X bashcompinit && bashcompinit\n";
+  if (shell == "zsh")
+    script += "# zsh: completion through bash's compatibility layer\nautoload -U +X bashcompinit && bashcompinit\n";
   script += "# tally completion for " + shell + ": eval \"$(tally completion " + shell + ")\"\n";
-  script += "_tally() {\n"
-            "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" opts=\"\"\n"
-            "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
-            "    COMPREPLY=($(compgen -W \"" + Join(commands) + " --help --version\" -- \"$cur\"))\n"
-            "    return\n"
-            "  fi\n"
-            "  case \"$prev\" in\n"
-            "    --hardware) COMPREPLY=($(compgen -W \"" + Join(HardwareNames()) + "\" -f -- \"$cur\")); return ;;\n" +
-            choices +
-            "    --budget) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-            "  esac\n"
-            "  case \"${COMP_WORDS[1]}\" in\n" + cases +
-            "  esac\n"
-            "  if [[ \"$cur\" == -* ]]; then\n"
-            "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
-            "  else\n"
-            "    COMPREPLY=($(compgen -W \"" + Join(PresetNames()) + "\" -f -- \"$cur\"))\n"
-            "  fi\n"
-            "}\n"
-            "complete -F _tally tally\n";
+  script +=
+      "_tally() {\n"
+      "  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" opts=\"\"\n"
+      "  if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+      "    COMPREPLY=($(compgen -W \"" +
+      Join(commands) +
+      " --help --version\" -- \"$cur\"))\n"
+      "    return\n"
+      "  fi\n"
+      "  case \"$prev\" in\n"
+      "    --hardware) COMPREPLY=($(compgen -W \"" +
+      Join(HardwareNames()) + "\" -f -- \"$cur\")); return ;;\n" + choices +
+      "    --budget) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+      "  esac\n"
+      "  case \"${COMP_WORDS[1]}\" in\n" +
+      cases +
+      "  esac\n"
+      "  if [[ \"$cur\" == -* ]]; then\n"
+      "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+      "  else\n"
+      "    COMPREPLY=($(compgen -W \"" +
+      Join(PresetNames()) +
+      "\" -f -- \"$cur\"))\n"
+      "  fi\n"
+      "}\n"
+      "complete -F _tally tally\n";
   return script;
 }
 

@@ -2,11 +2,10 @@
 // definition (commands, flags), the presets and the hardware catalog.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "util/error.h"
-#include "util/spellcheck.h"
 #include "util/number_format.h"
 #include "util/parse.h"
+#include "util/spellcheck.h"
 
 namespace tally {
 namespace {
@@ -64,8 +64,17 @@ Report DtypesReport(const std::optional<std::string>& value) {
   table.keyed = true;
   for (const NumberFormat& f : NumberFormats()) {
     const FormatLimits l = LimitsOf(f);
-    std::vector<Cell> row = {std::string(f.name), f.bits, f.sign_bits, f.exponent_bits, f.mantissa_bits, l.bytes,
-                             l.max, l.min, l.min_normal, l.smallest_subnormal, l.eps,
+    std::vector<Cell> row = {std::string(f.name),
+                             f.bits,
+                             f.sign_bits,
+                             f.exponent_bits,
+                             f.mantissa_bits,
+                             l.bytes,
+                             l.max,
+                             l.min,
+                             l.min_normal,
+                             l.smallest_subnormal,
+                             l.eps,
                              static_cast<uint64_t>(l.decimal_digits)};
     if (x) {
       Rounded rounded = RoundTo(*x, f);
@@ -95,9 +104,11 @@ std::string RunDtypes(const DtypesFlags& f, RunContext& context) {
   if (!f.name.empty()) {
     std::vector<std::string> names;
     for (const NumberFormat& n : NumberFormats()) names.emplace_back(n.name);
-    auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) { return EqualsIgnoreCase(n, f.name); });
+    auto it =
+        std::find_if(names.begin(), names.end(), [&](const std::string& n) { return EqualsIgnoreCase(n, f.name); });
     if (it == names.end()) {
-      throw InputError("unknown dtype '" + f.name + "'" + DidYouMean(f.name, names) + "; run 'tally dtypes' for the list");
+      throw InputError("unknown dtype '" + f.name + "'" + DidYouMean(f.name, names) +
+                       "; run 'tally dtypes' for the list");
     }
     KeepRow(report, "dtypes", *it);
   }

@@ -15,7 +15,8 @@
 namespace tally {
 
 void AddFitFlags(CLI::App* cmd, FitFlags& f) {
-  cmd->add_option("--memory", f.memory, "memory per device with its unit, e.g. 80GiB or 24GB (required)")->type_name("SIZE");
+  cmd->add_option("--memory", f.memory, "memory per device with its unit, e.g. 80GiB or 24GB (required)")
+      ->type_name("SIZE");
   cmd->add_option("--solve", f.solve,
                   std::string("what to find: ") + Name(Solve::kBatch) + " (largest micro-batch), " + Name(Solve::kSeq) +
                       " (longest), " + Name(Solve::kGpus) + " (fewest)")
@@ -25,10 +26,12 @@ void AddFitFlags(CLI::App* cmd, FitFlags& f) {
 FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& f) {
   Settings base = ResolveSettings(settings, spec);
   if (!f.memory && base.hardware.empty()) {
-    throw InputError("--memory: fit needs the memory per device, e.g. --memory 80GiB, or a device: --hardware h100-sxm");
+    throw InputError(
+        "--memory: fit needs the memory per device, e.g. --memory 80GiB, or a device: --hardware h100-sxm");
   }
   // A named device gives its usable memory (less --reserve) unless --memory says otherwise.
-  const uint64_t limit = f.memory ? ParseBytes(*f.memory, "--memory") : UsableMemory(ResolveHardware(base.hardware), base);
+  const uint64_t limit =
+      f.memory ? ParseBytes(*f.memory, "--memory") : UsableMemory(ResolveHardware(base.hardware), base);
   const Solve solve = f.solve ? ParseName<Solve>(*f.solve, "--solve") : Solve::kBatch;
   const std::string kind = Name(solve);
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told

@@ -1,10 +1,9 @@
 // `tally fit`: its flags, the search, and the report at the answer.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 #include "config/model_spec.h"

@@ -21,8 +21,8 @@ Report GemmReport(const std::string& text) {
         "2 · m · n · k = 2 · " + dims + " (one multiply and one add per multiply-accumulate)");
   r.Set("flops.backward", "backward (dX and dW)", backward, Unit::kFlop,
         "dX = dY·Wᵀ and dW = Xᵀ·dY, 2 · m · n · k each = 2 x forward");
-  r.Set("flops.step", "step (forward + backward)", CheckedAdd(forward, backward, "--gemm: the step FLOPs"),
-        Unit::kFlop, "3 x forward");
+  r.Set("flops.step", "step (forward + backward)", CheckedAdd(forward, backward, "--gemm: the step FLOPs"), Unit::kFlop,
+        "3 x forward");
   return r;
 }
 

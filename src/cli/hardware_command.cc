@@ -27,12 +27,12 @@ Report HardwareReport() {
                                  {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "board_power_w", .unit = Unit::kNumber, .shown = false}};
   for (const std::string& d : dtypes) {
-    columns.push_back({.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond,
-                       .shown = d == "bf16" || d == "fp8"});
+    columns.push_back(
+        {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
   }
   for (const std::string& d : dtypes) {
-    columns.push_back({.key = "gemm_efficiency." + d, .label = d + " GEMM efficiency", .unit = Unit::kRatio,
-                       .shown = false});
+    columns.push_back(
+        {.key = "gemm_efficiency." + d, .label = d + " GEMM efficiency", .unit = Unit::kRatio, .shown = false});
   }
   columns.push_back({.key = "source", .label = "file", .shown = false});
   Report r;
@@ -42,8 +42,12 @@ Report HardwareReport() {
     const HardwareSpec& h = specs[i];
     std::string aliases;
     for (const std::string& a : h.aliases) aliases += (aliases.empty() ? "" : " ") + a;
-    std::vector<Cell> row = {names[i],      h.kind,           aliases.empty() ? Cell() : Cell(aliases),
-                             h.description, h.memory_bytes,   h.memory_bandwidth,
+    std::vector<Cell> row = {names[i],
+                             h.kind,
+                             aliases.empty() ? Cell() : Cell(aliases),
+                             h.description,
+                             h.memory_bytes,
+                             h.memory_bandwidth,
                              h.interconnect_bandwidth};
     for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w}) {
       if (v > 0) {

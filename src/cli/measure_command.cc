@@ -140,8 +140,7 @@ void AddMeasureFlags(CLI::App* cmd, MeasureFlags& f) {
   opt("--dtype", f.dtype, "comma list: fp32, fp64, bf16 (CPU default fp32,fp64); GPU also tf32, fp16", "LIST");
   opt("--sizes", f.sizes, "square sizes, comma list (default 256,512,1024,2048)", "LIST");
   opt("--shapes", f.shapes, "GEMM shapes MxNxK, comma list, e.g. 2048x768x3072", "LIST");
-  opt("--threads", f.threads, "CPU thread counts, comma list (default OpenBLAS's, e.g. OPENBLAS_NUM_THREADS)",
-      "LIST");
+  opt("--threads", f.threads, "CPU thread counts, comma list (default OpenBLAS's, e.g. OPENBLAS_NUM_THREADS)", "LIST");
   opt("--budget", f.budget, "seconds of repetitions per case after warm-up (default 0.2; at least 3 runs)", "S");
   opt("--model", f.model, "time this model's GEMMs for one training step (with --batch, --seq)", "MODEL");
   f.peak_option = cmd->add_option("--peak", f.peak,
@@ -163,8 +162,8 @@ void AddMeasureFlags(CLI::App* cmd, MeasureFlags& f) {
   work("--lora", f.workload.lora, "LoRA rank: adapters train, base weights frozen (no base dW)");
 }
 
-std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format,
-                              const std::optional<std::string>& get, std::ostream& err) {
+std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format, const std::optional<std::string>& get,
+                              std::ostream& err) {
   MeasureRequest request;
   ReadLists(f, request);
   std::shared_ptr<const LayerGraph> graph;

@@ -2,12 +2,11 @@
 // (the table, or any report format), plus the --plot and --calibrate files.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 #include "cli/settings_flags.h"
@@ -19,9 +18,9 @@ namespace tally {
 struct MeasureFlags {
   std::string device = "cpu";
   std::optional<std::string> dtype, sizes, shapes, threads, budget, model, calibrate, plot;
-  std::string peak;                  // --peak [FLOP/s | dtype=FLOP/s,...]
+  std::string peak;                    // --peak [FLOP/s | dtype=FLOP/s,...]
   CLI::Option* peak_option = nullptr;  // given at all (a bare --peak has no value)
-  WorkloadFlags workload;            // --batch, --seq, --causal, --trainable, --lora for --model
+  WorkloadFlags workload;              // --batch, --seq, --causal, --trainable, --lora for --model
 };
 
 void AddMeasureFlags(CLI::App* cmd, MeasureFlags& flags);

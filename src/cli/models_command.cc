@@ -4,10 +4,10 @@
 #include "config/load_config.h"
 #include "config/model_lookup.h"
 #include "config/presets.h"
+#include "estimate/evaluation.h"
+#include "estimate/params.h"
 #include "util/error.h"
 #include "util/spellcheck.h"
-#include "estimate/params.h"
-#include "estimate/evaluation.h"
 
 namespace tally {
 

@@ -14,9 +14,9 @@ namespace {
 // The components --trainable can freeze: those with weights (not the attention core, the loss).
 const std::vector<Component>& TrainableComponents() {
   static const std::vector<Component> kComponents = {
-      Component::kEmbedding, Component::kAttention, Component::kMlp,    Component::kNorm,           Component::kLmHead,
-      Component::kRouter,    Component::kLinear,    Component::kConv2d, Component::kEmbedProjection,
-      Component::kHead};
+      Component::kEmbedding,       Component::kAttention, Component::kMlp,    Component::kNorm,
+      Component::kLmHead,          Component::kRouter,    Component::kLinear, Component::kConv2d,
+      Component::kEmbedProjection, Component::kHead};
   return kComponents;
 }
 
@@ -108,7 +108,8 @@ void ReadBatch(const WorkloadFlags& f, Settings& s) {
   // In 128 bits: the product of two 64-bit values fits.
   const u128 product = static_cast<u128>(s.micro_batch) * s.grad_accum;
   if (s.micro_batch == 0 || s.grad_accum == 0 || product != s.batch) {
-    throw InputError("--batch: " + std::to_string(s.batch) + " sequences do not split into --micro-batch x "
+    throw InputError("--batch: " + std::to_string(s.batch) +
+                     " sequences do not split into --micro-batch x "
                      "--grad-accum; give sizes that multiply to it");
   }
 }
@@ -119,7 +120,7 @@ const std::vector<DType>& FlagDtypes(std::string_view flag) {
   static const std::vector<DType> kFloats = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3,
                                              DType::kFp8E5m2};
   static const std::vector<DType> kStates = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kInt8};
-  static const std::vector<DType> kCaches = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3,
+  static const std::vector<DType> kCaches = {DType::kFp32,    DType::kFp16, DType::kBf16, DType::kFp8E4m3,
                                              DType::kFp8E5m2, DType::kInt8, DType::kInt4};
   if (flag == "--state-dtype") return kStates;
   if (flag == "--kv-dtype") return kCaches;
@@ -128,19 +129,32 @@ const std::vector<DType>& FlagDtypes(std::string_view flag) {
 
 const std::vector<TextFlag>& TextFlags() {
   static const std::vector<TextFlag> kFlags = {
-      {"batch", &WorkloadFlags::batch},           {"micro_batch", &WorkloadFlags::micro_batch},
-      {"grad_accum", &WorkloadFlags::grad_accum}, {"seq", &WorkloadFlags::seq},
-      {"mode", &WorkloadFlags::mode},             {"precision", &WorkloadFlags::precision},
-      {"param_dtype", &WorkloadFlags::param_dtype}, {"grad_dtype", &WorkloadFlags::grad_dtype},
-      {"state_dtype", &WorkloadFlags::state_dtype}, {"optimizer", &WorkloadFlags::optimizer},
-      {"recompute", &WorkloadFlags::recompute},   {"attention", &WorkloadFlags::attention},
-      {"dropout", &WorkloadFlags::dropout},       {"lora", &WorkloadFlags::lora},
-      {"lora_targets", &WorkloadFlags::lora_targets}, {"gpus", &WorkloadFlags::gpus},
-      {"tp", &WorkloadFlags::tp},                 {"pp", &WorkloadFlags::pp},
-      {"zero", &WorkloadFlags::zero},             {"kv_dtype", &WorkloadFlags::kv_dtype},
-      {"quant", &WorkloadFlags::quant},           {"overhead", &WorkloadFlags::overhead},
-      {"hardware", &WorkloadFlags::hardware},     {"reserve", &WorkloadFlags::reserve},
-      {"dropout_mask", &WorkloadFlags::dropout_mask}, {"input", &WorkloadFlags::input},
+      {"batch", &WorkloadFlags::batch},
+      {"micro_batch", &WorkloadFlags::micro_batch},
+      {"grad_accum", &WorkloadFlags::grad_accum},
+      {"seq", &WorkloadFlags::seq},
+      {"mode", &WorkloadFlags::mode},
+      {"precision", &WorkloadFlags::precision},
+      {"param_dtype", &WorkloadFlags::param_dtype},
+      {"grad_dtype", &WorkloadFlags::grad_dtype},
+      {"state_dtype", &WorkloadFlags::state_dtype},
+      {"optimizer", &WorkloadFlags::optimizer},
+      {"recompute", &WorkloadFlags::recompute},
+      {"attention", &WorkloadFlags::attention},
+      {"dropout", &WorkloadFlags::dropout},
+      {"lora", &WorkloadFlags::lora},
+      {"lora_targets", &WorkloadFlags::lora_targets},
+      {"gpus", &WorkloadFlags::gpus},
+      {"tp", &WorkloadFlags::tp},
+      {"pp", &WorkloadFlags::pp},
+      {"zero", &WorkloadFlags::zero},
+      {"kv_dtype", &WorkloadFlags::kv_dtype},
+      {"quant", &WorkloadFlags::quant},
+      {"overhead", &WorkloadFlags::overhead},
+      {"hardware", &WorkloadFlags::hardware},
+      {"reserve", &WorkloadFlags::reserve},
+      {"dropout_mask", &WorkloadFlags::dropout_mask},
+      {"input", &WorkloadFlags::input},
       {"mlp_kernel", &WorkloadFlags::mlp_kernel},
   };
   return kFlags;
@@ -157,16 +171,18 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   };
   const Settings defaults;
   // "a | b | c (default b)"
-  auto choices = [](const std::string& names, const char* fallback) {
-    return names + " (default " + fallback + ")";
-  };
-  opt("--batch", f.batch, "sequences (samples) per optimizer step per data-parallel replica; default micro-batch x grad-accum", "N");
+  auto choices = [](const std::string& names, const char* fallback) { return names + " (default " + fallback + ")"; };
+  opt("--batch", f.batch,
+      "sequences (samples) per optimizer step per data-parallel replica; default micro-batch x grad-accum", "N");
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
   opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
-  cmd->add_flag("--causal", f.causal, "halve attention's QK^T and AV in the model FLOPs too (default: only in the "
-                                      "hardware FLOPs that time applies a rate to)")->group("Workload");
-  cmd->add_flag("--no-causal", f.no_causal, "count attention's masked half in the hardware FLOPs too")->group("Workload");
+  cmd->add_flag("--causal", f.causal,
+                "halve attention's QK^T and AV in the model FLOPs too (default: only in the "
+                "hardware FLOPs that time applies a rate to)")
+      ->group("Workload");
+  cmd->add_flag("--no-causal", f.no_causal, "count attention's masked half in the hardware FLOPs too")
+      ->group("Workload");
   opt("--mode", f.mode, "memory ledgers to show: " + choices(JoinNames<Mode>(" | "), Name(defaults.mode)), "MODE");
   opt("--precision", f.precision, choices(JoinNames<Precision>(" | "), Name(defaults.precision)), "POLICY");
   opt("--param-dtype", f.param_dtype, "override the weights' dtype (also the inference weights)", "DTYPE");
@@ -184,7 +200,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "KIND");
   opt("--dropout", f.dropout, "dropout probability, overriding the config's", "P");
   opt("--input", f.input, "a sequential model's sample shape, e.g. 3,299,299 (default the config's input)", "SHAPE");
-  opt("--dropout-mask", f.dropout_mask, "saved dropout mask: cuda (1-byte bool, default) | cpu (the activation dtype)", "KIND");
+  opt("--dropout-mask", f.dropout_mask, "saved dropout mask: cuda (1-byte bool, default) | cpu (the activation dtype)",
+      "KIND");
   cmd->add_option("--trainable", f.trainable, "COMPONENT=false freezes a component (repeatable), e.g. embedding=false")
       ->type_name("C=false")
       ->group("Workload");
@@ -198,12 +215,15 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   std::string kv_dtypes;
   for (DType d : FlagDtypes("--kv-dtype")) kv_dtypes += (kv_dtypes.empty() ? "" : " | ") + std::string(Name(d));
   opt("--kv-dtype", f.kv_dtype, "KV cache dtype: " + kv_dtypes + " (default the activations')", "DTYPE");
-  opt("--quant", f.quant, "weight quantization (inference; the frozen base under --lora): " + choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
+  opt("--quant", f.quant,
+      "weight quantization (inference; the frozen base under --lora): " +
+          choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
       "KIND");
   opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits",
       "NAME");
   opt("--reserve", f.reserve, "device memory kept from the model with --hardware (default 2GiB)", "SIZE");
-  opt("--overhead", f.overhead, "memory not modelled, added per device: a size (2GiB, 2GB) or a percent (10%)", "SIZE|PCT");
+  opt("--overhead", f.overhead, "memory not modelled, added per device: a size (2GiB, 2GB) or a percent (10%)",
+      "SIZE|PCT");
 }
 
 Settings ReadSettings(const WorkloadFlags& f) {

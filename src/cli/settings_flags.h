@@ -2,12 +2,11 @@
 // translation into validated Settings (errors name the flag).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "config/settings.h"
 

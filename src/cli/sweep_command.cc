@@ -45,8 +45,9 @@ const std::vector<std::string> kDefaultKeys = {"params.total", "flops.step", "me
 }  // namespace
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
-  cmd->add_option("--keys", f.keys, "comma list of report keys to print (default params.total, flops.step, "
-                                    "memory.train.total, memory.infer.total)")
+  cmd->add_option("--keys", f.keys,
+                  "comma list of report keys to print (default params.total, flops.step, "
+                  "memory.train.total, memory.infer.total)")
       ->type_name("LIST");
   cmd->add_option("--memory", f.memory, "mark points whose memory per device exceeds this as 'does not fit'")
       ->type_name("SIZE");
@@ -83,8 +84,8 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
   header.columns.push_back({.key = "status"});
   for (const std::string& k : keys) header.columns.push_back({.key = k});
   header.flat_keys = true;
-  const StreamFormat stream = format == "csv"   ? StreamFormat::kCsv
-                              : format == "tsv" ? StreamFormat::kTsv
+  const StreamFormat stream = format == "csv"     ? StreamFormat::kCsv
+                              : format == "tsv"   ? StreamFormat::kTsv
                               : format == "jsonl" ? StreamFormat::kJsonl
                                                   : StreamFormat::kJson;
   // Rows are written as they come once the keys are known good; until then (invalid points before

@@ -1,11 +1,10 @@
 // `tally sweep`: a grid over workload flags given as comma lists, one row per point.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 #include "cli/settings_flags.h"

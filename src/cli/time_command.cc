@@ -27,21 +27,28 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--tokens", f.tokens, "training tokens, e.g. 2T or 300B (default: solve, or Chinchilla's 20 per parameter)", "N");
   opt("--days", f.days, "wall-clock budget in days (or 36h, 2w)", "D");
   opt("--hours", f.hours, "wall-clock budget in hours", "H");
-  opt("--mfu", f.mfu, "training: end-to-end model FLOPs utilization of the dense peak; inference: each op's "
-                      "compute efficiency inside the roofline (default 0.4)", "RATIO");
-  opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12", "FLOP/S");
+  opt("--mfu", f.mfu,
+      "training: end-to-end model FLOPs utilization of the dense peak; inference: each op's "
+      "compute efficiency inside the roofline (default 0.4)",
+      "RATIO");
+  opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12",
+      "FLOP/S");
   opt("--mbu", f.mbu, "memory-bandwidth utilization for the inference roofline (default 0.8)", "RATIO");
   opt("--prompt", f.prompt, "inference: prompt tokens per sequence (default 512; 4k = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
-  opt("--gpus-per-node", f.gpus_per_node, "training: devices per node; collectives within one use the intra-node "
-                                          "link, larger ones the inter-node link (default 8)", "N");
+  opt("--gpus-per-node", f.gpus_per_node,
+      "training: devices per node; collectives within one use the intra-node "
+      "link, larger ones the inter-node link (default 8)",
+      "N");
   opt("--vp", f.vp, "training: virtual pipeline stages per device (interleaved 1F1B; default 1)", "N");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
 TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) {
   TimeRequest r;
-  if (f.tokens) r.train.tokens = ParseReal(*f.tokens, "--tokens", {.lo = 1, .what = "at least 1 token, such as 2T, 300B or 1.5e12", .si = true});
+  if (f.tokens)
+    r.train.tokens =
+        ParseReal(*f.tokens, "--tokens", {.lo = 1, .what = "at least 1 token, such as 2T, 300B or 1.5e12", .si = true});
   if (f.days && f.hours) throw InputError("--days: give --days or --hours, not both");
   if (f.days) r.train.seconds = ParseDuration(*f.days, "--days", 'd');
   if (f.hours) r.train.seconds = ParseDuration(*f.hours, "--hours", 'h');
@@ -52,7 +59,8 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.mfu && f.achieved) throw InputError("--achieved: give --mfu or --achieved, not both");
   if (f.mfu) r.train.mfu = ParseReal(*f.mfu, "--mfu", kUtilization);
   if (f.achieved) {
-    r.train.achieved = ParseReal(*f.achieved, "--achieved", {.lo = 1, .what = "at least 1 FLOP/s, such as 400T", .si = true});
+    r.train.achieved =
+        ParseReal(*f.achieved, "--achieved", {.lo = 1, .what = "at least 1 FLOP/s, such as 400T", .si = true});
   }
   if (f.mbu) r.mbu = ParseReal(*f.mbu, "--mbu", kUtilization);
   if (f.prompt) r.prompt = ParseLength(*f.prompt, "--prompt");

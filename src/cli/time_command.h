@@ -1,10 +1,9 @@
 // `tally time`: its flags (beyond the workload's) and the run.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command.h"
 #include "estimate/time_report.h"

@@ -28,14 +28,14 @@ struct TypeRow {
   GgmlType type;
 };
 constexpr TypeRow kTypes[] = {
-    {0, {"F32", 1, 4}},        {1, {"F16", 1, 2}},        {2, {"Q4_0", 32, 18}},     {3, {"Q4_1", 32, 20}},
-    {6, {"Q5_0", 32, 22}},     {7, {"Q5_1", 32, 24}},     {8, {"Q8_0", 32, 34}},     {9, {"Q8_1", 32, 36}},
-    {10, {"Q2_K", 256, 84}},   {11, {"Q3_K", 256, 110}},  {12, {"Q4_K", 256, 144}},  {13, {"Q5_K", 256, 176}},
-    {14, {"Q6_K", 256, 210}},  {15, {"Q8_K", 256, 292}},  {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}},
-    {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}}, {20, {"IQ4_NL", 32, 18}},  {21, {"IQ3_S", 256, 110}},
-    {22, {"IQ2_S", 256, 82}},  {23, {"IQ4_XS", 256, 136}}, {24, {"I8", 1, 1}},       {25, {"I16", 1, 2}},
-    {26, {"I32", 1, 4}},       {27, {"I64", 1, 8}},       {28, {"F64", 1, 8}},       {29, {"IQ1_M", 256, 56}},
-    {30, {"BF16", 1, 2}},      {34, {"TQ1_0", 256, 54}},  {35, {"TQ2_0", 256, 66}},  {39, {"MXFP4", 32, 17}},
+    {0, {"F32", 1, 4}},         {1, {"F16", 1, 2}},         {2, {"Q4_0", 32, 18}},      {3, {"Q4_1", 32, 20}},
+    {6, {"Q5_0", 32, 22}},      {7, {"Q5_1", 32, 24}},      {8, {"Q8_0", 32, 34}},      {9, {"Q8_1", 32, 36}},
+    {10, {"Q2_K", 256, 84}},    {11, {"Q3_K", 256, 110}},   {12, {"Q4_K", 256, 144}},   {13, {"Q5_K", 256, 176}},
+    {14, {"Q6_K", 256, 210}},   {15, {"Q8_K", 256, 292}},   {16, {"IQ2_XXS", 256, 66}}, {17, {"IQ2_XS", 256, 74}},
+    {18, {"IQ3_XXS", 256, 98}}, {19, {"IQ1_S", 256, 50}},   {20, {"IQ4_NL", 32, 18}},   {21, {"IQ3_S", 256, 110}},
+    {22, {"IQ2_S", 256, 82}},   {23, {"IQ4_XS", 256, 136}}, {24, {"I8", 1, 1}},         {25, {"I16", 1, 2}},
+    {26, {"I32", 1, 4}},        {27, {"I64", 1, 8}},        {28, {"F64", 1, 8}},        {29, {"IQ1_M", 256, 56}},
+    {30, {"BF16", 1, 2}},       {34, {"TQ1_0", 256, 54}},   {35, {"TQ2_0", 256, 66}},   {39, {"MXFP4", 32, 17}},
 };
 
 constexpr uint32_t kString = 8, kArray = 9;
@@ -75,8 +75,9 @@ class Cursor {
 
   const char* Take(uint64_t n, const std::string& what) {
     if (n > left()) {
-      throw At(file_, pos_, what + " of " + std::to_string(n) + " bytes runs past the end of the file (" +
-                                std::to_string(size_) + " bytes)");
+      throw At(file_, pos_,
+               what + " of " + std::to_string(n) + " bytes runs past the end of the file (" + std::to_string(size_) +
+                   " bytes)");
     }
     if (buf_.size() < pos_ + n && fill_ != nullptr) fill_(context_, buf_, pos_ + n);
     if (buf_.size() < pos_ + n) throw At(file_, pos_, what + " runs past the end of the data read");
@@ -96,8 +97,9 @@ class Cursor {
     const uint64_t at = pos_;
     const uint64_t n = Uint(8, what + "'s length");
     if (n > left()) {
-      throw At(file_, at, what + " of " + std::to_string(n) + " bytes runs past the end of the file (" +
-                              std::to_string(size_) + " bytes)");
+      throw At(file_, at,
+               what + " of " + std::to_string(n) + " bytes runs past the end of the file (" + std::to_string(size_) +
+                   " bytes)");
     }
     return std::string(Take(n, what), n);
   }
@@ -114,8 +116,9 @@ class Cursor {
 // A count of items that take at least `min_bytes` each must fit in what is left of the file.
 void CheckCount(Cursor& c, uint64_t at, uint64_t count, uint64_t min_bytes, const std::string& what) {
   if (min_bytes > 0 && count > c.left() / min_bytes) {
-    throw At(c.file(), at, what + " " + std::to_string(count) + " is more than the rest of the file (" +
-                               std::to_string(c.left()) + " bytes) can hold");
+    throw At(c.file(), at,
+             what + " " + std::to_string(count) + " is more than the rest of the file (" + std::to_string(c.left()) +
+                 " bytes) can hold");
   }
 }
 
@@ -147,19 +150,26 @@ void ReadValue(Cursor& c, uint32_t type, GgufValue* out, int depth) {
     out->offset = at;
   }
   switch (type) {
-    case 0: case 2: case 4: case 10: {  // uint8, uint16, uint32, uint64
+    case 0:
+    case 2:
+    case 4:
+    case 10: {  // uint8, uint16, uint32, uint64
       const uint64_t v = c.Uint(static_cast<unsigned>(MinBytes(type)), "a value");
       if (out != nullptr) out->scalar = v;
       return;
     }
-    case 1: case 3: case 5: case 11: {  // int8, int16, int32, int64: sign-extend
+    case 1:
+    case 3:
+    case 5:
+    case 11: {  // int8, int16, int32, int64: sign-extend
       const unsigned bytes = static_cast<unsigned>(MinBytes(type));
       const uint64_t v = c.Uint(bytes, "a value");
       const unsigned shift = 64 - 8 * bytes;
       if (out != nullptr) out->scalar = static_cast<int64_t>(v << shift) >> shift;
       return;
     }
-    case 6: case 12: {  // float32, float64
+    case 6:
+    case 12: {  // float32, float64
       const uint64_t v = c.Uint(static_cast<unsigned>(MinBytes(type)), "a value");
       double d = 0;
       if (type == 6) {
@@ -184,8 +194,11 @@ void ReadValue(Cursor& c, uint32_t type, GgufValue* out, int depth) {
       if (out != nullptr) out->scalar = std::move(s);
       return;
     }
-    case kArray: ReadArray(c, out, depth); return;
-    default: throw At(c.file(), at - 4, "unknown value type " + std::to_string(type));
+    case kArray:
+      ReadArray(c, out, depth);
+      return;
+    default:
+      throw At(c.file(), at - 4, "unknown value type " + std::to_string(type));
   }
 }
 
@@ -211,10 +224,12 @@ CheckpointTensor ReadTensorInfo(Cursor& c, uint64_t& offset, std::set<std::strin
   const uint64_t type_at = c.pos();
   const auto id = static_cast<uint32_t>(c.Uint(4, "a ggml type"));
   const GgmlType* type = FindGgmlType(id);
-  if (type == nullptr) throw At(c.file(), type_at, "tensor '" + t.name + "' has unknown ggml type " + std::to_string(id));
+  if (type == nullptr)
+    throw At(c.file(), type_at, "tensor '" + t.name + "' has unknown ggml type " + std::to_string(id));
   if (t.shape[0] % type->block != 0) {
-    throw At(c.file(), type_at, "tensor '" + t.name + "': its first dimension " + std::to_string(t.shape[0]) +
-                                    " is not a multiple of " + type->name + "'s block of " + std::to_string(type->block));
+    throw At(c.file(), type_at,
+             "tensor '" + t.name + "': its first dimension " + std::to_string(t.shape[0]) + " is not a multiple of " +
+                 type->name + "'s block of " + std::to_string(type->block));
   }
   t.dtype = type->name;
   t.bytes = CheckedMul(t.elements / type->block, type->block_bytes, "a tensor's bytes");
@@ -242,15 +257,18 @@ void CheckData(const GgufFile& g, const std::vector<uint64_t>& offsets, uint64_t
   for (size_t i : order) {
     const CheckpointTensor& t = g.checkpoint.tensors[i];
     if (offsets[i] % alignment != 0) {
-      throw At(file, g.data_offset, "tensor '" + t.name + "' starts at data offset " + std::to_string(offsets[i]) +
-                                        ", not a multiple of the alignment " + std::to_string(alignment));
+      throw At(file, g.data_offset,
+               "tensor '" + t.name + "' starts at data offset " + std::to_string(offsets[i]) +
+                   ", not a multiple of the alignment " + std::to_string(alignment));
     }
-    if (offsets[i] < end) throw At(file, g.data_offset + offsets[i], "tensor '" + t.name + "' overlaps the one before it");
+    if (offsets[i] < end)
+      throw At(file, g.data_offset + offsets[i], "tensor '" + t.name + "' overlaps the one before it");
     if (__builtin_add_overflow(offsets[i], t.bytes, &end) || end > file_size - g.data_offset) {
       const u128 want = static_cast<u128>(g.data_offset) + offsets[i] + t.bytes;
-      throw At(file, file_size, "the file is truncated: tensor '" + t.name + "' ends at byte " +
-                                    (want > UINT64_MAX ? std::string("past 2^64") : FormatGrouped(static_cast<uint64_t>(want))) +
-                                    ", the file has " + FormatGrouped(file_size) + " bytes");
+      throw At(file, file_size,
+               "the file is truncated: tensor '" + t.name + "' ends at byte " +
+                   (want > UINT64_MAX ? std::string("past 2^64") : FormatGrouped(static_cast<uint64_t>(want))) +
+                   ", the file has " + FormatGrouped(file_size) + " bytes");
     }
   }
 }
@@ -325,7 +343,8 @@ GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size
 GgufFile ReadGgufFile(const std::string& path) {
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) throw InputError({path, 0, 0}, std::filesystem::exists(path) ? "cannot read the file's size" : "no such file");
+  if (ec)
+    throw InputError({path, 0, 0}, std::filesystem::exists(path) ? "cannot read the file's size" : "no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError({path, 0, 0}, "cannot open file for reading");
   return ParseGguf(path, "", size, FillFromStream, &in);

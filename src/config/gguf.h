@@ -41,8 +41,7 @@ struct GgufFile {
 // `fill(buffer, want)` appends to `buffer` until it holds at least `want` bytes of the file (or the
 // whole file); with no `fill`, `data` must hold the whole header. Errors name `file` and a byte.
 GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size,
-                   void (*fill)(void* context, std::string& buffer, uint64_t want) = nullptr,
-                   void* context = nullptr);
+                   void (*fill)(void* context, std::string& buffer, uint64_t want) = nullptr, void* context = nullptr);
 
 GgufFile ReadGgufFile(const std::string& path);
 

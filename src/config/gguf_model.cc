@@ -89,10 +89,14 @@ class GgufSpecReader {
   uint64_t Count(const std::string& key) const {
     const GgufValue& v = Get(key);
     uint64_t n = 0;
-    if (const auto* u = std::get_if<uint64_t>(&v.scalar)) n = *u;
-    else if (const auto* i = std::get_if<int64_t>(&v.scalar); i != nullptr && *i > 0) n = static_cast<uint64_t>(*i);
-    else if (v.array_length > 0) Fail(key, "is a per-layer list; tally models one value for every layer");
-    else Fail(key, "must be a positive integer");
+    if (const auto* u = std::get_if<uint64_t>(&v.scalar))
+      n = *u;
+    else if (const auto* i = std::get_if<int64_t>(&v.scalar); i != nullptr && *i > 0)
+      n = static_cast<uint64_t>(*i);
+    else if (v.array_length > 0)
+      Fail(key, "is a per-layer list; tally models one value for every layer");
+    else
+      Fail(key, "must be a positive integer");
     if (n == 0) Fail(key, "must be a positive integer");
     return n;
   }
@@ -121,8 +125,9 @@ class GgufSpecReader {
     for (const CheckpointTensor& t : g_.checkpoint.tensors) {
       if (t.name == "token_embd.weight" && t.shape.size() == 2 && t.shape[1] > 0) return t.shape[1];
     }
-    throw InputError({file_, 0, 0}, "no vocabulary size: neither '" + p + "vocab_size', tokenizer.ggml.tokens "
-                                    "nor a token_embd.weight tensor");
+    throw InputError({file_, 0, 0}, "no vocabulary size: neither '" + p +
+                                        "vocab_size', tokenizer.ggml.tokens "
+                                        "nor a token_embd.weight tensor");
   }
 
   const GgufFile& g_;
@@ -159,8 +164,10 @@ void AddSplits(const std::string& path, const GgufFile& first, CheckpointInfo& c
   std::string tail = SplitTail(1, count);
   if (SplitKey(first, "split.no") != 0 || path.size() < tail.size() ||
       path.compare(path.size() - tail.size(), std::string::npos, tail) != 0) {
-    throw InputError({path, 0, 0}, "is one of " + std::to_string(count) + " split files; give the first, named "
-                                   "<prefix>" + tail);
+    throw InputError({path, 0, 0}, "is one of " + std::to_string(count) +
+                                       " split files; give the first, named "
+                                       "<prefix>" +
+                                       tail);
   }
   const std::string prefix = path.substr(0, path.size() - tail.size());
   for (uint64_t i = 2; i <= count; ++i) {

@@ -58,7 +58,8 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
     const YAML::Node& list = m.Get("aliases");
     if (!list.IsSequence()) throw InputError(m.Loc("aliases"), "'aliases' must be a list of names");
     for (const YAML::Node& a : list) {
-      if (!a.IsScalar() || a.Scalar().empty()) throw InputError(LocOf(a, file), "an alias must be a name, got " + Describe(a));
+      if (!a.IsScalar() || a.Scalar().empty())
+        throw InputError(LocOf(a, file), "an alias must be a name, got " + Describe(a));
       h.aliases.push_back(Lower(a.Scalar()));
     }
   }
@@ -66,12 +67,12 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   h.kind = std::vector<std::string>{"gpu", "tpu", "cpu"}[m.Choice("kind", {"gpu", "tpu", "cpu"}, 0)];
   h.memory_bytes = m.PositiveInt("memory_bytes");
   h.memory_bandwidth = ReadRate(m.Get("memory_bandwidth"), file, "memory_bandwidth", Zero::kRejected);
-  h.interconnect_bandwidth = m.Has("interconnect_bandwidth")
-                                 ? ReadRate(m.Get("interconnect_bandwidth"), file, "interconnect_bandwidth", Zero::kAllowed)
-                                 : 0;
+  h.interconnect_bandwidth = m.Has("interconnect_bandwidth") ? ReadRate(m.Get("interconnect_bandwidth"), file,
+                                                                        "interconnect_bandwidth", Zero::kAllowed)
+                                                             : 0;
   for (auto [key, into] : {std::pair<const char*, double*>{"intra_node_bandwidth", &h.intra_node_bandwidth},
-                            {"inter_node_bandwidth", &h.inter_node_bandwidth},
-                            {"board_power_w", &h.board_power_w}}) {
+                           {"inter_node_bandwidth", &h.inter_node_bandwidth},
+                           {"board_power_w", &h.board_power_w}}) {
     if (m.Has(key)) *into = ReadRate(m.Get(key), file, key, Zero::kAllowed);
   }
   if (m.Has("gemm_efficiency")) {

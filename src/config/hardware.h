@@ -14,7 +14,7 @@ struct HardwareSpec {
   std::string name;
   std::vector<std::string> aliases;  // other names it answers to (lower case): h100 for h100-sxm
   std::string description;
-  std::string kind;  // gpu | tpu | cpu
+  std::string kind;    // gpu | tpu | cpu
   std::string source;  // the file it came from
   uint64_t memory_bytes = 0;
   double memory_bandwidth = 0;        // bytes/s

@@ -17,25 +17,23 @@ namespace {
 // Every config key any family reader uses; the rest of a config.json is ignored.
 const std::vector<std::string> kUsedKeys = {
     "model_type", "_name_or_path", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-    "num_attention_heads", "num_key_value_heads", "head_dim", "max_position_embeddings",
-    "tie_word_embeddings", "torch_dtype", "attention_bias", "mlp_bias", "sliding_window", "use_sliding_window",
-    "num_local_experts", "num_experts_per_tok", "partial_rotary_factor", "qk_layernorm", "n_positions", "n_ctx",
-    "n_embd", "n_layer", "n_head", "n_inner", "resid_pdrop", "multi_query", "new_decoder_architecture",
-    "parallel_attn", "bias", "num_kv_heads", "alibi", "ffn_hidden_size", "ffn_dim", "word_embed_proj_dim",
-    "do_layer_norm_before", "enable_bias", "layer_norm_elementwise_affine", "dropout", "rotary_pct",
-    "use_parallel_residual", "n_embed", "seq_length",
+    "num_attention_heads", "num_key_value_heads", "head_dim", "max_position_embeddings", "tie_word_embeddings",
+    "torch_dtype", "attention_bias", "mlp_bias", "sliding_window", "use_sliding_window", "num_local_experts",
+    "num_experts_per_tok", "partial_rotary_factor", "qk_layernorm", "n_positions", "n_ctx", "n_embd", "n_layer",
+    "n_head", "n_inner", "resid_pdrop", "multi_query", "new_decoder_architecture", "parallel_attn", "bias",
+    "num_kv_heads", "alibi", "ffn_hidden_size", "ffn_dim", "word_embed_proj_dim", "do_layer_norm_before", "enable_bias",
+    "layer_norm_elementwise_affine", "dropout", "rotary_pct", "use_parallel_residual", "n_embed", "seq_length",
     // issue 14's families
     "layer_types", "sliding_window_pattern", "max_window_layers", "num_experts", "moe_intermediate_size",
     "decoder_sparse_step", "mlp_only_layers", "intermediate_size_mlp", "moe_layers", "interleave_moe_layer_step",
     "attention_chunk_size", "no_rope_layers", "no_rope_layer_interval", "n_routed_experts", "n_shared_experts",
-    "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
-    "qk_rope_head_dim", "v_head_dim", "num_nextn_predict_layers", "topk_method", "lm_head_bias", "use_qk_norm",
-    "use_bias", "n_head_kv", "multi_query_group_num", "attn_config", "rotary_dim", "rope_parameters",
-    "text_config", "dtype",
+    "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim", "num_nextn_predict_layers", "topk_method", "lm_head_bias", "use_qk_norm", "use_bias", "n_head_kv",
+    "multi_query_group_num", "attn_config", "rotary_dim", "rope_parameters", "text_config", "dtype",
     // encoders (issue 16)
     "architectures", "type_vocab_size", "hidden_act", "hidden_dropout_prob", "id2label", "num_labels", "dim",
-    "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type",
-    "image_size", "patch_size", "num_channels", "qkv_bias"};
+    "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type", "image_size",
+    "patch_size", "num_channels", "qkv_bias"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -61,8 +59,8 @@ class HfReader {
       if (type != wrapper) continue;
       // The language model is counted from text_config; the top level keeps the head tying.
       const YAML::Node text = m_.Get("text_config");
-      outer_tied_ = m_.Has("tie_word_embeddings") ? std::optional<bool>(m_.Bool("tie_word_embeddings", false))
-                                                  : std::nullopt;
+      outer_tied_ =
+          m_.Has("tie_word_embeddings") ? std::optional<bool>(m_.Bool("tie_word_embeddings", false)) : std::nullopt;
       if (!t_.dtype) t_.dtype = Dtype();
       root_ = text;
       m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
@@ -72,20 +70,34 @@ class HfReader {
       spec_.notes.push_back("the vision parameters of this " + model_type +
                             " checkpoint are not included: tally counts its language model (text_config)");
     }
-    if (type == "bert" || type == "roberta" || type == "xlm-roberta") Bert(type);
-    else if (type == "distilbert") DistilBert();
-    else if (type == "gpt2" || type == "gpt_bigcode") Gpt2(type);
-    else if (type == "phi") Phi();
-    else if (type == "phi-msft") PhiMsft();
-    else if (type == "falcon" || type == "RefinedWebModel" || type == "RefinedWeb") Falcon(type);
-    else if (type == "opt") Opt();
-    else if (type == "gpt_neox") GptNeox();
-    else if (type == "bloom") Bloom();
-    else if (type == "gptj") Gptj();
-    else if (type == "starcoder2") Starcoder2();
-    else if (type == "cohere" || type == "cohere2") Cohere(type);
-    else if (type == "deepseek_v2" || type == "deepseek_v3") DeepSeek(type);
-    else LlamaLike(type);
+    if (type == "bert" || type == "roberta" || type == "xlm-roberta")
+      Bert(type);
+    else if (type == "distilbert")
+      DistilBert();
+    else if (type == "gpt2" || type == "gpt_bigcode")
+      Gpt2(type);
+    else if (type == "phi")
+      Phi();
+    else if (type == "phi-msft")
+      PhiMsft();
+    else if (type == "falcon" || type == "RefinedWebModel" || type == "RefinedWeb")
+      Falcon(type);
+    else if (type == "opt")
+      Opt();
+    else if (type == "gpt_neox")
+      GptNeox();
+    else if (type == "bloom")
+      Bloom();
+    else if (type == "gptj")
+      Gptj();
+    else if (type == "starcoder2")
+      Starcoder2();
+    else if (type == "cohere" || type == "cohere2")
+      Cohere(type);
+    else if (type == "deepseek_v2" || type == "deepseek_v3")
+      DeepSeek(type);
+    else
+      LlamaLike(type);
     Finish();
     spec_.transformer = t_;
     return spec_;
@@ -195,8 +207,8 @@ class HfReader {
     for (const YAML::Node& v : list) {
       uint64_t n = v.IsScalar() && v.Scalar() == "0" ? 0 : ReadPositiveInt(v, m_.file(), "an entry of '" + key + "'");
       if (n >= below) {
-        throw InputError(LocOf(v, m_.file()), "'" + key + "' has " + std::to_string(n) + ", past the " +
-                                                  std::to_string(below) + " layers");
+        throw InputError(LocOf(v, m_.file()),
+                         "'" + key + "' has " + std::to_string(n) + ", past the " + std::to_string(below) + " layers");
       }
       out.push_back(n);
     }
@@ -236,12 +248,16 @@ class HfReader {
       }
       for (size_t i = 0; i < list.size(); ++i) {
         const std::string v = list[i].IsScalar() ? list[i].Scalar() : "";
-        if (v == "full_attention") kinds_[i] = AttentionKind::kFull;
-        else if (v == "sliding_attention") kinds_[i] = AttentionKind::kSliding;
-        else if (v == "chunked_attention") kinds_[i] = AttentionKind::kChunked;
-        else throw InputError(LocOf(list[i], m_.file()), "unsupported layer type " + Describe(list[i]) +
-                                                           "; tally reads full_attention, sliding_attention "
-                                                           "and chunked_attention");
+        if (v == "full_attention")
+          kinds_[i] = AttentionKind::kFull;
+        else if (v == "sliding_attention")
+          kinds_[i] = AttentionKind::kSliding;
+        else if (v == "chunked_attention")
+          kinds_[i] = AttentionKind::kChunked;
+        else
+          throw InputError(LocOf(list[i], m_.file()), "unsupported layer type " + Describe(list[i]) +
+                                                          "; tally reads full_attention, sliding_attention "
+                                                          "and chunked_attention");
       }
     } else {
       for (uint64_t i = 0; i < t_.n_layers; ++i) kinds_[i] = rule(i);
@@ -260,23 +276,26 @@ class HfReader {
 
   // Sliding on every layer but each `pattern`-th (Gemma 2 with 2, Gemma 3 with 6, Cohere2 with 4).
   void Pattern(uint64_t window, uint64_t pattern) {
-    Attention(window, 0, [&](uint64_t i) { return (i + 1) % pattern != 0 ? AttentionKind::kSliding : AttentionKind::kFull; });
+    Attention(window, 0,
+              [&](uint64_t i) { return (i + 1) % pattern != 0 ? AttentionKind::kSliding : AttentionKind::kFull; });
   }
 
   void ReadMoe(const char* experts_key) {
     t_.n_experts = m_.PositiveInt(experts_key);
     t_.top_k = m_.PositiveInt("num_experts_per_tok");
     if (t_.top_k > t_.n_experts) {
-      throw InputError(m_.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than '" +
-                                                          std::string(experts_key) + "'");
+      throw InputError(m_.Loc("num_experts_per_tok"),
+                       "'num_experts_per_tok' is more than '" + std::string(experts_key) + "'");
     }
   }
 
   // modeling_llama.py and its descendants: RMSNorm, RoPE, gated MLP, GQA, untied by default.
   void LlamaLike(const std::string& type) {
     // Gemma3TextConfig's defaults: a vocabulary of 262,208 and 131,072 positions.
-    if (type == "gemma3_text") ReadCommonSizes(262'208, 131'072);
-    else ReadCommonSizes();
+    if (type == "gemma3_text")
+      ReadCommonSizes(262'208, 131'072);
+    else
+      ReadCommonSizes();
     t_.head_dim = m_.PositiveInt("head_dim", 0);
     t_.norm = NormKind::kRmsNorm;
     const bool gemma = type == "gemma" || type == "gemma2" || type == "gemma3_text";
@@ -286,8 +305,10 @@ class HfReader {
     if (m_.Has("tie_word_embeddings")) t_.tied_embeddings = m_.Bool("tie_word_embeddings", gemma);
     const bool attention_bias = m_.Bool("attention_bias", false);
     // modeling_qwen2.py: q, k and v projections carry biases, o does not; there is no key for it.
-    if (type == "qwen2") SetBiases(true, false, false);
-    else SetBiases(attention_bias, attention_bias, m_.Bool("mlp_bias", false));
+    if (type == "qwen2")
+      SetBiases(true, false, false);
+    else
+      SetBiases(attention_bias, attention_bias, m_.Bool("mlp_bias", false));
     ReadRotaryFraction(0);
     const uint64_t window = m_.PositiveInt("sliding_window", 0);
     if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
@@ -330,7 +351,8 @@ class HfReader {
       const uint64_t chunk = m_.PositiveInt("attention_chunk_size", 0);
       const std::vector<uint64_t> rope = IntList("no_rope_layers", 2);
       if (!rope.empty() && rope.size() != t_.n_layers) {
-        throw InputError(m_.Loc("no_rope_layers"), "'no_rope_layers' must list the " + std::to_string(t_.n_layers) + " layers");
+        throw InputError(m_.Loc("no_rope_layers"),
+                         "'no_rope_layers' must list the " + std::to_string(t_.n_layers) + " layers");
       }
       const uint64_t interval = m_.PositiveInt("no_rope_layer_interval", 4);
       Attention(0, chunk, [&](uint64_t i) {
@@ -464,9 +486,8 @@ class HfReader {
       }
     } else {
       const std::string family = base.substr(0, base.size() - std::string("Model").size());
-      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch + "'; tally reads " + base +
-                                                    ", " + family + "ForMaskedLM and " + family +
-                                                    "ForSequenceClassification");
+      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch + "'; tally reads " + base + ", " +
+                                                    family + "ForMaskedLM and " + family + "ForSequenceClassification");
     }
   }
 
@@ -668,8 +689,10 @@ class HfReader {
     uint64_t embed = m_.PositiveInt("word_embed_proj_dim", t_.d_model);
     t_.embed_dim = embed == t_.d_model ? 0 : embed;
     t_.final_norm = m_.Bool("do_layer_norm_before", true);
-    if (!t_.final_norm) spec_.notes.push_back("OPT with do_layer_norm_before: false is post-norm; its counts "
-                                              "are those of the pre-norm layout, which has the same shapes");
+    if (!t_.final_norm)
+      spec_.notes.push_back(
+          "OPT with do_layer_norm_before: false is post-norm; its counts "
+          "are those of the pre-norm layout, which has the same shapes");
     const bool bias = m_.Bool("enable_bias", true);
     SetBiases(bias, bias, bias);
     if (!m_.Bool("layer_norm_elementwise_affine", true)) {
@@ -710,8 +733,8 @@ class HfReader {
       if (t_.d_model % t_.n_heads != 0) {
         const char* heads = m_.Has("n_head") ? "n_head" : m_.Has("n_heads") ? "n_heads" : "num_attention_heads";
         throw InputError(m_.Loc(heads), "the hidden size (" + std::to_string(t_.d_model) +
-                                                            ") is not divisible by the number of heads (" +
-                                                            std::to_string(t_.n_heads) + ")");
+                                            ") is not divisible by the number of heads (" + std::to_string(t_.n_heads) +
+                                            ")");
       }
       t_.head_dim = t_.d_model / t_.n_heads;
     }
@@ -721,7 +744,8 @@ class HfReader {
                            std::to_string(t_.n_kv_heads) + " key/value heads");
     }
     // transformers: rotary_ndims = int(head_dim * partial_rotary_factor); none rotated is no RoPE.
-    if (rotary_fraction_ > 0) t_.rotary_dim = static_cast<uint64_t>(static_cast<double>(t_.head_dim) * rotary_fraction_);
+    if (rotary_fraction_ > 0)
+      t_.rotary_dim = static_cast<uint64_t>(static_cast<double>(t_.head_dim) * rotary_fraction_);
     if (no_rotary_ || (t_.position == PositionKind::kRope && rotary_fraction_ > 0 && t_.rotary_dim == 0)) {
       t_.position = PositionKind::kNone;
       t_.rotary_dim = 0;
@@ -762,8 +786,8 @@ class HfReader {
   TransformerSpec t_;
   double rotary_fraction_ = 0;
   bool no_rotary_ = false;
-  std::optional<bool> outer_tied_;  // tie_word_embeddings of a multimodal wrapper
-  std::string kv_key_;              // the key that gave the K/V heads, for errors
+  std::optional<bool> outer_tied_;                // tie_word_embeddings of a multimodal wrapper
+  std::string kv_key_;                            // the key that gave the K/V heads, for errors
   AttentionKind uniform_ = AttentionKind::kFull;  // every layer's, when kinds_ is empty
   std::vector<AttentionKind> kinds_;
   std::vector<bool> moe_;
@@ -774,11 +798,14 @@ class HfReader {
 
 const std::vector<std::string>& HfFamilies() {
   static const std::vector<std::string> kFamilies = {
-      "bert", "bloom", "cohere", "cohere2", "deepseek_v2", "deepseek_v3", "distilbert", "falcon", "gemma",
-      "gemma2", "gemma3", "gemma3_text", "gpt2", "gpt_bigcode", "gpt_neox", "gpt_oss", "gptj", "llama",
-      "llama4", "llama4_text", "mistral", "mixtral", "olmo", "olmo2", "opt", "phi", "phi-msft", "phi3",
-      "phimoe", "qwen2", "qwen3", "qwen3_moe", "RefinedWeb", "RefinedWebModel", "roberta", "starcoder2", "vit",
-      "xlm-roberta"};
+      "bert",        "bloom",       "cohere",     "cohere2",         "deepseek_v2",
+      "deepseek_v3", "distilbert",  "falcon",     "gemma",           "gemma2",
+      "gemma3",      "gemma3_text", "gpt2",       "gpt_bigcode",     "gpt_neox",
+      "gpt_oss",     "gptj",        "llama",      "llama4",          "llama4_text",
+      "mistral",     "mixtral",     "olmo",       "olmo2",           "opt",
+      "phi",         "phi-msft",    "phi3",       "phimoe",          "qwen2",
+      "qwen3",       "qwen3_moe",   "RefinedWeb", "RefinedWebModel", "roberta",
+      "starcoder2",  "vit",         "xlm-roberta"};
   return kFamilies;
 }
 
@@ -852,8 +879,8 @@ ModelSpec ReadVit(const YAML::Node& root, const std::string& file) {
     s.layers.push_back(tanh);
     s.loss = LossKind::kNone;
   } else {
-    throw InputError(m.Loc("architectures"), "unsupported architecture '" + arch +
-                                                 "'; tally reads ViTModel and ViTForImageClassification");
+    throw InputError(m.Loc("architectures"),
+                     "unsupported architecture '" + arch + "'; tally reads ViTModel and ViTForImageClassification");
   }
   return spec;
 }
@@ -862,8 +889,8 @@ ModelSpec ReadVit(const YAML::Node& root, const std::string& file) {
 // than a third of the name), never another family that happens to be spelled alike.
 std::string NearSpelling(const std::string& name, const std::vector<std::string>& families) {
   // Real model types one or two edits from a supported one: a different architecture each.
-  static const std::vector<std::string> kOtherFamilies = {"gpt_neo", "qwen2_moe", "qwen2_vl", "gemma3n",
-                                                          "gemma3n_text", "olmoe", "phi4mm", "mamba"};
+  static const std::vector<std::string> kOtherFamilies = {"gpt_neo",      "qwen2_moe", "qwen2_vl", "gemma3n",
+                                                          "gemma3n_text", "olmoe",     "phi4mm",   "mamba"};
   if (std::find(kOtherFamilies.begin(), kOtherFamilies.end(), name) != kOtherFamilies.end()) return "";
   const std::string match = ClosestMatch(name, families);
   if (match.empty()) return "";

@@ -2,10 +2,10 @@
 // ignored; the ones it uses are checked with file:line:col errors. Nothing is downloaded.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "config/model_spec.h"
 

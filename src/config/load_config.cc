@@ -1,17 +1,17 @@
 #include "config/load_config.h"
 
-#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include "config/hf_config.h"
-#include "config/names.h"
 #include "config/model_lookup.h"
+#include "config/names.h"
 #include "config/presets.h"
 #include "config/sequential_reader.h"
 #include "config/yaml_reader.h"
@@ -20,13 +20,44 @@
 namespace tally {
 namespace {
 
-const std::vector<std::string> kTransformerKeys = {
-    "name", "description", "family", "vocab_size", "context_length", "d_model", "n_layers", "n_heads",
-    "n_kv_heads", "d_ff", "head_dim", "mlp", "norm", "bias", "qkv_bias", "out_bias", "mlp_bias",
-    "lm_head_bias", "position", "position_offset", "rotary_dim", "tied_embeddings", "embed_dim",
-    "embedding_norm", "final_norm", "parallel_block", "norms_per_block", "moe", "sliding_window",
-    "dtype", "dropout", "norm_placement", "norm_params", "qk_norm", "attention_sinks", "attention_pattern", "mla",
-    "mtp_layers"};
+const std::vector<std::string> kTransformerKeys = {"name",
+                                                   "description",
+                                                   "family",
+                                                   "vocab_size",
+                                                   "context_length",
+                                                   "d_model",
+                                                   "n_layers",
+                                                   "n_heads",
+                                                   "n_kv_heads",
+                                                   "d_ff",
+                                                   "head_dim",
+                                                   "mlp",
+                                                   "norm",
+                                                   "bias",
+                                                   "qkv_bias",
+                                                   "out_bias",
+                                                   "mlp_bias",
+                                                   "lm_head_bias",
+                                                   "position",
+                                                   "position_offset",
+                                                   "rotary_dim",
+                                                   "tied_embeddings",
+                                                   "embed_dim",
+                                                   "embedding_norm",
+                                                   "final_norm",
+                                                   "parallel_block",
+                                                   "norms_per_block",
+                                                   "moe",
+                                                   "sliding_window",
+                                                   "dtype",
+                                                   "dropout",
+                                                   "norm_placement",
+                                                   "norm_params",
+                                                   "qk_norm",
+                                                   "attention_sinks",
+                                                   "attention_pattern",
+                                                   "mla",
+                                                   "mtp_layers"};
 const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers", "loss"};
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
@@ -54,8 +85,8 @@ std::optional<DType> WeightDtype(const ConfigMap& m) {
   return d;
 }
 
-const std::vector<std::string> kMoeKeys = {"experts",    "top_k",       "d_ff",        "shared_d_ff",
-                                           "router_bias", "router_score_bias", "first_dense", "every"};
+const std::vector<std::string> kMoeKeys = {"experts",           "top_k",       "d_ff", "shared_d_ff", "router_bias",
+                                           "router_score_bias", "first_dense", "every"};
 
 void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
   t.n_experts = moe.PositiveInt("experts");
@@ -103,12 +134,13 @@ void ReadLayers(const ConfigMap& m, TransformerSpec& t) {
   std::vector<LayerSpec> specs(t.n_layers, uniform);
   if (pattern) {
     if (m.Has("sliding_window")) {
-      throw InputError(m.Loc("attention_pattern"), "give 'sliding_window' (every layer) or 'attention_pattern', "
-                                                   "not both");
+      throw InputError(m.Loc("attention_pattern"),
+                       "give 'sliding_window' (every layer) or 'attention_pattern', "
+                       "not both");
     }
     ConfigMap p(m.Get("attention_pattern"), m.file(), "attention_pattern", {"kind", "span", "full_every"});
-    const auto kind = p.Choice("kind", {"sliding", "chunked"}, 0) == 0 ? AttentionKind::kSliding
-                                                                          : AttentionKind::kChunked;
+    const auto kind =
+        p.Choice("kind", {"sliding", "chunked"}, 0) == 0 ? AttentionKind::kSliding : AttentionKind::kChunked;
     const uint64_t span = p.PositiveInt("span");
     const uint64_t full_every = p.PositiveInt("full_every");
     for (uint64_t i = 0; i < t.n_layers; ++i) {
@@ -129,9 +161,10 @@ void ReadLayers(const ConfigMap& m, TransformerSpec& t) {
 // Keys that only make sense together.
 void CheckCombinations(const ConfigMap& m, const TransformerSpec& t) {
   if (t.norms_per_block > 2 || (t.norms_per_block == 1 && !t.parallel_block)) {
-    throw InputError(m.Loc("norms_per_block"), "'norms_per_block' must be 2, or 1 in a parallel block "
-                                               "(parallel_block: true), got " +
-                                                   std::to_string(t.norms_per_block));
+    throw InputError(m.Loc("norms_per_block"),
+                     "'norms_per_block' must be 2, or 1 in a parallel block "
+                     "(parallel_block: true), got " +
+                         std::to_string(t.norms_per_block));
   }
   if (m.Has("rotary_dim") && t.position != PositionKind::kRope) {
     throw InputError(m.Loc("rotary_dim"), "'rotary_dim' needs 'position: rope'");
@@ -145,12 +178,14 @@ void CheckCombinations(const ConfigMap& m, const TransformerSpec& t) {
     throw InputError(m.Loc("norm_placement"), "'norm_placement' must be pre in a parallel block");
   }
   if (m.Has("mla") && m.Has("attention_pattern")) {
-    throw InputError(m.Loc("attention_pattern"), "'attention_pattern' does not apply to MLA, whose layers "
-                                                 "all keep the latent of every token");
+    throw InputError(m.Loc("attention_pattern"),
+                     "'attention_pattern' does not apply to MLA, whose layers "
+                     "all keep the latent of every token");
   }
   if (m.Has("mla") && t.n_kv_heads != t.n_heads) {
-    throw InputError(m.Loc("n_kv_heads"), "'n_kv_heads' must equal 'n_heads' under 'mla' (the latent is "
-                                          "expanded to every head)");
+    throw InputError(m.Loc("n_kv_heads"),
+                     "'n_kv_heads' must equal 'n_heads' under 'mla' (the latent is "
+                     "expanded to every head)");
   }
   if (m.Has("position_offset") && t.position != PositionKind::kLearned) {
     throw InputError(m.Loc("position_offset"), "'position_offset' needs 'position: learned'");
@@ -190,27 +225,25 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
   t.qk_norm = EnumKey(m, "qk_norm", QkNorm::kNone);
   t.attention_sinks = m.Bool("attention_sinks", false);
   if (m.Has("mla")) {
-    ReadMla(ConfigMap(m.Get("mla"), m.file(), "mla",
-                      {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-                       "full_kv_cache"}),
+    ReadMla(ConfigMap(
+                m.Get("mla"), m.file(), "mla",
+                {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "full_kv_cache"}),
             t);
   }
   t.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
   if (m.Has("head_dim")) {
     t.head_dim = m.PositiveInt("head_dim");
   } else if (t.d_model % t.n_heads != 0) {
-    throw InputError(m.Loc("n_heads"), "'d_model' (" + std::to_string(t.d_model) +
-                                           ") is not divisible by 'n_heads' (" +
-                                           std::to_string(t.n_heads) +
-                                           "); set 'head_dim' to use another head size");
+    throw InputError(m.Loc("n_heads"), "'d_model' (" + std::to_string(t.d_model) + ") is not divisible by 'n_heads' (" +
+                                           std::to_string(t.n_heads) + "); set 'head_dim' to use another head size");
   } else {
     t.head_dim = t.d_model / t.n_heads;
   }
   t.rotary_dim = m.PositiveInt("rotary_dim", 0);
   if (t.n_heads % t.n_kv_heads != 0) {
     throw InputError(m.Loc("n_kv_heads"), "'n_heads' (" + std::to_string(t.n_heads) +
-                                              ") is not divisible by 'n_kv_heads' (" +
-                                              std::to_string(t.n_kv_heads) + ")");
+                                              ") is not divisible by 'n_kv_heads' (" + std::to_string(t.n_kv_heads) +
+                                              ")");
   }
   CheckCombinations(m, t);
   ReadLayers(m, t);
@@ -268,16 +301,15 @@ ModelSpec LoadModelText(const std::string& file, const std::string& text) {
   // The family decides which keys are allowed, so read it before checking the others.
   YAML::Node family = const_root["family"];
   if (!family) {
-    throw InputError(LocOf(root, file), "missing required key 'family' in 'model' (" +
-                                            JoinNames<Family>(" or ") + ")");
+    throw InputError(LocOf(root, file), "missing required key 'family' in 'model' (" + JoinNames<Family>(" or ") + ")");
   }
   ModelSpec spec;
   spec.source = file;
   const std::optional<Family> kind = family.IsScalar() ? FindName<Family>(family.Scalar()) : std::nullopt;
   if (!kind) {
     std::string hint = family.IsScalar() ? DidYouMean(family.Scalar(), NameList<Family>()) : "";
-    throw InputError(LocOf(family, file), "'family' must be " + JoinNames<Family>(" or ") + ", got " +
-                                              Describe(family) + hint);
+    throw InputError(LocOf(family, file),
+                     "'family' must be " + JoinNames<Family>(" or ") + ", got " + Describe(family) + hint);
   }
   const bool transformer = *kind == Family::kTransformer;
   ConfigMap m(root, file, "model", transformer ? kTransformerKeys : kSequentialKeys);

@@ -52,7 +52,8 @@ bool HubName(std::string_view s) {
 }
 
 bool IsHex40(const std::string& s) {
-  return s.size() == 40 && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  return s.size() == 40 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
 }
 
 std::string Env(const char* name) {
@@ -68,8 +69,9 @@ ModelSpec WithQuantization(ModelSpec spec, const std::string& config) {
   if (ReadQuantization(config, text, q)) {
     spec.quantization = q;
   } else if (text.find("\"quantization_config\"") != std::string::npos) {
-    spec.notes.push_back(config + ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, "
-                                  "gptq, awq)");
+    spec.notes.push_back(config +
+                         ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, "
+                         "gptq, awq)");
   }
   return spec;
 }
@@ -83,7 +85,8 @@ ModelSpec LoadSnapshot(const fs::path& dir, const std::string& shown) {
     std::vector<std::string> ggufs;
     for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
       const std::string name = e.path().filename().string();
-      if (EndsWith(Lower(name), ".gguf") && (name.find("-of-") == std::string::npos || name.find("-00001-of-") != std::string::npos)) {
+      if (EndsWith(Lower(name), ".gguf") &&
+          (name.find("-of-") == std::string::npos || name.find("-00001-of-") != std::string::npos)) {
         ggufs.push_back(e.path().string());
       }
     }
@@ -103,8 +106,9 @@ ModelSpec LoadBesideConfig(const std::string& weights) {
   const fs::path config = fs::path(weights).parent_path() / "config.json";
   std::error_code ec;
   if (!fs::exists(config, ec)) {
-    throw InputError({weights, 0, 0}, "no config.json beside these weights; tally takes the architecture from it "
-                                      "(give the snapshot directory, or put the model's config.json there)");
+    throw InputError({weights, 0, 0},
+                     "no config.json beside these weights; tally takes the architecture from it "
+                     "(give the snapshot directory, or put the model's config.json there)");
   }
   ModelSpec spec = WithQuantization(LoadModelFile(config.string()), config.string());
   CheckpointInfo info = ReadSafetensors(weights, spec.notes);

@@ -46,7 +46,7 @@ enum class AttentionKind { kFull, kSliding, kChunked, kLatent };
 struct LayerSpec {
   AttentionKind attention = AttentionKind::kFull;
   uint64_t span = 0;  // window (sliding) or chunk (chunked) in tokens; 0 otherwise
-  bool moe = false;  // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
+  bool moe = false;   // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
   auto operator<=>(const LayerSpec&) const = default;
 };
 
@@ -93,7 +93,7 @@ struct TransformerSpec {
   uint64_t position_offset = 0;  // extra learned position rows: OPT keeps 2
   uint64_t rotary_dim = 0;       // dimensions of each head that RoPE rotates (partial rotary); 0 = head_dim
   bool tied_embeddings = true;
-  uint64_t embed_dim = 0;     // token embedding width when not d_model: project_in/out linears (OPT-350m)
+  uint64_t embed_dim = 0;       // token embedding width when not d_model: project_in/out linears (OPT-350m)
   bool embedding_norm = false;  // a norm right after the token embedding (BLOOM)
   bool final_norm = true;
   // Parallel blocks (GPT-J, GPT-NeoX, Falcon, Phi): attention and MLP both read the block input
@@ -105,9 +105,9 @@ struct TransformerSpec {
   QkNorm qk_norm = QkNorm::kNone;
   bool attention_sinks = false;  // one learned logit per head that joins every softmax (gpt-oss)
   MlaSpec mla;
-  uint64_t n_experts = 0;  // mixture of experts: MLPs per block (0 = dense) ...
-  uint64_t top_k = 0;      // ... and how many each token is routed to
-  uint64_t moe_d_ff = 0;   // each expert's width (0 = d_ff; d_ff is then the dense layers' width)
+  uint64_t n_experts = 0;           // mixture of experts: MLPs per block (0 = dense) ...
+  uint64_t top_k = 0;               // ... and how many each token is routed to
+  uint64_t moe_d_ff = 0;            // each expert's width (0 = d_ff; d_ff is then the dense layers' width)
   uint64_t shared_expert_d_ff = 0;  // width of the always-active shared expert(s) of MoE blocks (0 = none)
   bool router_bias = false;         // the router linear has a bias (gpt-oss)
   // DeepSeek-V3's e_score_correction_bias: one value per expert, a buffer in transformers that the
@@ -121,21 +121,28 @@ struct TransformerSpec {
   // most kMaxLayerSpecs; empty: every block alike, sliding when sliding_window > 0, latent under
   // MLA, MoE when n_experts > 0.
   std::vector<LayerSpec> layer_specs;
-  std::optional<DType> dtype;   // the weights' dtype as published (config `dtype`, HF torch_dtype)
-  double dropout = 0;  // probability; > 0 adds dropout nodes (they save masks for backward)
+  std::optional<DType> dtype;  // the weights' dtype as published (config `dtype`, HF torch_dtype)
+  double dropout = 0;          // probability; > 0 adds dropout nodes (they save masks for backward)
   // An encoder (BERT, RoBERTa, DistilBERT): every token sees every other (no causal discount, even
   // under --causal) and inference keeps no KV cache.
   bool encoder = false;
-  uint64_t token_types = 0;  // rows of the token-type (segment) embedding: BERT's type_vocab_size
-  bool pooler = false;       // BertPooler: a dense with a bias and tanh over the first token
+  uint64_t token_types = 0;               // rows of the token-type (segment) embedding: BERT's type_vocab_size
+  bool pooler = false;                    // BertPooler: a dense with a bias and tanh over the first token
   EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
-  uint64_t num_labels = 0;   // the classifier's classes
+  uint64_t num_labels = 0;                // the classifier's classes
 };
 
 enum class SeqOp {
-  kLinear, kConv2d, kPool, kAdaptivePool, kFlatten, kActivation, kLayerNorm, kDropout,
-  kBatchNorm,  // BatchNorm2d over channels (or BatchNorm1d over features)
-  kParallel,   // branches over the same input, joined (a residual block is branches [body, shortcut])
+  kLinear,
+  kConv2d,
+  kPool,
+  kAdaptivePool,
+  kFlatten,
+  kActivation,
+  kLayerNorm,
+  kDropout,
+  kBatchNorm,   // BatchNorm2d over channels (or BatchNorm1d over features)
+  kParallel,    // branches over the same input, joined (a residual block is branches [body, shortcut])
   kPatchEmbed,  // ViT: a patch conv to tokens, a class token and learned positions
   kEncoder,     // a pre-norm transformer encoder layer: nn.MultiheadAttention and a GELU MLP
   kClassToken,  // x[:, 0]: the class token's vector (a view)
@@ -156,17 +163,17 @@ struct SeqLayerSpec {
   PoolKind pool = PoolKind::kMax;
   uint64_t out_h = 1, out_w = 1;  // adaptive pooling output size
   ActivationKind activation = ActivationKind::kRelu;
-  double p = 0;  // dropout probability
+  double p = 0;              // dropout probability
   uint64_t expected_in = 0;  // linear/conv2d `in`, when written: checked against the incoming shape
   SourceLoc expected_in_loc;
-  uint64_t dilation_h = 1, dilation_w = 1;  // conv2d and max pool
-  bool ceil_mode = false;                   // pool: round the output size up (PyTorch's ceil_mode)
-  JoinKind join = JoinKind::kAdd;           // parallel: how the branches' outputs are combined
+  uint64_t dilation_h = 1, dilation_w = 1;          // conv2d and max pool
+  bool ceil_mode = false;                           // pool: round the output size up (PyTorch's ceil_mode)
+  JoinKind join = JoinKind::kAdd;                   // parallel: how the branches' outputs are combined
   std::vector<std::vector<SeqLayerSpec>> branches;  // parallel: an empty branch is the identity
-  uint64_t heads = 0;    // encoder: attention heads
-  uint64_t mlp_dim = 0;  // encoder: the MLP's hidden width
+  uint64_t heads = 0;                               // encoder: attention heads
+  uint64_t mlp_dim = 0;                             // encoder: the MLP's hidden width
   bool post_norm = false;  // encoder: LayerNorm after each residual add (the 2017 Transformer) instead of before
-  uint64_t nodes = 1;  // graph nodes this layer expands to: 1 + its branches' (bounds a config's size)
+  uint64_t nodes = 1;      // graph nodes this layer expands to: 1 + its branches' (bounds a config's size)
 };
 
 struct SequentialSpec {
@@ -189,8 +196,8 @@ struct CheckpointInfo {
   std::string format;              // "safetensors" or "gguf"
   std::vector<std::string> files;  // as shown to the user
   std::vector<CheckpointTensor> tensors;
-  uint64_t elements = 0;  // every stored tensor, tied copies and buffers included
-  uint64_t bytes = 0;     // tensor data, headers excluded
+  uint64_t elements = 0;                           // every stored tensor, tied copies and buffers included
+  uint64_t bytes = 0;                              // tensor data, headers excluded
   std::map<std::string, uint64_t> bytes_by_dtype;  // lower-case dtype -> bytes
 };
 
@@ -199,10 +206,10 @@ struct ModelSpec {
   std::string description;
   std::string source;  // the file it came from, as shown to the user
   Family family = Family::kTransformer;
-  TransformerSpec transformer;  // when family == kTransformer
-  SequentialSpec sequential;    // when family == kSequential
-  std::vector<std::string> notes;         // assumptions the reader made (defaults a file left out)
-  std::optional<CheckpointInfo> checkpoint;  // when weights were found beside the config
+  TransformerSpec transformer;                   // when family == kTransformer
+  SequentialSpec sequential;                     // when family == kSequential
+  std::vector<std::string> notes;                // assumptions the reader made (defaults a file left out)
+  std::optional<CheckpointInfo> checkpoint;      // when weights were found beside the config
   std::optional<QuantizationSpec> quantization;  // config.json's quantization_config
 };
 

@@ -15,18 +15,25 @@ struct EnumNames<Mode> {
 
 template <>
 struct EnumNames<Precision> {
-  static constexpr NameEntry<Precision> kTable[] = {
-      {Precision::kFp32, "fp32"},           {Precision::kFp16, "fp16"},
-      {Precision::kBf16, "bf16"},           {Precision::kMixedFp16, "mixed-fp16"},
-      {Precision::kMixedBf16, "mixed-bf16"}, {Precision::kFp8, "fp8"}};
+  static constexpr NameEntry<Precision> kTable[] = {{Precision::kFp32, "fp32"},
+                                                    {Precision::kFp16, "fp16"},
+                                                    {Precision::kBf16, "bf16"},
+                                                    {Precision::kMixedFp16, "mixed-fp16"},
+                                                    {Precision::kMixedBf16, "mixed-bf16"},
+                                                    {Precision::kFp8, "fp8"}};
 };
 
 template <>
 struct EnumNames<Optimizer> {
-  static constexpr NameEntry<Optimizer> kTable[] = {
-      {Optimizer::kSgd, "sgd"},     {Optimizer::kSgdMomentum, "sgd-momentum"}, {Optimizer::kAdagrad, "adagrad"},
-      {Optimizer::kRmsprop, "rmsprop"}, {Optimizer::kAdam, "adam"},          {Optimizer::kAdamw, "adamw"},
-      {Optimizer::kAdam8bit, "adam-8bit"}, {Optimizer::kLion, "lion"},       {Optimizer::kAdafactor, "adafactor"}};
+  static constexpr NameEntry<Optimizer> kTable[] = {{Optimizer::kSgd, "sgd"},
+                                                    {Optimizer::kSgdMomentum, "sgd-momentum"},
+                                                    {Optimizer::kAdagrad, "adagrad"},
+                                                    {Optimizer::kRmsprop, "rmsprop"},
+                                                    {Optimizer::kAdam, "adam"},
+                                                    {Optimizer::kAdamw, "adamw"},
+                                                    {Optimizer::kAdam8bit, "adam-8bit"},
+                                                    {Optimizer::kLion, "lion"},
+                                                    {Optimizer::kAdafactor, "adafactor"}};
 };
 
 template <>
@@ -47,9 +54,9 @@ struct EnumNames<MlpKernel> {
 
 template <>
 struct EnumNames<Quant> {
-  static constexpr NameEntry<Quant> kTable[] = {
-      {Quant::kNone, "none"}, {Quant::kInt8, "int8"}, {Quant::kInt4, "int4"},
-      {Quant::kFp8, "fp8"},   {Quant::kNf4, "nf4"},   {Quant::kMxfp4, "mxfp4"}};
+  static constexpr NameEntry<Quant> kTable[] = {{Quant::kNone, "none"}, {Quant::kInt8, "int8"},
+                                                {Quant::kInt4, "int4"}, {Quant::kFp8, "fp8"},
+                                                {Quant::kNf4, "nf4"},   {Quant::kMxfp4, "mxfp4"}};
 };
 
 template <>
@@ -60,9 +67,10 @@ struct EnumNames<Family> {
 
 template <>
 struct EnumNames<NormPlacement> {
-  static constexpr NameEntry<NormPlacement> kTable[] = {
-      {NormPlacement::kPre, "pre"}, {NormPlacement::kPost, "post"}, {NormPlacement::kSandwich, "sandwich"},
-      {NormPlacement::kAfterAdd, "after_add"}};
+  static constexpr NameEntry<NormPlacement> kTable[] = {{NormPlacement::kPre, "pre"},
+                                                        {NormPlacement::kPost, "post"},
+                                                        {NormPlacement::kSandwich, "sandwich"},
+                                                        {NormPlacement::kAfterAdd, "after_add"}};
 };
 
 template <>
@@ -93,7 +101,8 @@ struct EnumNames<MlpKind> {
 
 template <>
 struct EnumNames<NormKind> {
-  static constexpr NameEntry<NormKind> kTable[] = {{NormKind::kLayerNorm, "layernorm"}, {NormKind::kRmsNorm, "rmsnorm"}};
+  static constexpr NameEntry<NormKind> kTable[] = {{NormKind::kLayerNorm, "layernorm"},
+                                                   {NormKind::kRmsNorm, "rmsnorm"}};
 };
 
 template <>
@@ -107,8 +116,9 @@ struct EnumNames<PositionKind> {
 template <>
 struct EnumNames<ActivationKind> {
   static constexpr NameEntry<ActivationKind> kTable[] = {
-      {ActivationKind::kRelu, "relu"},   {ActivationKind::kGelu, "gelu"},       {ActivationKind::kSilu, "silu"},
-      {ActivationKind::kTanh, "tanh"},   {ActivationKind::kSigmoid, "sigmoid"}, {ActivationKind::kRelu6, "relu6"},
+      {ActivationKind::kRelu, "relu"},           {ActivationKind::kGelu, "gelu"},
+      {ActivationKind::kSilu, "silu"},           {ActivationKind::kTanh, "tanh"},
+      {ActivationKind::kSigmoid, "sigmoid"},     {ActivationKind::kRelu6, "relu6"},
       {ActivationKind::kHardswish, "hardswish"}, {ActivationKind::kHardsigmoid, "hardsigmoid"}};
 };
 

@@ -1,7 +1,6 @@
 #include "config/quantization.h"
 
 #include <nlohmann/json.hpp>
-
 #include <stdexcept>
 
 #include "util/checked_math.h"
@@ -17,7 +16,8 @@ uint64_t UIntOr(const Json& q, const char* key, uint64_t fallback, const std::st
   const Json& v = q[key];
   if (v.is_number_integer() && v.get<int64_t>() == -1) return 0;  // gptq's group_size -1: one group
   if (!v.is_number_unsigned() || v.get<uint64_t>() == 0) {
-    throw InputError({file, 0, 0}, std::string("quantization_config.") + key + " must be a positive integer, got " + v.dump());
+    throw InputError({file, 0, 0},
+                     std::string("quantization_config.") + key + " must be a positive integer, got " + v.dump());
   }
   return v.get<uint64_t>();
 }
@@ -65,11 +65,16 @@ bool Names(const std::string& entry, QuantModule module) {
   router = router || last == "gate";
   mlp = !experts && !router && (last == "mlp" || last == "feed_forward" || last == "ffn" || last == "block_sparse_moe");
   switch (module) {
-    case QuantModule::kAttention: return attn;
-    case QuantModule::kMlp: return mlp;
-    case QuantModule::kExperts: return mlp || experts;
-    case QuantModule::kRouter: return mlp || router;
-    default: return false;
+    case QuantModule::kAttention:
+      return attn;
+    case QuantModule::kMlp:
+      return mlp;
+    case QuantModule::kExperts:
+      return mlp || experts;
+    case QuantModule::kRouter:
+      return mlp || router;
+    default:
+      return false;
   }
 }
 
@@ -148,7 +153,8 @@ QuantizationSpec QuantFlagSpec(Quant q) {
       s.method = QuantMethod::kMxfp4;
       s.name = "mxfp4";
       break;
-    case Quant::kNone: throw std::logic_error("QuantFlagSpec(Quant::kNone)");
+    case Quant::kNone:
+      throw std::logic_error("QuantFlagSpec(Quant::kNone)");
   }
   return s;
 }
@@ -157,10 +163,17 @@ bool Quantizes(const QuantizationSpec& q, QuantModule module) {
   bool target = false;
   switch (module) {
     case QuantModule::kAttention:
-    case QuantModule::kMlp: target = q.method != QuantMethod::kMxfp4; break;
-    case QuantModule::kExperts: target = true; break;
-    case QuantModule::kRouter: target = q.method == QuantMethod::kBnb4bit || q.method == QuantMethod::kBnb8bit; break;
-    default: return false;
+    case QuantModule::kMlp:
+      target = q.method != QuantMethod::kMxfp4;
+      break;
+    case QuantModule::kExperts:
+      target = true;
+      break;
+    case QuantModule::kRouter:
+      target = q.method == QuantMethod::kBnb4bit || q.method == QuantMethod::kBnb8bit;
+      break;
+    default:
+      return false;
   }
   if (!target) return false;
   for (const std::string& entry : q.skipped) {
@@ -175,10 +188,12 @@ std::string QuantizationPhrase(const QuantizationSpec& q) {
       return q.block_rows == 0 ? "fp8 e4m3, one scale per tensor"
                                : "fp8 e4m3, an fp32 scale per " + std::to_string(q.block_rows) + " x " +
                                      std::to_string(q.block_cols) + " block";
-    case QuantMethod::kMxfp4: return "mxfp4 experts (4.25 bits)";
+    case QuantMethod::kMxfp4:
+      return "mxfp4 experts (4.25 bits)";
     case QuantMethod::kBnb4bit:
       return "bitsandbytes " + q.quant_type + (q.double_quant ? " with double quantization" : "");
-    case QuantMethod::kBnb8bit: return "bitsandbytes int8, an fp32 scale per row";
+    case QuantMethod::kBnb8bit:
+      return "bitsandbytes int8, an fp32 scale per row";
     case QuantMethod::kGptq:
     case QuantMethod::kAwq:
       return q.name + " " + std::to_string(q.bits) + "-bit, " +
@@ -194,9 +209,9 @@ uint64_t QuantizedLinearBytes(const QuantizationSpec& q, uint64_t out_features, 
     case QuantMethod::kFp8Block: {
       // One e4m3 byte per weight and one fp32 scale (weight_scale_inv) per block of
       // weight_block_size (transformers integrations/finegrained_fp8.py; DeepSeek-V3).
-      const uint64_t blocks = q.block_rows == 0 ? 1
-                                                : CheckedMul(CeilDiv(out_features, q.block_rows),
-                                                             CeilDiv(in_features, q.block_cols), what);
+      const uint64_t blocks =
+          q.block_rows == 0 ? 1
+                            : CheckedMul(CeilDiv(out_features, q.block_rows), CeilDiv(in_features, q.block_cols), what);
       return CheckedAdd(n, CheckedMul(4, blocks, what), what);
     }
     case QuantMethod::kMxfp4:

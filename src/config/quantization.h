@@ -15,13 +15,13 @@ enum class QuantMethod { kFp8Block, kMxfp4, kBnb4bit, kBnb8bit, kGptq, kAwq };
 
 struct QuantizationSpec {
   QuantMethod method = QuantMethod::kFp8Block;
-  std::string name;                  // as the config names it: "fp8", "mxfp4", "bitsandbytes", ...
-  uint64_t bits = 0;                 // gptq/awq: bits per value
-  uint64_t group_size = 0;           // gptq/awq: input rows per scale (0 = the whole column)
+  std::string name;                         // as the config names it: "fp8", "mxfp4", "bitsandbytes", ...
+  uint64_t bits = 0;                        // gptq/awq: bits per value
+  uint64_t group_size = 0;                  // gptq/awq: input rows per scale (0 = the whole column)
   uint64_t block_rows = 0, block_cols = 0;  // fp8: weight_block_size
-  bool double_quant = false;         // bitsandbytes 4-bit: bnb_4bit_use_double_quant
-  std::string quant_type;            // bitsandbytes 4-bit: nf4 or fp4
-  std::vector<std::string> skipped;  // modules_to_not_convert / llm_int8_skip_modules
+  bool double_quant = false;                // bitsandbytes 4-bit: bnb_4bit_use_double_quant
+  std::string quant_type;                   // bitsandbytes 4-bit: nf4 or fp4
+  std::vector<std::string> skipped;         // modules_to_not_convert / llm_int8_skip_modules
 };
 
 // Reads `quantization_config` from a config.json's text; false when it has none. An unknown or

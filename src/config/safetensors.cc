@@ -7,9 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "config/load_config.h"
 #include "util/checked_math.h"
@@ -28,10 +27,9 @@ InputError At(const std::string& file, uint64_t byte, const std::string& message
 // Bits per element of each dtype the safetensors crate defines (Dtype::bitsize in tensor.rs).
 uint64_t DtypeBits(const std::string& dtype) {
   static const std::map<std::string, uint64_t> kBits = {
-      {"BOOL", 8},     {"F4", 4},       {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"U8", 8},   {"I8", 8},
-      {"F8_E5M2", 8},  {"F8_E4M3", 8},  {"F8_E8M0", 8}, {"I16", 16},    {"U16", 16}, {"F16", 16},
-      {"BF16", 16},    {"I32", 32},     {"U32", 32},    {"F32", 32},    {"C64", 64}, {"F64", 64},
-      {"I64", 64},     {"U64", 64}};
+      {"BOOL", 8},    {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"U8", 8},   {"I8", 8},    {"F8_E5M2", 8},
+      {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},    {"U16", 16},    {"F16", 16}, {"BF16", 16}, {"I32", 32},
+      {"U32", 32},    {"F32", 32},    {"C64", 64},    {"F64", 64},    {"I64", 64}, {"U64", 64}};
   auto it = kBits.find(dtype);
   return it == kBits.end() ? 0 : it->second;
 }
@@ -52,8 +50,8 @@ struct Span {
   const std::string* name;
 };
 
-CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const std::string& name,
-                           const Json& entry, Span& span) {
+CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const std::string& name, const Json& entry,
+                           Span& span) {
   const uint64_t at = EntryOffset(json, name);
   if (!entry.is_object()) throw At(file, at, "tensor '" + name + "' is not an object");
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
@@ -81,31 +79,34 @@ CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const
   if (span.end < span.begin) throw At(file, at, "tensor '" + name + "': data_offsets end before they begin");
   uint64_t total_bits = 0;
   if (__builtin_mul_overflow(t.elements, bits, &total_bits) || total_bits % 8 != 0) {
-    throw At(file, at, "tensor '" + name + "': " + std::to_string(t.elements) + " elements of " + t.dtype +
-                           " are not a whole number of bytes");
+    throw At(file, at,
+             "tensor '" + name + "': " + std::to_string(t.elements) + " elements of " + t.dtype +
+                 " are not a whole number of bytes");
   }
   t.bytes = total_bits / 8;
   if (span.end - span.begin != t.bytes) {
-    throw At(file, at, "tensor '" + name + "': data_offsets span " + std::to_string(span.end - span.begin) +
-                           " bytes, but " + t.dtype + " of this shape needs " + std::to_string(t.bytes));
+    throw At(file, at,
+             "tensor '" + name + "': data_offsets span " + std::to_string(span.end - span.begin) + " bytes, but " +
+                 t.dtype + " of this shape needs " + std::to_string(t.bytes));
   }
   return t;
 }
 
 // Sorted by begin, the spans must tile [0, end) exactly.
 uint64_t CheckSpans(const std::string& file, std::string_view json, std::vector<Span>& spans) {
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-  });
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
   uint64_t end = 0;
   for (const Span& s : spans) {
     if (s.begin < end) {
-      throw At(file, EntryOffset(json, *s.name), "tensor '" + *s.name + "' overlaps the one before it (its data begins at " +
-                                                     std::to_string(s.begin) + ", before " + std::to_string(end) + ")");
+      throw At(file, EntryOffset(json, *s.name),
+               "tensor '" + *s.name + "' overlaps the one before it (its data begins at " + std::to_string(s.begin) +
+                   ", before " + std::to_string(end) + ")");
     }
     if (s.begin > end) {
-      throw At(file, EntryOffset(json, *s.name), "a hole of " + std::to_string(s.begin - end) +
-                                                     " bytes before tensor '" + *s.name + "' (no tensor covers them)");
+      throw At(file, EntryOffset(json, *s.name),
+               "a hole of " + std::to_string(s.begin - end) + " bytes before tensor '" + *s.name +
+                   "' (no tensor covers them)");
     }
     end = s.end;
   }
@@ -131,12 +132,14 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
   if (n > kSafetensorsMaxHeader) {
-    throw At(file, 0, "header length " + std::to_string(n) + " is over the cap of " +
-                          FormatGrouped(kSafetensorsMaxHeader) + " bytes; not a safetensors file?");
+    throw At(file, 0,
+             "header length " + std::to_string(n) + " is over the cap of " + FormatGrouped(kSafetensorsMaxHeader) +
+                 " bytes; not a safetensors file?");
   }
   if (n > file_size - 8 || n > head.size() - 8) {
-    throw At(file, 0, "header length " + std::to_string(n) + " runs past the end of the file (" +
-                          std::to_string(file_size) + " bytes)");
+    throw At(file, 0,
+             "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
+                 " bytes)");
   }
   const std::string_view json = head.substr(8, n);
   Json root;
@@ -146,7 +149,8 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
     throw At(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + JsonErrorText(e));
   } catch (const Json::exception& e) {
     // A number beyond double's range (out_of_range 406) comes with no position.
-    throw At(file, 8, std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+    throw At(file, 8,
+             std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object()) throw At(file, 8, "the header must be a JSON object");
   SafetensorsHeader h;
@@ -163,9 +167,9 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
   h.data_bytes = CheckSpans(file, json, spans);
   const uint64_t expected = 8 + n + h.data_bytes;
   if (file_size < expected) {
-    throw At(file, file_size, "the file is truncated: the header describes " + FormatGrouped(expected) +
-                                  " bytes, the file has " + FormatGrouped(file_size) + ", " +
-                                  FormatGrouped(expected - file_size) + " bytes missing");
+    throw At(file, file_size,
+             "the file is truncated: the header describes " + FormatGrouped(expected) + " bytes, the file has " +
+                 FormatGrouped(file_size) + ", " + FormatGrouped(expected - file_size) + " bytes missing");
   }
   if (file_size > expected) {
     throw At(file, expected, FormatGrouped(file_size - expected) + " bytes follow the last tensor's data");
@@ -209,9 +213,8 @@ void AddFile(CheckpointInfo& info, const std::string& path, const SafetensorsHea
     info.elements = CheckedAdd(info.elements, t.elements, "the checkpoint's elements");
     info.bytes = CheckedAdd(info.bytes, t.bytes, "the checkpoint's bytes");
     std::string dtype = t.dtype;
-    std::transform(dtype.begin(), dtype.end(), dtype.begin(), [](char c) {
-      return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    });
+    std::transform(dtype.begin(), dtype.end(), dtype.begin(),
+                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
     info.bytes_by_dtype[dtype] += t.bytes;
     info.tensors.push_back(t);
   }
@@ -254,14 +257,16 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
     std::set<std::string> held;
     for (const CheckpointTensor& t : h.tensors) held.insert(t.name);
     for (const std::string& t : tensors) {
-      if (!held.count(t)) throw InputError({index, 0, 0}, "'weight_map' puts '" + t + "' in " + shard + ", which does not hold it");
+      if (!held.count(t))
+        throw InputError({index, 0, 0}, "'weight_map' puts '" + t + "' in " + shard + ", which does not hold it");
     }
     AddFile(info, path, h);
   }
   if (info.files.empty()) return;
-  const Json* total = root.contains("metadata") && root["metadata"].is_object() && root["metadata"].contains("total_size")
-                          ? &root["metadata"]["total_size"]
-                          : nullptr;
+  const Json* total =
+      root.contains("metadata") && root["metadata"].is_object() && root["metadata"].contains("total_size")
+          ? &root["metadata"]["total_size"]
+          : nullptr;
   if (total != nullptr && total->is_number_unsigned() && total->get<uint64_t>() != info.bytes) {
     notes.push_back(index + ": metadata.total_size is " + FormatGrouped(total->get<uint64_t>()) +
                     " bytes, the shards' headers describe " + FormatGrouped(info.bytes));

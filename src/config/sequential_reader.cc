@@ -105,8 +105,7 @@ SeqLayerSpec ReadParallel(const ConfigMap& o, const std::string& file) {
   l.join = static_cast<JoinKind>(o.Choice("join", {"add", "concat", "mul"}, 0));
   const YAML::Node& list = o.Get("branches");
   if (!list.IsSequence() || list.size() < 2) {
-    throw InputError(LocOf(list, file), "'branches' must be a list of at least two layer lists, got " +
-                                            Describe(list));
+    throw InputError(LocOf(list, file), "'branches' must be a list of at least two layer lists, got " + Describe(list));
   }
   for (const YAML::Node& b : list) {
     l.branches.emplace_back();
@@ -148,11 +147,13 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
     for (auto it = item.begin(); it != item.end(); ++it) {
       keys += (keys.empty() ? "'" : ", '") + (it->first.IsScalar() ? it->first.Scalar() : "?") + "'";
     }
-    throw InputError(LocOf(item, file), "a layer is a map with one key, got the keys " + keys +
-                                            " (is a '-' missing before the second?)");
+    throw InputError(LocOf(item, file),
+                     "a layer is a map with one key, got the keys " + keys + " (is a '-' missing before the second?)");
   } else {
-    throw InputError(LocOf(item, file), "a layer must be a name such as 'relu' or a map with one key such "
-                                        "as 'linear: {out: 10}', got " + Describe(item));
+    throw InputError(LocOf(item, file),
+                     "a layer must be a name such as 'relu' or a map with one key such "
+                     "as 'linear: {out: 10}', got " +
+                         Describe(item));
   }
   SeqLayerSpec l;
   if (name == "linear") {
@@ -161,12 +162,15 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
     l.bias = o.Bool("bias", true);
     ReadExpectedIn(o, l);
   } else if (name == "conv2d") {
-    l = ReadConv(Options(value, file, name, {"out", "in", "kernel", "stride", "padding", "dilation", "groups", "bias"}));
+    l = ReadConv(
+        Options(value, file, name, {"out", "in", "kernel", "stride", "padding", "dilation", "groups", "bias"}));
   } else if (name == "pool" || name == "adaptive_pool") {
     bool adaptive = name == "adaptive_pool";
-    l = ReadPool(Options(value, file, name, adaptive ? std::vector<std::string>{"kind", "out"}
-                                                     : std::vector<std::string>{"kind", "kernel", "stride", "padding", "dilation", "ceil_mode"}),
-                 adaptive);
+    l = ReadPool(
+        Options(value, file, name,
+                adaptive ? std::vector<std::string>{"kind", "out"}
+                         : std::vector<std::string>{"kind", "kernel", "stride", "padding", "dilation", "ceil_mode"}),
+        adaptive);
   } else if (name == "flatten" || name == "layernorm" || name == "batchnorm") {
     Options(value, file, name, {});
     l.op = name == "flatten" ? SeqOp::kFlatten : name == "layernorm" ? SeqOp::kLayerNorm : SeqOp::kBatchNorm;
@@ -199,8 +203,8 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
     if (!activation) {
       std::string list;
       for (const std::string& n : kLayerNames) list += (list.empty() ? "" : ", ") + n;
-      throw InputError(LocOf(item, file), "unknown layer '" + name + "'" + DidYouMean(name, kLayerNames) +
-                                              "; layers are " + list);
+      throw InputError(LocOf(item, file),
+                       "unknown layer '" + name + "'" + DidYouMean(name, kLayerNames) + "; layers are " + list);
     }
     Options(value, file, name, {});
     l.op = SeqOp::kActivation;
@@ -213,8 +217,7 @@ void ReadLayer(const YAML::Node& item, const std::string& file, std::vector<SeqL
   out.push_back(l);
 }
 
-void ReadLayers(const YAML::Node& list, const std::string& file, std::vector<SeqLayerSpec>& out,
-                bool allow_empty) {
+void ReadLayers(const YAML::Node& list, const std::string& file, std::vector<SeqLayerSpec>& out, bool allow_empty) {
   if (!list.IsSequence() || (list.size() == 0 && !allow_empty)) {
     throw InputError(LocOf(list, file), "'layers' must be a non-empty list of layers, got " + Describe(list));
   }

@@ -52,7 +52,7 @@ struct Settings {
 
   Mode mode = Mode::kBoth;
   Precision precision = Precision::kMixedBf16;
-  Precisions dtypes;  // from `precision`, then the per-tensor overrides
+  Precisions dtypes;               // from `precision`, then the per-tensor overrides
   bool param_dtype_given = false;  // --param-dtype also sets the inference weight dtype
   Optimizer optimizer = Optimizer::kAdamw;
   Recompute recompute = Recompute::kNone;
@@ -60,7 +60,7 @@ struct Settings {
   MlpKernel mlp_kernel = MlpKernel::kEager;
   std::optional<double> dropout;  // overrides the config's
   DropoutMask dropout_mask = DropoutMask::kCuda;
-  std::vector<uint64_t> input;  // a sequential model's sample shape, overriding the config's; empty: its own
+  std::vector<uint64_t> input;      // a sequential model's sample shape, overriding the config's; empty: its own
   std::vector<std::string> frozen;  // components with no gradient or optimizer state
   uint64_t lora_rank = 0;           // > 0: LoRA adapters on `lora_targets`, every base weight frozen
   std::vector<std::string> lora_targets = {"qkv", "out"};
@@ -69,8 +69,8 @@ struct Settings {
   uint64_t gpus = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
-  bool sp = false;     // sequence parallelism inside the tensor-parallel group
-  uint64_t zero = 0;   // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
+  bool sp = false;    // sequence parallelism inside the tensor-parallel group
+  uint64_t zero = 0;  // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
 
   std::string hardware;  // a catalog name or a hardware file; empty: none named
   // Device memory kept from the model's use (CUDA context, cuBLAS workspaces, NCCL buffers): what

@@ -54,8 +54,7 @@ bool Blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 // Letters, digits and the signs of numbers: true, false, null, NaN, -1.5e3. Their spelling is the
 // typed readers' business.
 bool LiteralByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '-' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
 }
 
 char Closer(char open) { return open == '{' ? '}' : ']'; }
@@ -109,8 +108,9 @@ void CheckJsonSyntax(const std::string& file, const std::string& text) {
         } else if (ch == Closer(inner.bracket)) {
           open.pop_back();
         } else if (ch == '}' || ch == ']') {
-          Fail(file, at, Quoted(ch) + " does not close the '" + std::string(1, inner.bracket) + "' at " +
-                             std::to_string(inner.at.line) + ":" + std::to_string(inner.at.column));
+          Fail(file, at,
+               Quoted(ch) + " does not close the '" + std::string(1, inner.bracket) + "' at " +
+                   std::to_string(inner.at.line) + ":" + std::to_string(inner.at.column));
         } else {
           Fail(file, value_end, "expected ',' or '" + std::string(1, Closer(inner.bracket)) + "'");
         }

@@ -1,14 +1,14 @@
 #include "config/yaml_reader.h"
 
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <unordered_map>
-
-#include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 
 #include "config/syntax_scan.h"
 #include "util/parse.h"
@@ -26,12 +26,9 @@ std::string ShortTag(const std::string& tag) {
   return tag.rfind(core, 0) == 0 ? "!!" + tag.substr(core.size()) : tag;
 }
 
-std::string PosText(const SourceLoc& loc) {
-  return std::to_string(loc.line) + ":" + std::to_string(loc.column);
-}
+std::string PosText(const SourceLoc& loc) { return std::to_string(loc.line) + ":" + std::to_string(loc.column); }
 
-uint64_t ReadUint(const YAML::Node& node, const std::string& file, const std::string& what,
-                  uint64_t min) {
+uint64_t ReadUint(const YAML::Node& node, const std::string& file, const std::string& what, uint64_t min) {
   std::string bound = min == 0 ? "a whole number >= 0" : "a positive whole number";
   // `!!int 64` is the integer 64 by YAML's core schema.
   const bool integer = IsPlainScalar(node) || (node.IsScalar() && ShortTag(node.Tag()) == "!!int");
@@ -64,8 +61,7 @@ class DocumentStarts : public YAML::EventHandler {
     Node(mark);
     if (tag == "!") quoted.push_back(mark);  // yaml-cpp tags quoted scalars "!", plain ones "?"
   }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
     Node(mark);
     open.push_back(mark);
   }
@@ -129,10 +125,14 @@ std::string ToUtf8(const std::string& file, const std::string& text, std::string
   const auto starts = [&](const char* bom, size_t n) { return text.compare(0, n, bom, n) == 0; };
   size_t width = 0;
   bool big = false;
-  if (starts("\xFF\xFE\0\0", 4)) width = 4;
-  else if (starts("\0\0\xFE\xFF", 4)) width = 4, big = true;
-  else if (starts("\xFF\xFE", 2)) width = 2;
-  else if (starts("\xFE\xFF", 2)) width = 2, big = true;
+  if (starts("\xFF\xFE\0\0", 4))
+    width = 4;
+  else if (starts("\0\0\xFE\xFF", 4))
+    width = 4, big = true;
+  else if (starts("\xFF\xFE", 2))
+    width = 2;
+  else if (starts("\xFE\xFF", 2))
+    width = 2, big = true;
   if (width == 0) return text;
   const char* name = width == 2 ? "UTF-16" : "UTF-32";
   encoding = name;
@@ -327,12 +327,11 @@ uint64_t ReadPositiveInt(const YAML::Node& node, const std::string& file, const 
   return ReadUint(node, file, what, 1);
 }
 
-ConfigMap::ConfigMap(const YAML::Node& node, std::string file, std::string context,
-                     std::vector<std::string> allowed, UnknownKeys unknown)
+ConfigMap::ConfigMap(const YAML::Node& node, std::string file, std::string context, std::vector<std::string> allowed,
+                     UnknownKeys unknown)
     : node_(node), file_(std::move(file)), context_(std::move(context)) {
   if (!node.IsMap()) {
-    throw InputError(LocOf(node, file_), "'" + context_ + "' must be a map of keys to values, got " +
-                                             Describe(node));
+    throw InputError(LocOf(node, file_), "'" + context_ + "' must be a map of keys to values, got " + Describe(node));
   }
   // Every key, kept or not, for duplicates: hashed, so a map of n keys costs O(n), not O(n^2).
   std::unordered_map<std::string, YAML::Node> seen;
@@ -344,14 +343,14 @@ ConfigMap::ConfigMap(const YAML::Node& node, std::string file, std::string conte
     const std::string name = key.Scalar();
     const auto [earlier, inserted] = seen.emplace(name, key);
     if (!inserted) {
-      throw InputError(LocOf(key, file_), "duplicate key '" + name + "' (first at " +
-                                              PosText(LocOf(earlier->second, file_)) + ")");
+      throw InputError(LocOf(key, file_),
+                       "duplicate key '" + name + "' (first at " + PosText(LocOf(earlier->second, file_)) + ")");
     }
     bool known = std::find(allowed.begin(), allowed.end(), name) != allowed.end();
     if (unknown == UnknownKeys::kIgnore && (!known || it->second.IsNull())) continue;
     if (!known) {
-      throw InputError(LocOf(key, file_), "unknown key '" + name + "' in '" + context_ + "'" +
-                                              DidYouMean(name, allowed));
+      throw InputError(LocOf(key, file_),
+                       "unknown key '" + name + "' in '" + context_ + "'" + DidYouMean(name, allowed));
     }
     entries_.emplace_back(name, it->second);
   }
@@ -373,9 +372,7 @@ const YAML::Node& ConfigMap::Get(const std::string& key) const {
 
 SourceLoc ConfigMap::Loc(const std::string& key) const { return LocOf(Get(key), file_); }
 
-uint64_t ConfigMap::PositiveInt(const std::string& key) const {
-  return ReadUint(Get(key), file_, key, 1);
-}
+uint64_t ConfigMap::PositiveInt(const std::string& key) const { return ReadUint(Get(key), file_, key, 1); }
 
 uint64_t ConfigMap::PositiveInt(const std::string& key, uint64_t fallback) const {
   return Has(key) ? PositiveInt(key) : fallback;
@@ -402,8 +399,7 @@ std::string ConfigMap::String(const std::string& key, const std::string& fallbac
   return v.Scalar();
 }
 
-size_t ConfigMap::Choice(const std::string& key, const std::vector<std::string>& options,
-                         size_t fallback) const {
+size_t ConfigMap::Choice(const std::string& key, const std::vector<std::string>& options, size_t fallback) const {
   if (!Has(key)) return fallback;
   const YAML::Node& v = Get(key);
   std::string list;
@@ -437,14 +433,13 @@ double ConfigMap::Fraction(const std::string& key, double fallback) const {
   return x;
 }
 
-std::pair<uint64_t, uint64_t> ConfigMap::IntPair(const std::string& key, uint64_t fallback,
-                                                 uint64_t min) const {
+std::pair<uint64_t, uint64_t> ConfigMap::IntPair(const std::string& key, uint64_t fallback, uint64_t min) const {
   if (!Has(key)) return {fallback, fallback};
   const YAML::Node& v = Get(key);
   if (v.IsSequence()) {
     if (v.size() != 2) {
-      throw InputError(LocOf(v, file_), "'" + key + "' must be a number or [height, width], got a list of " +
-                                            std::to_string(v.size()));
+      throw InputError(LocOf(v, file_),
+                       "'" + key + "' must be a number or [height, width], got a list of " + std::to_string(v.size()));
     }
     return {ReadUint(v[0], file_, key, min), ReadUint(v[1], file_, key, min)};
   }

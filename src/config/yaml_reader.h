@@ -2,12 +2,12 @@
 // Every error names file:line:col; yaml-cpp's silent gaps (duplicate keys, null marks) are closed here.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "util/error.h"
 
@@ -32,8 +32,8 @@ enum class UnknownKeys { kReject, kIgnore };
 // A config map whose keys have been checked: no duplicates, only `allowed` keys (or any, ignored).
 class ConfigMap {
  public:
-  ConfigMap(const YAML::Node& node, std::string file, std::string context,
-            std::vector<std::string> allowed, UnknownKeys unknown = UnknownKeys::kReject);
+  ConfigMap(const YAML::Node& node, std::string file, std::string context, std::vector<std::string> allowed,
+            UnknownKeys unknown = UnknownKeys::kReject);
 
   bool Has(const std::string& key) const;
   const YAML::Node& Get(const std::string& key) const;  // throws "missing required key"

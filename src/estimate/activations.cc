@@ -12,10 +12,14 @@ uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "activation memor
 
 uint64_t ClassBits(SavedClass c, DType activation) {
   switch (c) {
-    case SavedClass::kActivation: return BitsPer(activation);
-    case SavedClass::kMask: return 8;    // PyTorch keeps dropout masks as 1-byte booleans
-    case SavedClass::kIndex: return 64;  // max-pool indices are int64
-    case SavedClass::kFp32: return 32;
+    case SavedClass::kActivation:
+      return BitsPer(activation);
+    case SavedClass::kMask:
+      return 8;  // PyTorch keeps dropout masks as 1-byte booleans
+    case SavedClass::kIndex:
+      return 64;  // max-pool indices are int64
+    case SavedClass::kFp32:
+      return 32;
   }
   return 32;
 }
@@ -46,7 +50,8 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
   uint64_t outside = 0;  // embedding, head, loss, sequential layers
   for (const SavedEntry& t : model.saved) {
     if (t.block_type < 0) {
-      if (StageCopies(model, -1, t.after_blocks, stage, s.pp) > 0) outside = Add(outside, DeviceBytes(t, s, s.micro_batch));
+      if (StageCopies(model, -1, t.after_blocks, stage, s.pp) > 0)
+        outside = Add(outside, DeviceBytes(t, s, s.micro_batch));
       continue;
     }
     const auto type = static_cast<size_t>(t.block_type);
@@ -86,8 +91,8 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
 uint64_t InferenceActivations(const MemoryModel& model, const Settings& s, uint64_t batch) {
   // Flash attention never materializes the s x s scores.
   const uint64_t largest = s.attention == Attention::kFlash ? model.largest_output : model.largest_output_eager;
-  const uint64_t live = BytesOf(CheckedProduct({2, largest, batch}, "activation memory"), s.dtypes.activation,
-                                "activation memory");
+  const uint64_t live =
+      BytesOf(CheckedProduct({2, largest, batch}, "activation memory"), s.dtypes.activation, "activation memory");
   const uint64_t logits = CheckedProduct({batch, model.vocab, 4}, "activation memory");
   return Add(live, logits);
 }

@@ -41,7 +41,8 @@ std::pair<int64_t, Role> Place(const std::string& name) {
   const std::vector<std::string> names = Split(name);
   for (size_t i = 1; i + 1 < names.size(); ++i) {
     const std::string& list = names[i - 1];
-    if (!IsIndex(names[i]) || (list != "layers" && list != "h" && list != "blk" && list != "blocks" && list != "layer")) {
+    if (!IsIndex(names[i]) ||
+        (list != "layers" && list != "h" && list != "blk" && list != "blocks" && list != "layer")) {
       continue;
     }
     bool norm = false, attn = false;
@@ -56,10 +57,13 @@ std::pair<int64_t, Role> Place(const std::string& name) {
 
 Role RoleOf(Component c) {
   switch (c) {
-    case Component::kNorm: return Role::kNorm;
+    case Component::kNorm:
+      return Role::kNorm;
     case Component::kAttention:
-    case Component::kAttentionCore: return Role::kAttention;
-    default: return Role::kMlp;
+    case Component::kAttentionCore:
+      return Role::kAttention;
+    default:
+      return Role::kMlp;
   }
 }
 
@@ -90,10 +94,14 @@ int KindOf(const std::string& name) {
 
 int KindOf(Component c) {
   switch (c) {
-    case Component::kEmbedding: return 1;
-    case Component::kLmHead: return 2;
-    case Component::kNorm: return 3;
-    default: return 0;
+    case Component::kEmbedding:
+      return 1;
+    case Component::kLmHead:
+      return 2;
+    case Component::kNorm:
+      return 3;
+    default:
+      return 0;
   }
 }
 
@@ -122,7 +130,8 @@ void AddCheckpoint(const ModelSpec& spec, Report& r) {
   r.Set("checkpoint.files", "files", static_cast<uint64_t>(c.files.size()), Unit::kNumber);
   r.Set("checkpoint.tensors", "tensors", static_cast<uint64_t>(c.tensors.size()), Unit::kNumber);
   std::string sum;
-  for (const auto& [dtype, bytes] : c.bytes_by_dtype) sum += (sum.empty() ? "" : " + ") + dtype + " " + FormatGrouped(bytes);
+  for (const auto& [dtype, bytes] : c.bytes_by_dtype)
+    sum += (sum.empty() ? "" : " + ") + dtype + " " + FormatGrouped(bytes);
   r.Set("checkpoint.bytes", "tensor data", c.bytes, Unit::kByte, sum + " = " + FormatGrouped(c.bytes));
   r.Group("checkpoint.dtypes", "by dtype");
   for (const auto& [dtype, bytes] : c.bytes_by_dtype) r.Set("checkpoint.dtypes." + dtype, dtype, bytes, Unit::kByte);
@@ -170,7 +179,8 @@ void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& 
     Sum a, b;
     auto flush = [&](int64_t end) {
       if (first < 0) return;
-      const std::string span = end - 1 == first ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(end - 1);
+      const std::string span =
+          end - 1 == first ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(end - 1);
       table.rows.push_back({"blocks." + span + "." + kRoleNames[role], where(a.elements, b.elements), a.elements,
                             b.elements, std::to_string(a.tensors) + "/" + std::to_string(b.tensors), std::nullopt});
       table.explain.push_back("per block; elements summed over the block's " + std::string(kRoleNames[role]) +
@@ -195,7 +205,8 @@ void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& 
     for (size_t j = 0; j < built_loose.size(); ++j) {
       const Loose& g = built_loose[j];
       for (size_t i = 0; i < stored_loose.size() && !paired[j]; ++i) {
-        if (used[i] || stored_loose[i].elements != g.elements || (pass == 0 && stored_loose[i].kind != g.kind)) continue;
+        if (used[i] || stored_loose[i].elements != g.elements || (pass == 0 && stored_loose[i].kind != g.kind))
+          continue;
         used[i] = paired[j] = true;
       }
     }

@@ -15,12 +15,10 @@
 namespace tally {
 namespace {
 
-
 std::string G(uint64_t n) { return FormatGrouped(n); }
 
 // "a 1 + b 2 = 3" over a component map, for --explain.
-std::string SumText(const std::map<Component, uint64_t>& parts, uint64_t total,
-                    bool (*keep)(Component) = nullptr) {
+std::string SumText(const std::map<Component, uint64_t>& parts, uint64_t total, bool (*keep)(Component) = nullptr) {
   std::string out;
   for (const auto& [component, n] : parts) {
     if (keep != nullptr && !keep(component)) continue;
@@ -39,10 +37,9 @@ std::string GemmText(const Gemm& g, const std::string& path) {
 }
 
 bool Parametric(Component c) {
-  return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp ||
-         c == Component::kNorm || c == Component::kLmHead || c == Component::kLinear ||
-         c == Component::kConv2d || c == Component::kRouter || c == Component::kEmbedProjection ||
-         c == Component::kLora || c == Component::kHead;
+  return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp || c == Component::kNorm ||
+         c == Component::kLmHead || c == Component::kLinear || c == Component::kConv2d || c == Component::kRouter ||
+         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead;
 }
 
 void AddModel(const ModelSpec& spec, Report& r) {
@@ -122,8 +119,8 @@ void AddParams(const LayerGraph& graph, const ParamCounts& p, Report& r) {
 
 // Kaplan et al. 2020, Eq. 2.2 and §2.1: C_forward ≈ 2N + 2·n_layer·n_ctx·d_attn per token, C ≈ 6N
 // per token for training, with N the non-embedding parameters.
-void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t batch, uint64_t n,
-                       const FlopCounts& f, Report& r) {
+void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t batch, uint64_t n, const FlopCounts& f,
+                       Report& r) {
   const TransformerSpec& t = spec.transformer;
   const uint64_t tokens = CheckedMul(batch, graph.seq, "the tokens");
   const std::string what = "the 6·N·D approximation";
@@ -139,8 +136,8 @@ void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t 
   r.Set("flops.approx.six_nd_ratio", "exact forward + backward / 6·N·D", ratio(f.forward + f.backward, six_nd),
         Unit::kRatio);
   r.Set("flops.approx.kaplan_forward", "(2N + 2·L·s·h)·D (Kaplan, forward)", kaplan, Unit::kFlop,
-        "(2 · " + G(n) + " + 2 · " + G(t.n_layers) + " · " + G(graph.seq) + " · " + G(t.n_heads * t.head_dim) +
-            ") · " + G(tokens) + " = " + G(kaplan) + " (Kaplan et al. 2020, Eq. 2.2)");
+        "(2 · " + G(n) + " + 2 · " + G(t.n_layers) + " · " + G(graph.seq) + " · " + G(t.n_heads * t.head_dim) + ") · " +
+            G(tokens) + " = " + G(kaplan) + " (Kaplan et al. 2020, Eq. 2.2)");
   r.Set("flops.approx.kaplan_forward_ratio", "exact forward / Kaplan", ratio(f.forward, kaplan), Unit::kRatio);
 }
 
@@ -170,8 +167,9 @@ void AddFlops(const ModelSpec& spec, const Settings& settings, const GraphSummar
   if (transformer) r.Set("flops.per_layer.forward", "per block, forward", f.per_layer_forward, Unit::kFlop);
   r.Set("flops.macs.forward", "forward in MACs (= FLOPs / 2)", f.forward / 2, Unit::kMac,
         "one multiply-accumulate is two FLOPs: " + G(f.forward) + " / 2");
-  r.Set("flops.non_matmul.forward", "non-matmul forward (apart)", f.non_matmul_forward, Unit::kFlop,
-        "per element: 1 for activations, adds, softmax, dropout; 5 LayerNorm, 4 RMSNorm, 3 RoPE (DeepSpeed's profiler)");
+  r.Set(
+      "flops.non_matmul.forward", "non-matmul forward (apart)", f.non_matmul_forward, Unit::kFlop,
+      "per element: 1 for activations, adds, softmax, dropout; 5 LayerNorm, 4 RMSNorm, 3 RoPE (DeepSpeed's profiler)");
   std::set<Component> with_gemms;
   for (const Layer& l : graph.layers) {
     if (!l.gemms.empty()) with_gemms.insert(l.component);

@@ -19,7 +19,7 @@ namespace tally {
 struct GraphSummary {
   std::shared_ptr<const LayerGraph> graph;  // at batch 1
   MemoryModel memory;
-  FlopCounts flops;  // at batch 1
+  FlopCounts flops;                                      // at batch 1
   uint64_t recompute_selective = 0, recompute_full = 0;  // at batch 1
   ParamCounts params;
   uint64_t seq = 1;

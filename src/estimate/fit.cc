@@ -18,7 +18,9 @@ Settings With(Settings s, Solve solve, uint64_t v) {
       s.micro_batch = v;
       s.batch = CheckedMul(v, s.grad_accum, "the batch");
       break;
-    case Solve::kSeq: s.seq = v; break;
+    case Solve::kSeq:
+      s.seq = v;
+      break;
     case Solve::kGpus:
       s.gpus = CheckedProduct({v, s.tp, s.pp}, "the device count");
       break;

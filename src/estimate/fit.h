@@ -15,11 +15,11 @@ namespace tally {
 enum class Solve { kBatch, kSeq, kGpus };
 
 struct FitResult {
-  bool fits = false;    // false: even the smallest value does not fit
-  uint64_t value = 0;   // the answer (or the smallest value tried, when nothing fits)
-  Settings settings;    // the settings at the answer
-  uint64_t bytes = 0;   // memory per device at the answer (train or infer per settings.mode)
-  std::string note;     // when the answer is the search's cap, not the memory limit: says so
+  bool fits = false;   // false: even the smallest value does not fit
+  uint64_t value = 0;  // the answer (or the smallest value tried, when nothing fits)
+  Settings settings;   // the settings at the answer
+  uint64_t bytes = 0;  // memory per device at the answer (train or infer per settings.mode)
+  std::string note;    // when the answer is the search's cap, not the memory limit: says so
 };
 
 // Memory per device for the settings: the training total, or the inference total for Mode::kInfer.

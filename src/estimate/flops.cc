@@ -60,9 +60,9 @@ uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute) {
   if (recompute == Recompute::kSelective && !stores_scores) return 0;
   uint64_t flops = 0;
   for (const Layer& l : graph.layers) {
-    const bool rerun = recompute == Recompute::kFull ? l.block >= 0
-                                                     : recompute == Recompute::kSelective &&
-                                                           l.component == Component::kAttentionCore;
+    const bool rerun = recompute == Recompute::kFull
+                           ? l.block >= 0
+                           : recompute == Recompute::kSelective && l.component == Component::kAttentionCore;
     if (rerun) {
       flops = CheckedAdd(flops, CheckedMul(CountLayerFlops(l).forward, l.repeat, "the recomputation FLOPs"),
                          "the recomputation FLOPs");

@@ -9,9 +9,11 @@ namespace tally {
 uint64_t KvTokens(AttentionKind kind, uint64_t span, uint64_t context) {
   switch (kind) {
     case AttentionKind::kFull:
-    case AttentionKind::kLatent: return context;
+    case AttentionKind::kLatent:
+      return context;
     case AttentionKind::kSliding:
-    case AttentionKind::kChunked: return span > 0 ? std::min(context, span) : context;
+    case AttentionKind::kChunked:
+      return span > 0 ? std::min(context, span) : context;
   }
   return context;
 }

@@ -5,19 +5,17 @@
 #include <optional>
 
 #include "estimate/activations.h"
-#include "estimate/optimizer.h"
 #include "estimate/kv_cache.h"
+#include "estimate/optimizer.h"
 #include "util/checked_math.h"
 
 namespace tally {
 namespace {
 
-
 // One device's share of a tensor: Megatron splits sharded tensors across the tensor-parallel group
 // (K and V across at most their heads).
 uint64_t Shards(const ParamEntry& t, uint64_t tp) { return TpShards(t.tp_sharded, t.tp_max_shards, tp); }
 uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) { return CeilDiv(t.elements, Shards(t, tp)); }
-
 
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "the memory ledger"); }
 
@@ -26,10 +24,14 @@ uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "the memory ledge
 QuantModule ModuleOf(const ParamEntry& t) {
   if (t.block_type < 0) return QuantModule::kOther;
   switch (t.component) {
-    case Component::kAttention: return QuantModule::kAttention;
-    case Component::kMlp: return t.expert ? QuantModule::kExperts : QuantModule::kMlp;
-    case Component::kRouter: return QuantModule::kRouter;
-    default: return QuantModule::kOther;
+    case Component::kAttention:
+      return QuantModule::kAttention;
+    case Component::kMlp:
+      return t.expert ? QuantModule::kExperts : QuantModule::kMlp;
+    case Component::kRouter:
+      return QuantModule::kRouter;
+    default:
+      return QuantModule::kOther;
   }
 }
 
@@ -88,8 +90,8 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
     if (!t.trainable) continue;
     ledger.gradients = Add(ledger.gradients, times(BytesOf(n, d.grad, "gradients")));
     if (d.master) ledger.master = Add(ledger.master, times(BytesOf(n, *d.master, "master weights")));
-    ledger.optimizer = Add(ledger.optimizer, times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements,
-                                                                       Shards(t, s.tp))));
+    ledger.optimizer =
+        Add(ledger.optimizer, times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, s.tp))));
   }
   return ledger;
 }
@@ -120,8 +122,7 @@ DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {
   return settings.dtypes.param;
 }
 
-TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& act, const Settings& s,
-                            uint64_t stage) {
+TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& act, const Settings& s, uint64_t stage) {
   TrainMemory m;
   m.weights = states.weights;
   m.gradients = states.gradients;
@@ -165,8 +166,7 @@ TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model) {
       [&](uint64_t stage) { return TrainingActivations(model, settings, stage); });
 }
 
-InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model,
-                            uint64_t batch) {
+InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch) {
   const DType weight = InferenceWeightDtype(spec, settings);
   const std::optional<QuantizationSpec> quant = WeightQuantization(spec, settings);
   InferMemory best;

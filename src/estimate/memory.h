@@ -45,8 +45,8 @@ struct ModelStates {
 ModelStates StageModelStates(const MemoryModel& model, const Settings& settings, uint64_t stage);
 
 // A stage's ledger: its model states partitioned by ZeRO, its activations, the overhead, the total.
-TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& activations,
-                            const Settings& settings, uint64_t stage);
+TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& activations, const Settings& settings,
+                            uint64_t stage);
 
 // The ledger of the most-loaded pipeline stage, from each stage's parts (which a caller may cache).
 TrainMemory MostLoadedStage(const Settings& settings, const std::function<ModelStates(uint64_t)>& states,
@@ -56,8 +56,7 @@ TrainMemory MostLoadedStage(const Settings& settings, const std::function<ModelS
 TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model);
 
 // Inference over `batch` sequences of model.seq tokens (the KV cache holds them all).
-InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model,
-                            uint64_t batch);
+InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch);
 
 // Each data-parallel replica serves `batch` sequences at once.
 inline uint64_t InferenceBatch(const Settings& s) { return s.batch; }

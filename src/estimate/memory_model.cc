@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_set>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "util/checked_math.h"
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph/layer_graph.h"
 #include "config/model_spec.h"
+#include "graph/layer_graph.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -20,13 +20,13 @@ struct ParamEntry {
   uint64_t elements = 0;
   bool tp_sharded = false;
   bool trainable = true;
-  int block_type = -1;        // the distinct block it belongs to, -1 outside the blocks
-  bool after_blocks = false;  // outside the blocks, after them (final norm, head)
-  bool block_matrix = false;  // a matrix inside a block: what weight quantization applies to
-  bool tied_copy = false;     // the embedding copy a tied head keeps on a later pipeline stage
-  uint64_t tp_max_shards = 0; // ParamTensor::tp_max_shards
+  int block_type = -1;                      // the distinct block it belongs to, -1 outside the blocks
+  bool after_blocks = false;                // outside the blocks, after them (final norm, head)
+  bool block_matrix = false;                // a matrix inside a block: what weight quantization applies to
+  bool tied_copy = false;                   // the embedding copy a tied head keeps on a later pipeline stage
+  uint64_t tp_max_shards = 0;               // ParamTensor::tp_max_shards
   Component component = Component::kOther;  // its node's: which modules a quantization method stores
-  bool expert = false;        // MoE expert weights, [experts, ...]
+  bool expert = false;                      // MoE expert weights, [experts, ...]
 };
 
 struct SavedEntry {
@@ -53,7 +53,7 @@ struct MemoryModel {
   std::vector<ParamEntry> params;
   std::vector<SavedEntry> saved;  // unique tensors of each distinct block, the model's input batch left out
   std::vector<KvEntry> kv;
-  std::vector<BlockRun> runs;     // the blocks in order (LayerGraph::runs)
+  std::vector<BlockRun> runs;  // the blocks in order (LayerGraph::runs)
   uint64_t n_layers = 0;
   uint64_t seq = 1;
   uint64_t largest_output = 0;        // per sample, without the head, loss and s x s scores

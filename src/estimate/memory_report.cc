@@ -1,10 +1,10 @@
 #include "estimate/memory_report.h"
 
-#include "estimate/memory.h"
-#include "estimate/optimizer.h"
 #include "config/names.h"
 #include "config/resolve.h"
 #include "estimate/kv_cache.h"
+#include "estimate/memory.h"
+#include "estimate/optimizer.h"
 #include "util/checked_math.h"
 #include "util/units.h"
 
@@ -35,16 +35,15 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
   const bool uniform = model.kv.size() == 1 && model.kv[0].kind == AttentionKind::kFull;
   if (uniform && model.kv[0].elements_per_token == 2 * t.n_kv_heads * t.head_dim) {
     const uint64_t heads = CeilDiv(t.n_kv_heads, s.tp);
-    return "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(heads) + " · " + N(t.head_dim) +
-           " · " + bytes + " · " + N(batch) + " · " + N(model.seq);
+    return "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(heads) + " · " + N(t.head_dim) + " · " +
+           bytes + " · " + N(batch) + " · " + N(model.seq);
   }
   // Σ over layer kinds: layers · elements per token per device · tokens kept · b · bytes.
   std::string out;
   for (const KvEntry& e : model.kv) {
     const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
-    out += (out.empty() ? "" : " + ") + N(layers) + " " + Name(e.kind) +
-           (e.span > 0 ? "(" + N(e.span) + ")" : "") + " layers · " +
-           N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
+    out += (out.empty() ? "" : " + ") + N(layers) + " " + Name(e.kind) + (e.span > 0 ? "(" + N(e.span) + ")" : "") +
+           " layers · " + N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
            N(KvTokens(e.kind, e.span, model.seq)) + " tokens";
   }
   return out + " · " + N(batch) + " · " + bytes + (s.pp > 1 ? "; the most-loaded stage's share" : "");
@@ -101,11 +100,13 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   const bool qlora = s.quant != Quant::kNone && (s.lora_rank > 0 || !s.frozen.empty());
   r.Set("memory.train.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + N(BitsPer(d.param) / 8) + " B (" + DTypeName(d.param) + ")" +
-            (qlora ? ", frozen block matrices in " + QuantizationPhrase(QuantFlagSpec(s.quant)) + ", + " + FormatGrouped(m.dequant) +
-                         " B to dequantize the largest at " + DTypeName(d.activation)
-                   : "") + Sharding(spec, s, 3));
+            (qlora ? ", frozen block matrices in " + QuantizationPhrase(QuantFlagSpec(s.quant)) + ", + " +
+                         FormatGrouped(m.dequant) + " B to dequantize the largest at " + DTypeName(d.activation)
+                   : "") +
+            Sharding(spec, s, 3));
   r.Set("memory.train.gradients", "gradients", m.gradients, Unit::kByte,
-        std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" + Sharding(spec, s, 2));
+        std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" +
+            Sharding(spec, s, 2));
   r.Set("memory.train.master_weights", "master weights", m.master_weights, Unit::kByte,
         d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(spec, s, 1)
                  : std::string("none: the policy keeps no master copy"));
@@ -137,8 +138,9 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   group.ledger = true;
   r.Set("memory.infer.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + DTypeName(weight) +
-            (quant ? ", quantized: " + QuantizationPhrase(*quant) + (s.quant == Quant::kNone ? " (quantization_config)" : "")
-                  : "") +
+            (quant ? ", quantized: " + QuantizationPhrase(*quant) +
+                         (s.quant == Quant::kNone ? " (quantization_config)" : "")
+                   : "") +
             TensorParallelShare(spec, s));
   if (spec.family == Family::kTransformer) {
     r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));
@@ -185,14 +187,17 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
 void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   const bool frozen = s.lora_rank > 0 || !s.frozen.empty();
   if (s.quant != Quant::kNone && s.mode != Mode::kInfer && !frozen) {
-    r.notes.push_back("--quant: training keeps trainable weights unquantized; it applies to inference and to "
-                      "frozen weights (QLoRA with --lora)");
+    r.notes.push_back(
+        "--quant: training keeps trainable weights unquantized; it applies to inference and to "
+        "frozen weights (QLoRA with --lora)");
   }
-  if (spec.family == Family::kSequential && s.kv_dtype) r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
+  if (spec.family == Family::kSequential && s.kv_dtype)
+    r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
   if (s.zero > 0 && s.dp() == 1) {
     r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
   }
-  if (s.lora_rank > 0 && !s.frozen.empty()) r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
+  if (s.lora_rank > 0 && !s.frozen.empty())
+    r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
   if (spec.family == Family::kTransformer && s.tp > spec.transformer.n_kv_heads) {
     r.notes.push_back("--tp " + N(s.tp) + " exceeds the " + N(spec.transformer.n_kv_heads) +
                       " KV heads: each rank holds one K/V head, replicated " + N(s.tp / spec.transformer.n_kv_heads) +

@@ -4,10 +4,10 @@
 
 #include "config/hardware.h"
 #include "config/resolve.h"
+#include "estimate/evaluation.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
-#include "estimate/evaluation.h"
 #include "estimate/step_time.h"
 #include "util/checked_math.h"
 #include "util/units.h"
@@ -51,9 +51,10 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
   r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
         "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward");
-  r.Set("time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
-        "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; Narayanan et "
-        "al. 2021, §2.2)");
+  r.Set(
+      "time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
+      "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; Narayanan et "
+      "al. 2021, §2.2)");
   r.Set("time.breakdown.offload", "step: CPU offload", 0.0, Unit::kSecond, "no offload modelled");
   r.Set("time.comm.tp_seconds", "tensor-parallel collectives", st.tp_comm, Unit::kSecond,
         "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and a full "
@@ -70,8 +71,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
             " devices stays inside a node)");
   r.Set("time.comm.inter_node_bandwidth", "inter-node link per device", st.inter_bandwidth, Unit::kBytePerSecond,
         "from " + hw.source);
-  r.Set("time.gemm_efficiency", std::string("large-GEMM efficiency (") + ComputeDtype(s.precision) + ")",
-        st.efficiency, Unit::kRatio, "from " + hw.source + " (gemm_efficiency)");
+  r.Set("time.gemm_efficiency", std::string("large-GEMM efficiency (") + ComputeDtype(s.precision) + ")", st.efficiency,
+        Unit::kRatio, "from " + hw.source + " (gemm_efficiency)");
   r.Set("time.bubble_fraction", "pipeline bubble fraction of the step", st.bubble_fraction, Unit::kRatio);
 }
 
@@ -92,7 +93,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   const FlopCounts h = ScaleFlops(executed->flops, s.batch);
   const uint64_t hardware_step = CheckedAdd(CheckedAdd(h.forward, h.backward, "the FLOPs of a step"),
                                             RecomputeFlopsOf(*executed, kernels), "the FLOPs of a step");
-  const uint64_t tokens_per_step = transformer ? CheckedMul(s.batch, summary->seq, "the tokens") : s.batch;  // per replica
+  const uint64_t tokens_per_step =
+      transformer ? CheckedMul(s.batch, summary->seq, "the tokens") : s.batch;  // per replica
   const double peak = PeakFor(hw, s);
   const ParamCounts& params = summary->params;
   // The step modelled from its parts where the catalog gives the GEMM efficiency for the compute
@@ -113,8 +115,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + ComputeDtype(s.precision) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
   }
-  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total,
-                                   params.active, peak, query, s.gpus);
+  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total, params.active,
+                                   peak, query, s.gpus);
   r.Group("time", std::string("Training time on ") + hw.name);
   r.Set("time.hardware", "device", hw.name, Unit::kText);
   r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", peak,
@@ -171,7 +173,8 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   }
   const TransformerSpec& t = spec.transformer;
   if (t.encoder) {
-    throw InputError("--mode infer: '" + spec.name + "' is an encoder and generates no tokens; 'tally flops' gives "
+    throw InputError("--mode infer: '" + spec.name +
+                     "' is an encoder and generates no tokens; 'tally flops' gives "
                      "its forward pass and 'tally memory' its inference memory (no KV cache)");
   }
   if (t.position == PositionKind::kLearned && req.prompt + req.generate > t.context_length) {
@@ -196,8 +199,8 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   const Roofline d = ForwardRoofline(*ev.Graph(GraphSettingsOf(decode)), spec, decode, rates);
   r.Group("time", std::string("Inference latency on ") + hw.name + " (roofline)");
   r.Set("time.hardware", "device", hw.name, Unit::kText);
-  r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device",
-        rates.peak, Unit::kFlopPerSecond);
+  r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", rates.peak,
+        Unit::kFlopPerSecond);
   r.Set("time.memory_bandwidth", "memory bandwidth per device", rates.bandwidth, Unit::kBytePerSecond);
   r.Set("time.ttft_seconds", "time to first token (prefill)", p.seconds, Unit::kSecond,
         "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + all-reduces (Williams et al. 2009)");
@@ -205,11 +208,12 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
         "one token per sequence at the mean context prompt + generate / 2, reading weights and KV cache");
   r.Set("time.tokens_per_second", "generated tokens/s for the batch", static_cast<double>(batch) / d.seconds,
         Unit::kRatio);
-  r.Set("time.generate_seconds", "prefill + all decode steps", p.seconds + d.seconds * static_cast<double>(req.generate),
-        Unit::kSecond);
+  r.Set("time.generate_seconds", "prefill + all decode steps",
+        p.seconds + d.seconds * static_cast<double>(req.generate), Unit::kSecond);
   for (const auto& [name, roof] : {std::pair<const char*, const Roofline&>{"prefill", p}, {"decode", d}}) {
     const std::string key = std::string("time.") + name;
-    r.Set(key + ".compute_seconds", std::string(name) + ": compute time of the ops", roof.compute_seconds, Unit::kSecond);
+    r.Set(key + ".compute_seconds", std::string(name) + ": compute time of the ops", roof.compute_seconds,
+          Unit::kSecond);
     r.Set(key + ".memory_seconds", std::string(name) + ": memory time of the ops", roof.memory_seconds, Unit::kSecond);
     r.Set(key + ".allreduce_seconds", std::string(name) + ": tensor-parallel all-reduces", roof.allreduce_seconds,
           Unit::kSecond, "ring: 2 (t - 1) / t x bytes / interconnect bandwidth, per row-parallel linear");
@@ -234,11 +238,12 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
     r.Set("time.decode_compute_bound_batch", "decode step turns compute-bound from batch", *b, Unit::kCount,
           "where the whole decode step's compute time overtakes its memory time");
   } else {
-    r.notes.push_back("a decode step stays memory-bound at any batch: each sequence's KV-cache reads take longer "
-                      "than its compute");
+    r.notes.push_back(
+        "a decode step stays memory-bound at any batch: each sequence's KV-cache reads take longer "
+        "than its compute");
   }
-  if (auto b = crossover(r1.gemm_compute_seconds, r2.gemm_compute_seconds, r1.gemm_memory_seconds,
-                         r2.gemm_memory_seconds)) {
+  if (auto b =
+          crossover(r1.gemm_compute_seconds, r2.gemm_compute_seconds, r1.gemm_memory_seconds, r2.gemm_memory_seconds)) {
     r.Set("time.decode_gemm_compute_bound_batch", "weight GEMMs turn compute-bound from batch", *b, Unit::kCount,
           "the ridge point of the linear layers alone: peak · MFU · bytes per weight / (2 · bandwidth · MBU)");
   }

@@ -13,7 +13,7 @@ namespace tally {
 
 struct TimeRequest {
   TrainQuery train;
-  std::optional<double> mbu;       // memory-bandwidth utilization for the roofline (default 0.8)
+  std::optional<double> mbu;  // memory-bandwidth utilization for the roofline (default 0.8)
   uint64_t prompt = 512;
   uint64_t generate = 128;
 };

@@ -44,9 +44,7 @@ double TpDivisor(const Layer& l, uint64_t tp) {
 }
 
 // A row-parallel linear ends in an all-reduce of its output across the tensor-parallel group.
-bool RowParallel(const Layer& l) {
-  return l.kind == LayerKind::kLinear && !l.saved.empty() && l.saved[0].tp_sharded;
-}
+bool RowParallel(const Layer& l) { return l.kind == LayerKind::kLinear && !l.saved.empty() && l.saved[0].tp_sharded; }
 
 namespace {
 
@@ -103,7 +101,8 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   // Generation needs the logits of the last position only.
   const double share = l.component == Component::kLmHead ? 1.0 / static_cast<double>(g.seq) : 1.0;
   double weights = 0;
-  for (const ParamTensor& t : l.param_tensors) weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight));
+  for (const ParamTensor& t : l.param_tensors)
+    weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight));
   // A tied head reads the embedding matrix it shares in full.
   if (l.weights_of) {
     const Layer& owner = g.layers[*l.weights_of];
@@ -127,7 +126,8 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
     const double count = static_cast<double>(gemm.count);
     c.flops += static_cast<double>(GemmForwardFlops(gemm, l.path)) / tp * share;
     c.bytes += (static_cast<double>(gemm.m) * static_cast<double>(gemm.k) +
-                static_cast<double>(gemm.m) * static_cast<double>(gemm.n)) * count / tp * share * act;
+                static_cast<double>(gemm.m) * static_cast<double>(gemm.n)) *
+               count / tp * share * act;
   }
   if (l.gemms.empty()) c.bytes += 2 * Elements(l.shape) * act;  // an elementwise op reads and writes
   c.flops += static_cast<double>(l.non_matmul_flops) / tp * share;
@@ -139,12 +139,16 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
 
 const char* ComputeDtype(Precision p) {
   switch (p) {
-    case Precision::kFp32: return "fp32";
+    case Precision::kFp32:
+      return "fp32";
     case Precision::kFp16:
-    case Precision::kMixedFp16: return "fp16";
+    case Precision::kMixedFp16:
+      return "fp16";
     case Precision::kBf16:
-    case Precision::kMixedBf16: return "bf16";
-    case Precision::kFp8: return "fp8";
+    case Precision::kMixedBf16:
+      return "bf16";
+    case Precision::kFp8:
+      return "fp8";
   }
   return "bf16";
 }
@@ -159,7 +163,9 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
   const auto in_range = [&](double v, const char* what, bool positive = false) {
     if (!std::isfinite(v) || (positive && v <= 0)) {
       throw InputError(flag + ": out of range: " + what + " would be " +
-                       (std::isnan(v) ? "undefined" : std::isinf(v) ? "infinite" : "0"));
+                       (std::isnan(v)   ? "undefined"
+                        : std::isinf(v) ? "infinite"
+                                        : "0"));
     }
   };
   if (q.achieved && *q.achieved > peak) {
@@ -200,8 +206,8 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
   }
   if (t.gpus_needed == 0) t.gpus_needed = static_cast<uint64_t>(std::ceil(t.gpus - 1e-9));
   // Each data-parallel replica runs a step on its own batch.
-  const double replicas = std::max(1.0, std::floor(static_cast<double>(t.gpus_needed) /
-                                                   static_cast<double>(devices_per_replica)));
+  const double replicas =
+      std::max(1.0, std::floor(static_cast<double>(t.gpus_needed) / static_cast<double>(devices_per_replica)));
   t.steps = t.tokens / (static_cast<double>(tokens_per_step) * replicas);
   t.step_seconds = t.seconds / t.steps;
   t.gpu_hours = t.gpus * t.seconds / 3600;
@@ -250,7 +256,8 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     if (s.tp > 1 && RowParallel(l)) {
       const double t = static_cast<double>(s.tp);
       if (r.interconnect <= 0) throw InputError("--tp: the hardware has no interconnect bandwidth for all-reduces");
-      out.allreduce_seconds += 2 * (t - 1) / t * Elements(l.shape) * act / r.interconnect * static_cast<double>(l.repeat);
+      out.allreduce_seconds +=
+          2 * (t - 1) / t * Elements(l.shape) * act / r.interconnect * static_cast<double>(l.repeat);
     }
   }
   out.seconds += out.allreduce_seconds;

@@ -16,32 +16,32 @@ namespace tally {
 struct TrainQuery {
   std::optional<double> tokens;
   std::optional<double> seconds;
-  std::optional<uint64_t> gpus;  // given explicitly
-  std::optional<double> mfu;     // model FLOPs utilization of the dense peak (PaLM, App. B)
+  std::optional<uint64_t> gpus;    // given explicitly
+  std::optional<double> mfu;       // model FLOPs utilization of the dense peak (PaLM, App. B)
   std::optional<double> achieved;  // hardware FLOP/s per device actually reached (recomputation included)
   // The modelled seconds of one replica's optimizer step (estimate/step_time.h): used when neither
   // mfu nor achieved is given.
   std::optional<double> step_seconds;
   uint64_t gpus_per_node = 8;
-  uint64_t vp = 1;               // virtual pipeline stages (interleaved 1F1B)
-  std::optional<double> price;   // per device-hour
+  uint64_t vp = 1;              // virtual pipeline stages (interleaved 1F1B)
+  std::optional<double> price;  // per device-hour
 };
 
 struct TrainTime {
-  double peak = 0;             // dense FLOP/s per device for the policy's compute dtype
-  double mfu = 0;              // model FLOPs / (time · devices · peak)
-  double hfu = 0;              // hardware FLOPs (recomputation included) / (time · devices · peak)
+  double peak = 0;  // dense FLOP/s per device for the policy's compute dtype
+  double mfu = 0;   // model FLOPs / (time · devices · peak)
+  double hfu = 0;   // hardware FLOPs (recomputation included) / (time · devices · peak)
   double tokens = 0;
   double seconds = 0;
-  double gpus = 0;             // fractional when solved for; rounded up in `gpus_needed`
+  double gpus = 0;  // fractional when solved for; rounded up in `gpus_needed`
   uint64_t gpus_needed = 0;
   double steps = 0;
   double step_seconds = 0;
   double gpu_hours = 0;
-  double model_flops = 0;      // for all tokens
+  double model_flops = 0;  // for all tokens
   double hardware_flops = 0;
-  double chinchilla_tokens = 0;   // 20 tokens per parameter (Hoffmann et al. 2022)
-  double six_nd_seconds = 0;      // the 6·N·D rule with N = the active parameters, at the same throughput
+  double chinchilla_tokens = 0;  // 20 tokens per parameter (Hoffmann et al. 2022)
+  double six_nd_seconds = 0;     // the 6·N·D rule with N = the active parameters, at the same throughput
 };
 
 // `model_step` and `hardware_step` are the FLOPs of one replica's optimizer step of
@@ -73,7 +73,7 @@ struct Roofline {
 };
 
 struct RooflineRates {
-  double peak = 0;       // FLOP/s
+  double peak = 0;  // FLOP/s
   double mfu = 1;
   double bandwidth = 0;  // bytes/s
   double mbu = 1;        // memory-bandwidth utilization

@@ -28,7 +28,8 @@ void ApplyTrainability(const GraphSettings& settings, LayerGraph& g) {
 void CheckParallelism(const ModelSpec& spec, const Settings& s) {
   if (spec.family == Family::kSequential) {
     if (s.tp > 1 || s.pp > 1) {
-      throw InputError("--tp/--pp: '" + spec.name + "' is a sequential model; tensor and pipeline parallelism "
+      throw InputError("--tp/--pp: '" + spec.name +
+                       "' is a sequential model; tensor and pipeline parallelism "
                        "are modelled for transformers only");
     }
     if (s.lora_rank > 0) throw InputError("--lora: LoRA adapters are modelled for transformers only");
@@ -79,9 +80,18 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
 }  // namespace
 
 GraphSettings GraphSettingsOf(const Settings& s) {
-  return {.batch = s.batch, .seq = s.seq, .context = s.context, .causal = s.causal, .attention = s.attention,
-          .mlp_kernel = s.mlp_kernel, .dropout = s.dropout, .frozen = s.frozen, .lora_rank = s.lora_rank,
-          .lora_targets = s.lora_targets, .dropout_mask = s.dropout_mask, .input = s.input};
+  return {.batch = s.batch,
+          .seq = s.seq,
+          .context = s.context,
+          .causal = s.causal,
+          .attention = s.attention,
+          .mlp_kernel = s.mlp_kernel,
+          .dropout = s.dropout,
+          .frozen = s.frozen,
+          .lora_rank = s.lora_rank,
+          .lora_targets = s.lora_targets,
+          .dropout_mask = s.dropout_mask,
+          .input = s.input};
 }
 
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {

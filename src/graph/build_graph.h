@@ -21,12 +21,12 @@ struct GraphSettings {
   bool causal = false;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;
-  std::optional<double> dropout;    // overrides the config's
+  std::optional<double> dropout;  // overrides the config's
   std::vector<std::string> frozen;
   uint64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
   DropoutMask dropout_mask = DropoutMask::kCuda;  // what a saved dropout mask costs
-  std::vector<uint64_t> input;                   // a sequential model's input shape, when not its own
+  std::vector<uint64_t> input;                    // a sequential model's input shape, when not its own
   auto operator<=>(const GraphSettings&) const = default;
 };
 

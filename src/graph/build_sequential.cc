@@ -24,8 +24,8 @@ uint64_t WindowOut(const SeqLayerSpec& l, uint64_t in, uint64_t kernel, uint64_t
   uint64_t padded = CheckedAdd(in, CheckedMul(2, pad, "padding"), "padded input");
   uint64_t span = CheckedAdd(CheckedMul(dilation, kernel - 1, "dilated kernel"), 1, "dilated kernel");
   if (span > padded) {
-    throw InputError(l.loc, std::string(op) + " kernel " + std::to_string(span) +
-                                " is larger than its padded input " + std::to_string(padded));
+    throw InputError(l.loc, std::string(op) + " kernel " + std::to_string(span) + " is larger than its padded input " +
+                                std::to_string(padded));
   }
   if (l.ceil_mode && l.op == SeqOp::kPool) {
     uint64_t out = (padded - span + stride - 1) / stride + 1;
@@ -60,16 +60,18 @@ class SequentialBuilder {
 
   void RequireImage(const SeqLayerSpec& l, const char* op) const {
     if (shape_.size() != 3) {
-      throw InputError(l.loc, std::string(op) + " needs a [channels, height, width] input, but the previous "
-                              "layer gives " + ShapeText(shape_));
+      throw InputError(l.loc, std::string(op) +
+                                  " needs a [channels, height, width] input, but the previous "
+                                  "layer gives " +
+                                  ShapeText(shape_));
     }
   }
 
   void CheckExpectedIn(const SeqLayerSpec& l, uint64_t actual, const char* op) const {
     if (l.expected_in != 0 && l.expected_in != actual) {
       throw InputError(l.expected_in_loc, std::string(op) + " 'in' is " + std::to_string(l.expected_in) +
-                                              " but its input gives " + std::to_string(actual) +
-                                              " (input shape " + ShapeText(shape_) + ")");
+                                              " but its input gives " + std::to_string(actual) + " (input shape " +
+                                              ShapeText(shape_) + ")");
     }
   }
 
@@ -82,11 +84,12 @@ class SequentialBuilder {
     switch (l.op) {
       case SeqOp::kParallel:
       case SeqOp::kPatchEmbed:
-      case SeqOp::kEncoder: break;
+      case SeqOp::kEncoder:
+        break;
       case SeqOp::kClassToken: {
         if (shape_.size() != 2) {
-          throw InputError(l.loc, "class_token needs a [tokens, width] input, but the previous layer gives " +
-                                      ShapeText(shape_));
+          throw InputError(
+              l.loc, "class_token needs a [tokens, width] input, but the previous layer gives " + ShapeText(shape_));
         }
         // x[:, 0] is a view: whoever saves it keeps the whole sequence's storage alive.
         storage_elements_[cur_] = Elements(path);
@@ -96,20 +99,27 @@ class SequentialBuilder {
         out_id = cur_;
         break;
       }
-      case SeqOp::kLinear: node = Linear(l, path); break;
-      case SeqOp::kConv2d: node = Conv(l, path); break;
+      case SeqOp::kLinear:
+        node = Linear(l, path);
+        break;
+      case SeqOp::kConv2d:
+        node = Conv(l, path);
+        break;
       case SeqOp::kPool:
-      case SeqOp::kAdaptivePool: node = Pool(l, path); break;
+      case SeqOp::kAdaptivePool:
+        node = Pool(l, path);
+        break;
       case SeqOp::kFlatten:
         node.path = path;
         node.kind = LayerKind::kFlatten;
-        shape_ = {std::accumulate(shape_.begin(), shape_.end(), uint64_t{1},
-                                  [&](uint64_t a, uint64_t d) { return Count(path, {a, d}); })};
+        shape_ = {std::accumulate(shape_.begin(), shape_.end(), uint64_t{1}, [&](uint64_t a, uint64_t d) {
+          return Count(path, {a, d});
+        })};
         out_id = cur_;  // a view: the same storage as its input
         break;
       case SeqOp::kActivation: {
-        node = MakeElementwise(path, LayerKind::kActivation, Component::kActivation, Elements(path),
-                               kFlopsPerElementwise);
+        node =
+            MakeElementwise(path, LayerKind::kActivation, Component::kActivation, Elements(path), kFlopsPerElementwise);
         // PyTorch's backward of relu, tanh and sigmoid uses their output; gelu, silu, hardswish and
         // hardsigmoid their input (tools/autograd/derivatives.yaml). ReLU6 is hardtanh, whose backward
         // reads its input: torchvision runs it in place, and hardtanh_ then saves a copy of the input
@@ -248,8 +258,8 @@ class SequentialBuilder {
     proj.component = Component::kConv2d;
     AddParamTensor(proj, {d, c, p, p}, false);
     AddParamTensor(proj, {d}, false);
-    proj.gemms.push_back({.m = Count(path, {b_, patches}), .n = d, .k = Count(path, {c, p, p}),
-                          .grad_a = input_needs_grad_});
+    proj.gemms.push_back(
+        {.m = Count(path, {b_, patches}), .n = d, .k = Count(path, {c, p, p}), .grad_a = input_needs_grad_});
     proj.non_matmul_flops = Count(path, {b_, patches, d});
     proj.saved.push_back({cur_, Elements(path)});
     Push(std::move(proj), {patches, d});
@@ -270,8 +280,8 @@ class SequentialBuilder {
   // projection a contiguous copy of the heads' context; the MLP its input, GELU's input and output.
   void AddEncoder(const SeqLayerSpec& l, const std::string& path) {
     if (shape_.size() != 2) {
-      throw InputError(l.loc, "encoder needs a [tokens, width] input, but the previous layer gives " +
-                                  ShapeText(shape_));
+      throw InputError(l.loc,
+                       "encoder needs a [tokens, width] input, but the previous layer gives " + ShapeText(shape_));
     }
     const uint64_t s = shape_[0], d = shape_[1], h = l.heads, f = l.mlp_dim;
     if (d % h != 0) {
@@ -296,8 +306,7 @@ class SequentialBuilder {
     };
     if (!l.post_norm) norm("ln_1");
     const std::string attn = path + ".attn";
-    Push(MakeLinear(attn + ".qkv", Component::kAttention, rows, d, 3 * d, true, attn + ".qkv:input", true),
-         {s, 3 * d});
+    Push(MakeLinear(attn + ".qkv", Component::kAttention, rows, d, 3 * d, true, attn + ".qkv:input", true), {s, 3 * d});
     Layer qk;
     qk.path = attn + ".scores";
     qk.kind = LayerKind::kAttentionScores;
@@ -336,8 +345,10 @@ class SequentialBuilder {
   // for backward; the integer targets are data, like the input.
   void AddLoss() {
     if (shape_.size() != 1) {
-      throw InputError(spec_.loss_loc, "'loss: cross_entropy' needs one vector of classes per sample, but the "
-                                       "model's output is " + ShapeText(shape_));
+      throw InputError(spec_.loss_loc,
+                       "'loss: cross_entropy' needs one vector of classes per sample, but the "
+                       "model's output is " +
+                           ShapeText(shape_));
     }
     const uint64_t logits = Elements("loss");
     Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
@@ -374,7 +385,10 @@ class SequentialBuilder {
     node.component = Component::kConv2d;
     AddParamTensor(node, {l.out, c_in / l.groups, l.kernel_h, l.kernel_w}, false);
     if (l.bias) AddParamTensor(node, {l.out}, false);
-    node.gemms.push_back({.m = Count(path, {b_, ho, wo}), .n = l.out / l.groups, .k = patch, .count = l.groups,
+    node.gemms.push_back({.m = Count(path, {b_, ho, wo}),
+                          .n = l.out / l.groups,
+                          .k = patch,
+                          .count = l.groups,
                           .grad_a = input_needs_grad_});
     node.non_matmul_flops = l.bias ? Count(path, {b_, l.out, ho, wo}) : 0;
     node.saved.push_back({cur_, Elements(path)});
@@ -411,7 +425,7 @@ class SequentialBuilder {
   const SequentialSpec& spec_;
   const GraphSettings& settings_;
   const uint64_t b_;
-  std::vector<uint64_t> shape_;  // one sample's shape, batch excluded
+  std::vector<uint64_t> shape_;    // one sample's shape, batch excluded
   bool input_needs_grad_ = false;  // raw input data needs no gradient
   std::string cur_ = std::string(kInputTensor);
   std::map<std::string, uint64_t> storage_elements_;  // views' whole storage: x[:, 0] of a sequence

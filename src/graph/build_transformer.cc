@@ -63,8 +63,10 @@ class TransformerBuilder {
       layers_[i].repeat = g.BlocksOfType(layers_[i].block_type, 0, t_.n_layers);
     }
     if (t_.final_norm) Add(Norm("final_norm"), Hidden());
-    if (t_.encoder) EncoderHeads();
-    else Head();
+    if (t_.encoder)
+      EncoderHeads();
+    else
+      Head();
     if (t_.mtp_layers > 0) g.mtp_params = MtpParams(types);
     g.layers = std::move(layers_);
   }
@@ -93,8 +95,7 @@ class TransformerBuilder {
     AddParamTensor(tokens, {t_.vocab_size, EmbedDim()}, true);  // vocabulary-parallel (Megatron-LM)
     Add(std::move(tokens), {b_, s_, EmbedDim()});
     if (EmbedDim() != t_.d_model) {
-      Add(MakeLinear("embed.project_in", Component::kEmbedProjection, rows_, EmbedDim(), t_.d_model, false, cur_,
-                     true),
+      Add(MakeLinear("embed.project_in", Component::kEmbedProjection, rows_, EmbedDim(), t_.d_model, false, cur_, true),
           Hidden());
     }
     if (t_.position == PositionKind::kLearned) {
@@ -120,7 +121,8 @@ class TransformerBuilder {
   // the embedding and head are the main model's.
   uint64_t MtpParams(const std::vector<LayerSpec>& types) const {
     const std::string what = "the multi-token-prediction parameters";
-    const int last = static_cast<int>(std::find(types.begin(), types.end(), LayerRuns(t_).back().first) - types.begin());
+    const int last =
+        static_cast<int>(std::find(types.begin(), types.end(), LayerRuns(t_).back().first) - types.begin());
     uint64_t block = 0;
     for (const Layer& l : layers_) {
       if (l.block_type == last) block = CheckedAdd(block, l.params, what);
@@ -177,8 +179,8 @@ class TransformerBuilder {
 
   // Adds `branches` tensors to the residual stream: one add per branch and element.
   void Residual(const std::string& path, uint64_t branches) {
-    Add(MakeElementwise(path, LayerKind::kResidualAdd, Component::kOther,
-                        Count(path, {rows_, t_.d_model, branches}), kFlopsPerElementwise),
+    Add(MakeElementwise(path, LayerKind::kResidualAdd, Component::kOther, Count(path, {rows_, t_.d_model, branches}),
+                        kFlopsPerElementwise),
         Hidden());
   }
 
@@ -224,12 +226,12 @@ class TransformerBuilder {
   // What the attention core (scores, softmax, context) works on, from whichever projections made
   // q, k and v.
   struct Core {
-    std::string qkv;          // id of the tensor holding q, k and v
-    uint64_t qk_dim = 0;      // per head: the scores' inner dimension
-    uint64_t v_dim = 0;       // per head: the context's output width
-    uint64_t k_width = 0;     // K elements per token (all heads), as saved for backward
-    uint64_t v_width = 0;     // V elements per token
-    uint64_t kv_shards = 0;   // tensor-parallel ranks K and V split over at most (0: every rank)
+    std::string qkv;               // id of the tensor holding q, k and v
+    uint64_t qk_dim = 0;           // per head: the scores' inner dimension
+    uint64_t v_dim = 0;            // per head: the context's output width
+    uint64_t k_width = 0;          // K elements per token (all heads), as saved for backward
+    uint64_t v_width = 0;          // V elements per token
+    uint64_t kv_shards = 0;        // tensor-parallel ranks K and V split over at most (0: every rank)
     uint64_t cache_per_token = 0;  // KV cache elements per token (graph/layer.h)
     uint64_t cache_shards = 0;
     AttentionKind cache_kind = AttentionKind::kFull;
@@ -262,8 +264,8 @@ class TransformerBuilder {
     const uint64_t h = t_.d_model, a = t_.n_heads, g = t_.n_kv_heads, d = t_.head_dim;
     const uint64_t q_width = Count(P("attn"), {a, d}), kv_width = Count(P("attn"), {g, d});
     const uint64_t qkv_width = CheckedAdd(q_width, Count(P("attn"), {2, kv_width}), "width of " + P("attn.qkv"));
-    Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_,
-                                  true, TpSplit::kColumn);
+    Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_, true,
+                                  TpSplit::kColumn);
     if (g < a) {
       // Grouped-query attention: Q splits over every tensor-parallel rank, K and V over at most
       // their g heads, each rank past them holding a replica (vLLM's QKVParallelLinear; tp must
@@ -282,14 +284,19 @@ class TransformerBuilder {
     if (t_.qk_norm != QkNorm::kNone) {
       // Normalized in place before RoPE; each norm saves the q or k it reads.
       const bool per_head = t_.qk_norm == QkNorm::kPerHead;
-      Add(Norm(P("attn.q_norm"), q_width, per_head ? d : q_width, P("attn.q_norm") + ":in"), {b_, s_, qkv_width},
+      Add(Norm(P("attn.q_norm"), q_width, per_head ? d : q_width, P("attn.q_norm") + ":in"), {b_, s_, qkv_width}, qkv);
+      Add(Norm(P("attn.k_norm"), kv_width, per_head ? d : kv_width, P("attn.k_norm") + ":in"), {b_, s_, qkv_width},
           qkv);
-      Add(Norm(P("attn.k_norm"), kv_width, per_head ? d : kv_width, P("attn.k_norm") + ":in"),
-          {b_, s_, qkv_width}, qkv);
     }
     Rope(a + g, t_.rotary_dim == 0 ? d : t_.rotary_dim, Count(P("attn.rope"), {a + g, d}), qkv);
-    return {.qkv = qkv, .qk_dim = d, .v_dim = d, .k_width = kv_width, .v_width = kv_width, .kv_shards = g,
-            .cache_per_token = Count(P("attn"), {2, kv_width}), .cache_shards = g,
+    return {.qkv = qkv,
+            .qk_dim = d,
+            .v_dim = d,
+            .k_width = kv_width,
+            .v_width = kv_width,
+            .kv_shards = g,
+            .cache_per_token = Count(P("attn"), {2, kv_width}),
+            .cache_shards = g,
             .cache_kind = layer_.attention};
   }
 
@@ -311,9 +318,9 @@ class TransformerBuilder {
                            TpSplit::kColumn),
                 {b_, s_, q_width}, "qkv");
     } else {
-      AddLinear(MakeLinear(P("attn.q"), Component::kAttention, rows_, h, q_width, t_.qkv_bias, input, true,
-                           TpSplit::kColumn),
-                {b_, s_, q_width}, "qkv");
+      AddLinear(
+          MakeLinear(P("attn.q"), Component::kAttention, rows_, h, q_width, t_.qkv_bias, input, true, TpSplit::kColumn),
+          {b_, s_, q_width}, "qkv");
     }
     const std::string q = cur_;
     const uint64_t latent = CheckedAdd(m.kv_lora_rank, m.qk_rope_head_dim, "the MLA latent size");
@@ -326,8 +333,12 @@ class TransformerBuilder {
               {b_, s_, kv_b}, "qkv");
     const std::string qkv = cur_;
     Rope(a + 1, m.qk_rope_head_dim, q_width, q);  // every query head and the one shared key
-    Core c{.qkv = qkv, .qk_dim = qk, .v_dim = m.v_head_dim, .k_width = q_width,
-           .v_width = Count(P("attn"), {a, m.v_head_dim}), .kv_shards = 0};
+    Core c{.qkv = qkv,
+           .qk_dim = qk,
+           .v_dim = m.v_head_dim,
+           .k_width = q_width,
+           .v_width = Count(P("attn"), {a, m.v_head_dim}),
+           .kv_shards = 0};
     if (m.full_kv_cache) {
       c.cache_per_token = CheckedAdd(c.k_width, c.v_width, "the MLA cache");
       c.cache_shards = a;
@@ -349,7 +360,9 @@ class TransformerBuilder {
                                t_.position == PositionKind::kAlibi ? 2 : kFlopsPerElementwise);
     qk.gemms.push_back({.m = s_, .n = kv_, .k = c.qk_dim, .count = Count(P("attn"), {b_, a}), .halved = causal_});
     qk.saved = {{.id = c.qkv + ":q", .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true},
-                {.id = c.qkv + ":k", .elements = Count(P("attn"), {rows_, c.k_width}), .tp_sharded = true,
+                {.id = c.qkv + ":k",
+                 .elements = Count(P("attn"), {rows_, c.k_width}),
+                 .tp_sharded = true,
                  .tp_max_shards = c.kv_shards}};
     qk.attention = c.cache_kind;
     qk.attention_span = layer_.span;
@@ -364,8 +377,10 @@ class TransformerBuilder {
     Layer softmax = MakeElementwise(P("attn.softmax"), LayerKind::kSoftmax, Component::kAttentionCore, scores,
                                     kFlopsPerElementwise);
     if (flash_) {
-      softmax.saved.push_back({.id = P("attn.softmax:lse"), .elements = Count(P("attn"), {b_, a, s_}),
-                               .cls = SavedClass::kFp32, .tp_sharded = true});
+      softmax.saved.push_back({.id = P("attn.softmax:lse"),
+                               .elements = Count(P("attn"), {b_, a, s_}),
+                               .cls = SavedClass::kFp32,
+                               .tp_sharded = true});
     } else {
       softmax.saved.push_back({.id = P("attn.softmax"), .elements = scores, .tp_sharded = true, .selective = true});
     }
@@ -374,8 +389,8 @@ class TransformerBuilder {
       Layer drop = MakeElementwise(P("attn.dropout"), LayerKind::kDropout, Component::kAttentionCore, scores,
                                    kFlopsPerElementwise);
       if (!flash_) {
-        drop.saved.push_back({.id = drop.path + ":mask", .elements = scores, .cls = MaskClass(),
-                              .tp_sharded = true, .selective = true});
+        drop.saved.push_back(
+            {.id = drop.path + ":mask", .elements = scores, .cls = MaskClass(), .tp_sharded = true, .selective = true});
       }
       Add(std::move(drop), {b_, a, s_, kv_});
     }
@@ -386,7 +401,9 @@ class TransformerBuilder {
     av.gemms.push_back({.m = s_, .n = c.v_dim, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
     av.kv_elements_per_token = cache_per_token;  // the V it reads is half of it
     av.kv_tp_max_shards = c.cache_shards;
-    av.saved = {{.id = c.qkv + ":v", .elements = Count(P("attn"), {rows_, c.v_width}), .tp_sharded = true,
+    av.saved = {{.id = c.qkv + ":v",
+                 .elements = Count(P("attn"), {rows_, c.v_width}),
+                 .tp_sharded = true,
                  .tp_max_shards = c.kv_shards}};
     if (flash_) {
       // Flash backward needs the output O; it is the out projection's saved input, counted once.
@@ -399,8 +416,8 @@ class TransformerBuilder {
 
   // A dense MLP over `rows` token rows, or one expert family: params are multiplied by `experts`.
   // Node shapes are `lead` followed by the width.
-  void MlpLayers(const std::string& prefix, uint64_t rows, std::vector<uint64_t> lead, uint64_t f,
-                 uint64_t experts, uint64_t active) {
+  void MlpLayers(const std::string& prefix, uint64_t rows, std::vector<uint64_t> lead, uint64_t f, uint64_t experts,
+                 uint64_t active) {
     auto shape = [&](uint64_t width) {
       std::vector<uint64_t> s = lead;
       s.push_back(width);
@@ -454,7 +471,8 @@ class TransformerBuilder {
       router.non_matmul_flops = CheckedAdd(router.non_matmul_flops, Count(router.path, {rows_, t_.n_experts}),
                                            "the FLOPs of " + router.path);  // softmax and top-k
       // The routing probabilities, kept for the gradient of the combine weights.
-      router.saved.push_back({.id = router.path + ":probs", .elements = Count(router.path, {rows_, t_.n_experts}),
+      router.saved.push_back({.id = router.path + ":probs",
+                              .elements = Count(router.path, {rows_, t_.n_experts}),
                               .cls = SavedClass::kFp32});
       const std::string input = cur_;
       Add(std::move(router), {b_, s_, t_.n_experts});
@@ -464,8 +482,8 @@ class TransformerBuilder {
       const uint64_t f = t_.moe_d_ff == 0 ? t_.d_ff : t_.moe_d_ff;
       MlpLayers("moe.experts.", routed, {b_, s_, t_.top_k}, f, t_.n_experts, t_.top_k);
       // The experts' outputs, weighted and summed per token: kept for the gradient of the weights.
-      layers_.back().saved.push_back({.id = layers_.back().path + ":out", .elements = Count(P("moe"), {routed, h}),
-                                      .tp_sharded = false});
+      layers_.back().saved.push_back(
+          {.id = layers_.back().path + ":out", .elements = Count(P("moe"), {routed, h}), .tp_sharded = false});
       if (t_.shared_expert_d_ff > 0) {
         // DeepSeek-V2 §2.1.1 and Llama 4: shared experts every token runs, one dense MLP beside the
         // routed ones, added to their sum.
@@ -523,8 +541,7 @@ class TransformerBuilder {
     if (t_.pooler) FirstTokenDense("pooler");
     if (t_.head != EncoderHead::kClassifier) return;
     if (!t_.pooler) FirstTokenDense("head.dense");
-    Add(MakeLinear("head.classifier", Component::kHead, b_, h, t_.num_labels, true, cur_, true),
-        {b_, t_.num_labels});
+    Add(MakeLinear("head.classifier", Component::kHead, b_, h, t_.num_labels, true, cur_, true), {b_, t_.num_labels});
     const uint64_t logits = Count("loss", {b_, t_.num_labels});
     Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
     loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
@@ -579,8 +596,8 @@ class TransformerBuilder {
   const uint64_t rows_;  // batch x seq: the m of every token-wise GEMM
   int block_ = -1;
   int block_type_ = -1;
-  LayerSpec layer_;   // the block being built
-  uint64_t kv_ = 0;   // its keys per query
+  LayerSpec layer_;  // the block being built
+  uint64_t kv_ = 0;  // its keys per query
   bool causal_ = false;
   std::string cur_;  // id of the tensor the next node consumes
   std::vector<Layer> layers_;
@@ -592,8 +609,8 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   const TransformerSpec& t = spec.transformer;
   uint64_t seq = settings.seq.value_or(t.context_length);
   if (t.position == PositionKind::kLearned && seq > t.context_length) {
-    throw InputError("--seq: " + std::to_string(seq) + " is longer than the " +
-                     std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");
+    throw InputError("--seq: " + std::to_string(seq) + " is longer than the " + std::to_string(t.context_length) +
+                     " learned positions of '" + spec.name + "'");
   }
   LayerGraph g;
   g.model_name = spec.name;

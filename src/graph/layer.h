@@ -14,7 +14,7 @@ namespace tally {
 enum class LayerKind {
   kEmbedding,
   kLinear,
-  kAttentionScores,   // Q·K^T
+  kAttentionScores,  // Q·K^T
   kSoftmax,
   kAttentionContext,  // probabilities · V
   kRope,
@@ -43,7 +43,7 @@ enum class Component {
   kLora,             // low-rank adapters
   kLoss,             // softmax cross-entropy over the logits
   kHead,             // an encoder's pooler, masked-LM transform and classifier
-  kLinear,  // sequential models from here on
+  kLinear,           // sequential models from here on
   kConv2d,
   kPool,
   kActivation,
@@ -53,10 +53,10 @@ enum class Component {
 // One matrix product family: `count` independent products of (m x k) · (k x n).
 struct Gemm {
   uint64_t m = 0, n = 0, k = 0;
-  uint64_t count = 1;    // batch x heads for attention, groups for a grouped conv
-  bool grad_a = true;    // backward computes d(left operand): false for raw input data
-  bool grad_b = true;    // backward computes d(right operand): false for frozen weights
-  bool halved = false;   // causal attention counted as half the products (--causal)
+  uint64_t count = 1;   // batch x heads for attention, groups for a grouped conv
+  bool grad_a = true;   // backward computes d(left operand): false for raw input data
+  bool grad_b = true;   // backward computes d(right operand): false for frozen weights
+  bool halved = false;  // causal attention counted as half the products (--causal)
 };
 
 // How a saved tensor's bytes are counted: the activation dtype, a 1-byte dropout mask, int64
@@ -71,9 +71,9 @@ struct SavedTensor {
   std::string id;  // tensors with the same id are one tensor (e.g. the input shared by gate and up)
   uint64_t elements = 0;
   SavedClass cls = SavedClass::kActivation;
-  bool tp_sharded = false;  // split across the tensor-parallel group (Korthikanti et al. 2022, §4.2.1)
-  bool selective = false;   // dropped by selective recomputation: the s² attention tensors
-  bool dw_only = false;     // a linear's input, kept only for its weight gradient: none when frozen
+  bool tp_sharded = false;     // split across the tensor-parallel group (Korthikanti et al. 2022, §4.2.1)
+  bool selective = false;      // dropped by selective recomputation: the s² attention tensors
+  bool dw_only = false;        // a linear's input, kept only for its weight gradient: none when frozen
   uint64_t tp_max_shards = 0;  // as ParamTensor's: K and V split over at most their heads
 };
 
@@ -96,16 +96,16 @@ struct Layer {
   std::string path;  // "blocks.3.attn.qkv": the first block this node stands for
   LayerKind kind = LayerKind::kLinear;
   Component component = Component::kOther;
-  int block = -1;                  // the first transformer block it stands for, -1 outside the blocks
-  int block_type = -1;             // index of its distinct block (LayerGraph::runs), -1 outside the blocks
-  uint64_t repeat = 1;             // how many identical blocks this one node stands for
-  std::vector<uint64_t> shape;     // output shape, batch first
-  uint64_t params = 0;             // parameters this node owns: the sum over `param_tensors`
+  int block = -1;               // the first transformer block it stands for, -1 outside the blocks
+  int block_type = -1;          // index of its distinct block (LayerGraph::runs), -1 outside the blocks
+  uint64_t repeat = 1;          // how many identical blocks this one node stands for
+  std::vector<uint64_t> shape;  // output shape, batch first
+  uint64_t params = 0;          // parameters this node owns: the sum over `param_tensors`
   std::vector<ParamTensor> param_tensors;
-  bool trainable = true;           // false: frozen, no gradient or optimizer state
+  bool trainable = true;             // false: frozen, no gradient or optimizer state
   std::optional<size_t> weights_of;  // index of the node whose weight it shares (tied head)
   std::vector<Gemm> gemms;
-  uint64_t non_matmul_flops = 0;   // forward, per the conventions in graph/build_graph.cc
+  uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
   std::vector<SavedTensor> saved;
   // Attention scores only: how the queries choose their keys, the window or chunk, and the K and V
   // elements (the latent, under MLA) one token adds to this layer's cache, split over at most

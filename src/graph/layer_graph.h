@@ -27,9 +27,9 @@ struct LayerGraph {
   // Topological order: the nodes before the blocks, each distinct block's nodes (grouped by
   // block_type, ascending), then the nodes after the blocks.
   std::vector<Layer> layers;
-  std::vector<BlockRun> runs;  // the blocks in order; empty for sequential models
+  std::vector<BlockRun> runs;               // the blocks in order; empty for sequential models
   size_t blocks_begin = 0, blocks_end = 0;  // layers[blocks_begin, blocks_end) are the blocks' nodes
-  uint64_t mtp_params = 0;  // DeepSeek-V3's multi-token-prediction modules: not built, not in the total
+  uint64_t mtp_params = 0;                  // DeepSeek-V3's multi-token-prediction modules: not built, not in the total
 
   // Blocks of distinct block `type` among blocks [from, to).
   uint64_t BlocksOfType(int type, uint64_t from, uint64_t to) const;

@@ -38,9 +38,8 @@ inline void AddParamTensor(Layer& l, std::vector<uint64_t> shape, bool tp_sharde
 enum class TpSplit { kNone, kColumn, kRow };
 
 // Y = X·W (+ b) over `rows` rows: W is in x out. Saves X for dW.
-inline Layer MakeLinear(const std::string& path, Component c, uint64_t rows, uint64_t in, uint64_t out,
-                        bool bias, const std::string& input_id, bool input_needs_grad,
-                        TpSplit split = TpSplit::kNone) {
+inline Layer MakeLinear(const std::string& path, Component c, uint64_t rows, uint64_t in, uint64_t out, bool bias,
+                        const std::string& input_id, bool input_needs_grad, TpSplit split = TpSplit::kNone) {
   Layer l;
   l.path = path;
   l.kind = LayerKind::kLinear;

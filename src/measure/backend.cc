@@ -34,11 +34,14 @@ std::vector<double> NaiveProduct(const GemmShape& s, const std::vector<double>& 
 double OutputTolerance(GemmDType d) {
   switch (d) {
     case GemmDType::kFp8:
-    case GemmDType::kBf16: return 1.0 / 256;
-    case GemmDType::kFp16: return 1.0 / 2048;
+    case GemmDType::kBf16:
+      return 1.0 / 256;
+    case GemmDType::kFp16:
+      return 1.0 / 2048;
     case GemmDType::kFp32:
     case GemmDType::kFp64:
-    case GemmDType::kTf32: break;
+    case GemmDType::kTf32:
+      break;
   }
   return 1e-6;
 }

@@ -29,11 +29,11 @@ Stats Summarize(std::vector<double> samples);
 using BatchTimer = std::function<double(uint64_t iterations)>;
 
 struct BenchResult {
-  Stats seconds;                // per iteration, one sample per repetition
+  Stats seconds;  // per iteration, one sample per repetition
   uint64_t iterations_per_rep = 1;
   uint64_t reps = 0;
   uint64_t warmup_iterations = 0;
-  double total_s = 0;           // warm-up included
+  double total_s = 0;  // warm-up included
 };
 
 // Warm-up: batches until `warmup_s` has passed (the last batch estimates one iteration's time).

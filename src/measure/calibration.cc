@@ -50,9 +50,10 @@ std::string CalibrationYaml(const Calibration& c) {
   // the MFU go into comments and `sources`.
   std::string mfu;
   for (const auto& [d, v] : c.mfu) mfu += (mfu.empty() ? "" : ", ") + std::string(GemmDTypeName(d)) + " " + Number(v);
-  std::string out = "# Written by `tally measure --calibrate`: this machine as measured, in the schema of\n"
-                    "# configs/hardware. peak_flops is the computed peak (ISA x cores x clock on a CPU, the\n"
-                    "# datasheet on a GPU, or --peak).\n";
+  std::string out =
+      "# Written by `tally measure --calibrate`: this machine as measured, in the schema of\n"
+      "# configs/hardware. peak_flops is the computed peak (ISA x cores x clock on a CPU, the\n"
+      "# datasheet on a GPU, or --peak).\n";
   if (!c.mfu.empty()) {
     out += "# Measured MFU: " + mfu + "; tally time MODEL --hardware THIS_FILE uses achieved_flops.\n";
   }
@@ -68,7 +69,8 @@ std::string CalibrationYaml(const Calibration& c) {
   std::string measured = "measured by " + c.source;
   if (c.clock_hz > 0) measured += "; clock " + Number(c.clock_hz) + " Hz";
   if (c.kind == "cpu") measured += "; " + std::to_string(c.threads) + " threads";
-  for (const auto& [d, v] : c.achieved_flops) measured += "; " + std::string(GemmDTypeName(d)) + " achieved " + Number(v);
+  for (const auto& [d, v] : c.achieved_flops)
+    measured += "; " + std::string(GemmDTypeName(d)) + " achieved " + Number(v);
   if (!mfu.empty()) measured += "; MFU " + mfu;
   return out + "sources:\n  - " + Quoted(measured) + "\n";
 }

@@ -14,9 +14,9 @@
 namespace tally {
 
 struct Calibration {
-  std::string name;         // "cpu", or the GPU's name as a slug
+  std::string name;  // "cpu", or the GPU's name as a slug
   std::string description;
-  std::string kind;         // cpu | gpu
+  std::string kind;  // cpu | gpu
   uint64_t memory_bytes = 0;
   double memory_bandwidth = 0;  // bytes/s; 0: not measured, left out
   double clock_hz = 0;

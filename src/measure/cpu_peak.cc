@@ -1,12 +1,12 @@
 #include "measure/cpu_peak.h"
 
-#include "util/parse.h"
-
 #include <sched.h>
 
 #include <charconv>
 #include <fstream>
 #include <sstream>
+
+#include "util/parse.h"
 
 namespace tally {
 namespace {
@@ -40,9 +40,12 @@ bool HasFlag(const std::string& flags, const std::string& flag) {
 
 std::string CpuInfo::Isa() const {
   std::string isa;
-  const std::pair<bool, const char*> flags[] = {{avx, "avx"},           {avx2, "avx2"},
-                                                {fma, "fma"},           {avx512f, "avx512f"},
-                                                {avx512_bf16, "avx512_bf16"}, {avx512_fp16, "avx512_fp16"},
+  const std::pair<bool, const char*> flags[] = {{avx, "avx"},
+                                                {avx2, "avx2"},
+                                                {fma, "fma"},
+                                                {avx512f, "avx512f"},
+                                                {avx512_bf16, "avx512_bf16"},
+                                                {avx512_fp16, "avx512_fp16"},
                                                 {amx_bf16, "amx_bf16"}};
   for (const auto& [present, name] : flags) {
     if (present) isa += (isa.empty() ? "" : " ") + std::string(name);
@@ -119,32 +122,40 @@ double FlopsPerCycle(const CpuInfo& c, GemmDType d) {
   // Each FMA lane does a multiply and an add: 2 FLOP (without FMA, one mul and one add pipe: same).
   const double fp32 = u.units * (u.vector_bits / 32.0) * 2;
   switch (d) {
-    case GemmDType::kFp32: return fp32;
-    case GemmDType::kFp64: return fp32 / 2;
+    case GemmDType::kFp32:
+      return fp32;
+    case GemmDType::kFp64:
+      return fp32 / 2;
     // AMX: a 16x32 by 32x16 bf16 tile product every 16 cycles = 1024 FLOP/cycle (Intel AMX overview).
     // vdpbf16ps: two bf16 products per fp32 lane per instruction, twice fp32's rate.
-    case GemmDType::kBf16: return c.amx_bf16 ? 1024 : c.avx512_bf16 ? 2 * fp32 : fp32;
-    case GemmDType::kFp16: return c.avx512_fp16 ? 2 * fp32 : fp32;  // else converted and computed in fp32
+    case GemmDType::kBf16:
+      return c.amx_bf16 ? 1024 : c.avx512_bf16 ? 2 * fp32 : fp32;
+    case GemmDType::kFp16:
+      return c.avx512_fp16 ? 2 * fp32 : fp32;  // else converted and computed in fp32
     case GemmDType::kTf32:
-    case GemmDType::kFp8: return 0;
+    case GemmDType::kFp8:
+      return 0;
   }
   return 0;
 }
 
 std::string FlopsPerCycleFormula(const CpuInfo& c, GemmDType d) {
   const FmaUnits u = CoreFmaUnits(c);
-  const std::string base = std::to_string(u.units) + " x " + std::to_string(u.vector_bits) + "-bit " +
-                           (u.fma ? "FMA" : "mul+add");
+  const std::string base =
+      std::to_string(u.units) + " x " + std::to_string(u.vector_bits) + "-bit " + (u.fma ? "FMA" : "mul+add");
   switch (d) {
-    case GemmDType::kFp32: return base + " x " + std::to_string(u.vector_bits / 32) + " lanes x 2";
-    case GemmDType::kFp64: return base + " x " + std::to_string(u.vector_bits / 64) + " lanes x 2";
+    case GemmDType::kFp32:
+      return base + " x " + std::to_string(u.vector_bits / 32) + " lanes x 2";
+    case GemmDType::kFp64:
+      return base + " x " + std::to_string(u.vector_bits / 64) + " lanes x 2";
     case GemmDType::kBf16:
       if (c.amx_bf16) return "AMX: 1024 bf16 FLOP per cycle";
       return c.avx512_bf16 ? "fp32 rate x 2 (vdpbf16ps)" : "fp32 rate (no bf16 arithmetic: converted to fp32)";
     case GemmDType::kFp16:
       return c.avx512_fp16 ? "fp32 rate x 2 (avx512_fp16)" : "fp32 rate (no fp16 arithmetic: converted to fp32)";
     case GemmDType::kTf32:
-    case GemmDType::kFp8: break;
+    case GemmDType::kFp8:
+      break;
   }
   return "no CPU arithmetic";
 }

@@ -17,9 +17,9 @@ struct CpuInfo {
   int family = 0, model = 0;
   bool avx = false, avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, avx512_fp16 = false,
        amx_bf16 = false;
-  int logical_cpus = 1;    // in this process's affinity mask
-  int cores = 1;           // physical cores among them: logical / threads per core
-  double cpuinfo_mhz = 0;  // echoed only
+  int logical_cpus = 1;     // in this process's affinity mask
+  int cores = 1;            // physical cores among them: logical / threads per core
+  double cpuinfo_mhz = 0;   // echoed only
   std::string Isa() const;  // "avx2 fma avx512f avx512_bf16", the flags that set the peak
 };
 

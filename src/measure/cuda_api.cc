@@ -122,9 +122,13 @@ void CheckRuntime(const Api& api, int status, const std::string& what) {
 void CheckCublas(int status, const std::string& what) {
   if (status == 0) return;
   // cublasStatus_t values (cublas_api.h); cublasGetStatusString needs cuBLAS 11.4.2+.
-  const char* name = status == 1 ? "not initialized" : status == 3 ? "allocation failed" : status == 7 ? "invalid value"
-                     : status == 8 ? "architecture mismatch" : status == 13 ? "execution failed"
-                     : status == 15 ? "not supported" : "error";
+  const char* name = status == 1    ? "not initialized"
+                     : status == 3  ? "allocation failed"
+                     : status == 7  ? "invalid value"
+                     : status == 8  ? "architecture mismatch"
+                     : status == 13 ? "execution failed"
+                     : status == 15 ? "not supported"
+                                    : "error";
   throw RuntimeError(what + ": cuBLAS " + name + " (status " + std::to_string(status) + ")");
 }
 

@@ -17,12 +17,12 @@ namespace tally::cuda {
 constexpr int kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14, kR8FE4M3 = 28;
 // cublasComputeType_t (cublas_api.h).
 constexpr int kCompute32F = 68, kCompute32FFastTf32 = 77, kCompute64F = 70;
-constexpr int kOpN = 0, kOpT = 1;  // cublasOperation_t
-constexpr int kGemmDefault = -1;   // CUBLAS_GEMM_DEFAULT
+constexpr int kOpN = 0, kOpT = 1;                    // cublasOperation_t
+constexpr int kGemmDefault = -1;                     // CUBLAS_GEMM_DEFAULT
 constexpr int kHostToDevice = 1, kDeviceToHost = 2;  // cudaMemcpyKind
 // cudaDeviceAttr (driver_types.h).
-constexpr int kAttrClockRateKhz = 13, kAttrMultiprocessors = 16, kAttrMemoryClockKhz = 36,
-              kAttrMemoryBusBits = 37, kAttrMajor = 75, kAttrMinor = 76;
+constexpr int kAttrClockRateKhz = 13, kAttrMultiprocessors = 16, kAttrMemoryClockKhz = 36, kAttrMemoryBusBits = 37,
+              kAttrMajor = 75, kAttrMinor = 76;
 // cublasLtMatmulDescAttributes_t and cublasLtMatmulPreferenceAttributes_t (cublasLt.h).
 constexpr int kLtDescTransA = 3, kLtDescTransB = 4, kLtDescAScalePointer = 17, kLtDescBScalePointer = 18;
 constexpr int kLtPrefMaxWorkspaceBytes = 1;
@@ -79,8 +79,8 @@ struct Api {
   int (*lt_pref_destroy)(void*) = nullptr;
   int (*lt_pref_set)(void*, int, const void*, size_t) = nullptr;
   int (*lt_heuristic)(void*, void*, void*, void*, void*, void*, void*, int, LtHeuristicResult*, int*) = nullptr;
-  int (*lt_matmul)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*,
-                   void*, void*, void*, const void*, void*, size_t, void*) = nullptr;
+  int (*lt_matmul)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*, void*,
+                   void*, void*, const void*, void*, size_t, void*) = nullptr;
 };
 
 // Loads the four libraries and initialises the driver. Throws RuntimeError: "no CUDA driver

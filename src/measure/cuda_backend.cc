@@ -24,12 +24,17 @@ struct Types {
 // fp16 and bf16 store C in kind with fp32 accumulation, as mixed-precision training runs them.
 Types TypesOf(GemmDType d) {
   switch (d) {
-    case GemmDType::kFp64: return {cuda::kR64F, cuda::kR64F, cuda::kCompute64F, true};
-    case GemmDType::kTf32: return {cuda::kR32F, cuda::kR32F, cuda::kCompute32FFastTf32, false};
-    case GemmDType::kFp16: return {cuda::kR16F, cuda::kR16F, cuda::kCompute32F, false};
-    case GemmDType::kBf16: return {cuda::kR16BF, cuda::kR16BF, cuda::kCompute32F, false};
+    case GemmDType::kFp64:
+      return {cuda::kR64F, cuda::kR64F, cuda::kCompute64F, true};
+    case GemmDType::kTf32:
+      return {cuda::kR32F, cuda::kR32F, cuda::kCompute32FFastTf32, false};
+    case GemmDType::kFp16:
+      return {cuda::kR16F, cuda::kR16F, cuda::kCompute32F, false};
+    case GemmDType::kBf16:
+      return {cuda::kR16BF, cuda::kR16BF, cuda::kCompute32F, false};
     case GemmDType::kFp32:
-    case GemmDType::kFp8: break;
+    case GemmDType::kFp8:
+      break;
   }
   return {};
 }
@@ -123,8 +128,7 @@ class TimedDeviceGemm : public PreparedGemm {
   }
   std::vector<double> CopyOut(const DeviceBuffer& from, GemmDType d, uint64_t elements) const {
     std::vector<unsigned char> host(elements * GemmDTypeBytes(d));
-    cuda::CheckRuntime(api_, api_.cuda_memcpy(host.data(), from.get(), host.size(), cuda::kDeviceToHost),
-                       "cudaMemcpy");
+    cuda::CheckRuntime(api_, api_.cuda_memcpy(host.data(), from.get(), host.size(), cuda::kDeviceToHost), "cudaMemcpy");
     std::vector<double> out(elements);
     for (size_t i = 0; i < out.size(); ++i) out[i] = Decode(d, host.data() + i * GemmDTypeBytes(d));
     return out;
@@ -141,8 +145,13 @@ class TimedDeviceGemm : public PreparedGemm {
 class ExGemm : public TimedDeviceGemm {
  public:
   ExGemm(const cuda::Api& api, void* handle, const GemmShape& s, GemmDType d)
-      : TimedDeviceGemm(api), handle_(handle), shape_(s), types_(TypesOf(d)), dtype_(d),
-        a_(api, s.m * s.k * GemmDTypeBytes(d)), b_(api, s.k * s.n * GemmDTypeBytes(d)),
+      : TimedDeviceGemm(api),
+        handle_(handle),
+        shape_(s),
+        types_(TypesOf(d)),
+        dtype_(d),
+        a_(api, s.m * s.k * GemmDTypeBytes(d)),
+        b_(api, s.k * s.n * GemmDTypeBytes(d)),
         c_(api, s.m * s.n * GemmDTypeBytes(d)) {}
 
   void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
@@ -163,10 +172,10 @@ class ExGemm : public TimedDeviceGemm {
     // length of a stored row.
     const int op_b = shape_.trans_b ? cuda::kOpT : cuda::kOpN, ldb = shape_.trans_b ? k : n;
     const int op_a = shape_.trans_a ? cuda::kOpT : cuda::kOpN, lda = shape_.trans_a ? m : k;
-    cuda::CheckCublas(api_.cublas_gemm_ex(handle_, op_b, op_a, n, m, k, alpha, b_.get(), types_.ab, ldb, a_.get(),
-                                          types_.ab, lda, beta, c_.get(), types_.c, n, types_.compute,
-                                          cuda::kGemmDefault),
-                      "cublasGemmEx " + shape_.Text() + " " + GemmDTypeName(dtype_));
+    cuda::CheckCublas(
+        api_.cublas_gemm_ex(handle_, op_b, op_a, n, m, k, alpha, b_.get(), types_.ab, ldb, a_.get(), types_.ab, lda,
+                            beta, c_.get(), types_.c, n, types_.compute, cuda::kGemmDefault),
+        "cublasGemmEx " + shape_.Text() + " " + GemmDTypeName(dtype_));
   }
 
  private:
@@ -208,10 +217,22 @@ constexpr uint64_t kFp8Align = 16;
 class LtFp8Gemm : public TimedDeviceGemm {
  public:
   LtFp8Gemm(const cuda::Api& api, void* lt, const GemmShape& s)
-      : TimedDeviceGemm(api), lt_(lt), shape_(s), m_(PadTo16(s.m)), n_(PadTo16(s.n)), k_(PadTo16(s.k)),
-        a_(api, m_ * k_), b_(api, n_ * k_), d_(api, m_ * n_ * 2), scales_(api, 2 * sizeof(float)),
-        workspace_(api, kLtWorkspaceBytes), desc_(api.lt_desc_destroy), a_layout_(api.lt_layout_destroy),
-        b_layout_(api.lt_layout_destroy), d_layout_(api.lt_layout_destroy), pref_(api.lt_pref_destroy) {
+      : TimedDeviceGemm(api),
+        lt_(lt),
+        shape_(s),
+        m_(PadTo16(s.m)),
+        n_(PadTo16(s.n)),
+        k_(PadTo16(s.k)),
+        a_(api, m_ * k_),
+        b_(api, n_ * k_),
+        d_(api, m_ * n_ * 2),
+        scales_(api, 2 * sizeof(float)),
+        workspace_(api, kLtWorkspaceBytes),
+        desc_(api.lt_desc_destroy),
+        a_layout_(api.lt_layout_destroy),
+        b_layout_(api.lt_layout_destroy),
+        d_layout_(api.lt_layout_destroy),
+        pref_(api.lt_pref_destroy) {
     const std::string what = "cuBLASLt fp8 " + s.Text();
     const float ones[2] = {1, 1};
     cuda::CheckRuntime(api, api.cuda_memcpy(scales_.get(), ones, sizeof ones, cuda::kHostToDevice), "cudaMemcpy");

@@ -39,14 +39,14 @@ inline uint16_t FloatToHalf(float f) {
   const float a = std::fabs(f);
   if (std::isnan(f)) return static_cast<uint16_t>(sign | 0x7E00);
   if (a >= 65520.0f) return static_cast<uint16_t>(sign | 0x7C00);  // rounds past the largest, 65504
-  if (a == 0) return sign;  // frexp gives no useful exponent for zero
+  if (a == 0) return sign;                                         // frexp gives no useful exponent for zero
   int exponent = 0;
   std::frexp(a, &exponent);  // a = m · 2^exponent, m in [0.5, 1)
   // The spacing of halves near `a`: 2^(exponent - 11) for normals, 2^-24 below 2^-14.
   const int step_exp = std::max(exponent - 11, -24);
   const float units = std::nearbyint(std::ldexp(a, -step_exp));  // FE_TONEAREST: ties to even
-  const uint32_t q = static_cast<uint32_t>(units);                // value = q · 2^step_exp
-  if (step_exp == -24) return static_cast<uint16_t>(sign | q);     // subnormal (q may reach 0x400: normal)
+  const uint32_t q = static_cast<uint32_t>(units);               // value = q · 2^step_exp
+  if (step_exp == -24) return static_cast<uint16_t>(sign | q);   // subnormal (q may reach 0x400: normal)
   // Normal: q in [2^10, 2^11]; q == 2^11 carries into the exponent.
   const uint32_t biased = static_cast<uint32_t>(step_exp + 10 + 15);
   const uint32_t bits = (biased << 10) + (q - 0x400);

@@ -128,10 +128,13 @@ Kernel KernelFor(GemmDType d) {
       if (avx512 && __builtin_cpu_supports("avx512bf16")) return Bf16Avx512;
       [[fallthrough]];  // no bf16 arithmetic: bf16 runs at the fp32 rate
     case GemmDType::kFp16:
-    case GemmDType::kFp32: return avx512 ? Fp32Avx512 : avx2 ? Fp32Avx2 : nullptr;
-    case GemmDType::kFp64: return avx512 ? Fp64Avx512 : avx2 ? Fp64Avx2 : nullptr;
+    case GemmDType::kFp32:
+      return avx512 ? Fp32Avx512 : avx2 ? Fp32Avx2 : nullptr;
+    case GemmDType::kFp64:
+      return avx512 ? Fp64Avx512 : avx2 ? Fp64Avx2 : nullptr;
     case GemmDType::kTf32:
-    case GemmDType::kFp8: break;
+    case GemmDType::kFp8:
+      break;
   }
   return nullptr;
 }

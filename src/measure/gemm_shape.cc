@@ -2,8 +2,8 @@
 
 #include "util/checked_math.h"
 #include "util/error.h"
-#include "util/spellcheck.h"
 #include "util/parse.h"
+#include "util/spellcheck.h"
 
 namespace tally {
 
@@ -11,12 +11,16 @@ const char* GemmDTypeName(GemmDType d) { return Name(d); }
 
 uint64_t GemmDTypeBytes(GemmDType d) {
   switch (d) {
-    case GemmDType::kFp64: return 8;
+    case GemmDType::kFp64:
+      return 8;
     case GemmDType::kFp32:
-    case GemmDType::kTf32: return 4;
+    case GemmDType::kTf32:
+      return 4;
     case GemmDType::kBf16:
-    case GemmDType::kFp16: return 2;
-    case GemmDType::kFp8: return 1;
+    case GemmDType::kFp16:
+      return 2;
+    case GemmDType::kFp8:
+      return 1;
   }
   return 4;
 }

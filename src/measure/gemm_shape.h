@@ -2,13 +2,12 @@
 // type. op is the identity or a transpose of the stored operand, as BLAS's transa/transb say.
 #pragma once
 
-#include <string_view>
-
-#include "util/names.h"
-
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "util/names.h"
 
 namespace tally {
 
@@ -52,10 +51,10 @@ struct EnumNames<GemmDType> {
                                                     {GemmDType::kTf32, "tf32"}, {GemmDType::kFp8, "fp8"}};
   // BLAS's and PyTorch's spellings.
   static constexpr NameEntry<GemmDType> kAliases[] = {
-      {GemmDType::kFp32, "float32"}, {GemmDType::kFp32, "float"},    {GemmDType::kFp32, "sgemm"},
-      {GemmDType::kFp64, "float64"}, {GemmDType::kFp64, "double"},   {GemmDType::kFp64, "dgemm"},
+      {GemmDType::kFp32, "float32"},  {GemmDType::kFp32, "float"},   {GemmDType::kFp32, "sgemm"},
+      {GemmDType::kFp64, "float64"},  {GemmDType::kFp64, "double"},  {GemmDType::kFp64, "dgemm"},
       {GemmDType::kBf16, "bfloat16"}, {GemmDType::kBf16, "sbgemm"},  {GemmDType::kFp16, "float16"},
-      {GemmDType::kFp16, "half"},    {GemmDType::kFp8, "fp8_e4m3"}, {GemmDType::kFp8, "e4m3"}};
+      {GemmDType::kFp16, "half"},     {GemmDType::kFp8, "fp8_e4m3"}, {GemmDType::kFp8, "e4m3"}};
 };
 
 }  // namespace tally

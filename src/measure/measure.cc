@@ -47,8 +47,8 @@ RooflineChart Chart(Session& s, const std::vector<GemmResult>& results, double b
     const double intensity = static_cast<double>(r.shape.Flops()) / GemmMinBytes(r.shape, r.dtype);
     const std::string series = std::string(GemmDTypeName(r.dtype)) + ", " + std::to_string(r.threads) +
                                (r.threads == 1 ? " thread" : " threads");
-    c.points.push_back({intensity, r.flop_per_s, series, r.shape.Text() + " " + series + ": " +
-                                                             FormatFlops(r.flop_per_s) + "/s"});
+    c.points.push_back(
+        {intensity, r.flop_per_s, series, r.shape.Text() + " " + series + ": " + FormatFlops(r.flop_per_s) + "/s"});
   }
   return c;
 }
@@ -66,8 +66,8 @@ Calibration Calibrate(Session& s, const std::vector<GemmResult>& results, double
   c.clock_hz = s.peaks->ClockHz();
   c.threads = s.threads.empty() ? 1 : s.threads.back();
   // Every dtype the device computes in, measured or not: `tally time` looks up the precision's.
-  for (GemmDType d : {GemmDType::kFp64, GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16, GemmDType::kBf16,
-                      GemmDType::kFp8}) {
+  for (GemmDType d :
+       {GemmDType::kFp64, GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16, GemmDType::kBf16, GemmDType::kFp8}) {
     // The catalog lists a dtype only where the hardware computes in it, not by conversion to fp32.
     const CpuInfo& isa = s.peaks->cpu();
     const bool converted = cpu && ((d == GemmDType::kFp16 && !isa.avx512_fp16) ||
@@ -111,10 +111,10 @@ MeasureOutcome RunMeasure(const MeasureRequest& request) {
   s.peaks->AddTo(s.report, s.dtypes);
   double bandwidth = 0;
   if (request.bandwidth || request.peak_only) {
-    bandwidth = s.peaks->IsCpu() ? ProbeReadBandwidth(s.peaks->Cores())
-                                 : s.backend->Facts().memory_bandwidth_bytes_per_s;
-    s.report.Set("measure.bandwidth_bytes_per_s", s.peaks->IsCpu() ? "memory read bandwidth (probed, all cores)"
-                                                                    : "memory bandwidth (from clocks)",
+    bandwidth =
+        s.peaks->IsCpu() ? ProbeReadBandwidth(s.peaks->Cores()) : s.backend->Facts().memory_bandwidth_bytes_per_s;
+    s.report.Set("measure.bandwidth_bytes_per_s",
+                 s.peaks->IsCpu() ? "memory read bandwidth (probed, all cores)" : "memory bandwidth (from clocks)",
                  bandwidth, Unit::kBytePerSecond);
   }
   if (results.empty()) {

@@ -17,9 +17,9 @@ struct GemmResult {
   std::string device;
   int threads = 1;
   BenchResult bench;
-  double flop_per_s = 0;        // 2·m·n·k / median seconds
-  double peak_flop_per_s = 0;   // computed (or --peak, or datasheet) for the cores used; 0 unknown
-  double probed_flop_per_s = 0;  // the FMA probe on as many threads; 0 none
+  double flop_per_s = 0;           // 2·m·n·k / median seconds
+  double peak_flop_per_s = 0;      // computed (or --peak, or datasheet) for the cores used; 0 unknown
+  double probed_flop_per_s = 0;    // the FMA probe on as many threads; 0 none
   const StepGemm* step = nullptr;  // model mode: where the shape comes from
 
   // MFU = achieved FLOP/s / peak FLOP/s (Chowdhery et al. 2022, PaLM, App. B), 0 without a peak.

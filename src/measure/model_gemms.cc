@@ -6,9 +6,12 @@ namespace tally {
 
 const char* GemmPassName(GemmPass p) {
   switch (p) {
-    case GemmPass::kForward: return "forward";
-    case GemmPass::kGradInput: return "dX";
-    case GemmPass::kGradWeight: return "dW";
+    case GemmPass::kForward:
+      return "forward";
+    case GemmPass::kGradInput:
+      return "dX";
+    case GemmPass::kGradWeight:
+      return "dW";
   }
   return "?";
 }

@@ -17,11 +17,11 @@ const char* GemmPassName(GemmPass p);  // "forward", "dX", "dW"
 
 struct StepGemm {
   GemmShape shape;
-  uint64_t count = 1;     // products of this shape per step
-  bool halved = false;    // causal attention: half of each product counts (Megatron-LM's convention)
+  uint64_t count = 1;   // products of this shape per step
+  bool halved = false;  // causal attention: half of each product counts (Megatron-LM's convention)
   GemmPass pass = GemmPass::kForward;
-  std::string path;       // the layer it comes from (the first one, once merged)
-  std::string passes;     // once merged: "forward,dX"
+  std::string path;    // the layer it comes from (the first one, once merged)
+  std::string passes;  // once merged: "forward,dX"
 };
 
 // One entry per (layer, Gemm, pass) in graph order. For Y (m x n) = A (m x k) · B (k x n), layout

@@ -18,10 +18,9 @@ namespace {
 // library (libopenblas.so.0; the ILP64 one is libopenblas64.so.0).
 constexpr int kRowMajor = 101;
 constexpr int kNoTrans = 111, kTrans = 112;
-using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*,
                          int);
-using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
-                         double*, int);
 using SbgemmFn = void (*)(int, int, int, int, int, int, float, const uint16_t*, int, const uint16_t*, int, float,
                           float*, int);
 using TextFn = char* (*)();
@@ -84,8 +83,7 @@ struct Args {
 
 Args ArgsOf(const GemmShape& s) {
   const int m = Dim(s.m, s), n = Dim(s.n, s), k = Dim(s.k, s);
-  return {m, n, k, s.trans_a ? kTrans : kNoTrans, s.trans_b ? kTrans : kNoTrans, s.trans_a ? m : k,
-          s.trans_b ? k : n};
+  return {m, n, k, s.trans_a ? kTrans : kNoTrans, s.trans_b ? kTrans : kNoTrans, s.trans_a ? m : k, s.trans_b ? k : n};
 }
 
 void CallSgemm(const OpenBlas& o, const GemmShape& s, const float* a, const float* b, float* c) {
@@ -129,15 +127,19 @@ class OpenBlasBackend : public GemmBackend {
   std::string Unsupported(GemmDType d) const override {
     switch (d) {
       case GemmDType::kFp32:
-      case GemmDType::kFp64: return "";
+      case GemmDType::kFp64:
+        return "";
       case GemmDType::kBf16:
         return blas_.sbgemm != nullptr ? ""
                                        : "this OpenBLAS (" + blas_.lib.Name() +
                                              ") does not export cblas_sbgemm (Debian's 0.3.21 declares it in "
                                              "cblas.h but builds the library without it)";
-      case GemmDType::kFp16: return "CBLAS has no fp16 GEMM";
-      case GemmDType::kTf32: return "tf32 is a tensor-core format of NVIDIA GPUs";
-      case GemmDType::kFp8: return "CBLAS has no fp8 GEMM";
+      case GemmDType::kFp16:
+        return "CBLAS has no fp16 GEMM";
+      case GemmDType::kTf32:
+        return "tf32 is a tensor-core format of NVIDIA GPUs";
+      case GemmDType::kFp8:
+        return "CBLAS has no fp8 GEMM";
     }
     return "unknown dtype";
   }
@@ -154,9 +156,9 @@ class OpenBlasBackend : public GemmBackend {
 };
 
 template <typename In, typename Out>
-std::vector<double> MultiplyWith(const OpenBlas& o, const GemmShape& s, void (*call)(const OpenBlas&, const GemmShape&,
-                                 const In*, const In*, Out*), In (*convert)(float), const std::vector<double>& a,
-                                 const std::vector<double>& b) {
+std::vector<double> MultiplyWith(const OpenBlas& o, const GemmShape& s,
+                                 void (*call)(const OpenBlas&, const GemmShape&, const In*, const In*, Out*),
+                                 In (*convert)(float), const std::vector<double>& a, const std::vector<double>& b) {
   std::vector<In> a_in(a.size()), b_in(b.size());
   for (size_t i = 0; i < a.size(); ++i) a_in[i] = convert(static_cast<float>(a[i]));
   for (size_t i = 0; i < b.size(); ++i) b_in[i] = convert(static_cast<float>(b[i]));

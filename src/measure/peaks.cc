@@ -73,8 +73,7 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
       r.Set("measure.cpu.clock_before_hz", "clock before the timing", start_clock_hz_, Unit::kHertz);
       r.Set("measure.cpu.clock_after_hz", "clock after the timing", end_clock_hz_, Unit::kHertz);
     }
-    r.Set("measure.cpu.cpuinfo_mhz", "/proc/cpuinfo MHz (not used: TSC rate)",
-          cpu_info_.cpuinfo_mhz, Unit::kMegahertz);
+    r.Set("measure.cpu.cpuinfo_mhz", "/proc/cpuinfo MHz (not used: TSC rate)", cpu_info_.cpuinfo_mhz, Unit::kMegahertz);
     r.Set("measure.cpu.fma_units", "FMA units", CoreFmaUnits(cpu_info_).source, Unit::kText);
   } else {
     r.Group("measure.gpu", "GPU");
@@ -97,7 +96,8 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
     }
     const std::string from = source.empty() ? "unknown: give --peak" : source;
     r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kFlopPerSecond);
-    if (cpu_) r.Set(key + ".probed_flop_per_s", "probed (FMA loop, all cores)", Probed(d, Cores()), Unit::kFlopPerSecond);
+    if (cpu_)
+      r.Set(key + ".probed_flop_per_s", "probed (FMA loop, all cores)", Probed(d, Cores()), Unit::kFlopPerSecond);
   }
 }
 

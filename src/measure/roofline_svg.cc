@@ -15,11 +15,16 @@ const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff
 std::string Escape(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -73,17 +78,17 @@ Frame Fit(const RooflineChart& c) {
 void Grid(const Frame& f, std::string& out) {
   for (int e = f.x.lo; e <= f.x.hi; ++e) {
     const double x = f.X(std::pow(10.0, e));
-    out += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(x) + "\" y2=\"" +
-           Num(kHeight - kBottom) + "\" stroke=\"#ddd\"/>\n";
+    out += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(kTop) + "\" x2=\"" + Num(x) + "\" y2=\"" + Num(kHeight - kBottom) +
+           "\" stroke=\"#ddd\"/>\n";
     out += "<text x=\"" + Num(x) + "\" y=\"" + Num(kHeight - kBottom + 18) + "\" text-anchor=\"middle\">" +
            Decade(e, "") + "</text>\n";
   }
   for (int e = f.y.lo; e <= f.y.hi; ++e) {
     const double y = f.Y(std::pow(10.0, e));
-    out += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(kWidth - kRight) + "\" y2=\"" +
-           Num(y) + "\" stroke=\"#ddd\"/>\n";
-    out += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" +
-           Decade(e, "FLOP/s") + "</text>\n";
+    out += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(kWidth - kRight) + "\" y2=\"" + Num(y) +
+           "\" stroke=\"#ddd\"/>\n";
+    out += "<text x=\"" + Num(kLeft - 6) + "\" y=\"" + Num(y + 4) + "\" text-anchor=\"end\">" + Decade(e, "FLOP/s") +
+           "</text>\n";
   }
   out += "<text x=\"" + Num((kLeft + kWidth - kRight) / 2) + "\" y=\"" + Num(kHeight - 18) +
          "\" text-anchor=\"middle\">arithmetic intensity (FLOP/byte)</text>\n";
@@ -105,16 +110,16 @@ void Roof(const Frame& f, const RooflineChart& c, const RooflineRoof& r, size_t 
   points += Num(f.X(x_max)) + "," + Num(f.Y(r.flop_per_s));
   out += "<polyline fill=\"none\" stroke=\"#444\" stroke-width=\"1.5\"" +
          std::string(i % 2 == 1 ? " stroke-dasharray=\"6 4\"" : "") + " points=\"" + points + "\"/>\n";
-  out += "<text x=\"" + Num(kWidth - kRight + 6) + "\" y=\"" + Num(f.Y(r.flop_per_s) + 4) + "\">" +
-         Escape(r.label) + "</text>\n";
+  out += "<text x=\"" + Num(kWidth - kRight + 6) + "\" y=\"" + Num(f.Y(r.flop_per_s) + 4) + "\">" + Escape(r.label) +
+         "</text>\n";
 }
 
 }  // namespace
 
 std::string RooflineSvg(const RooflineChart& c) {
   const Frame f = Fit(c);
-  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) + "\" height=\"" +
-                    Num(kHeight) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) + "\" height=\"" + Num(kHeight) +
+                    "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   out += "<text x=\"" + Num(kLeft) + "\" y=\"24\" font-size=\"14\">" + Escape(c.title) + "</text>\n";
   Grid(f, out);
@@ -130,9 +135,9 @@ std::string RooflineSvg(const RooflineChart& c) {
   }
   for (size_t i = 0; i < series.size(); ++i) {
     const double y = kHeight - kBottom - 16.0 * static_cast<double>(series.size() - i);
-    out += "<circle cx=\"" + Num(kWidth - kRight + 12) + "\" cy=\"" + Num(y) + "\" r=\"4\" fill=\"" +
-           kColours[i % 6] + "\"/><text x=\"" + Num(kWidth - kRight + 22) + "\" y=\"" + Num(y + 4) + "\">" +
-           Escape(series[i]) + "</text>\n";
+    out += "<circle cx=\"" + Num(kWidth - kRight + 12) + "\" cy=\"" + Num(y) + "\" r=\"4\" fill=\"" + kColours[i % 6] +
+           "\"/><text x=\"" + Num(kWidth - kRight + 22) + "\" y=\"" + Num(y + 4) + "\">" + Escape(series[i]) +
+           "</text>\n";
   }
   return out + "</svg>\n";
 }

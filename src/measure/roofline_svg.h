@@ -8,14 +8,14 @@
 namespace tally {
 
 struct RooflinePoint {
-  double intensity = 0;   // FLOP per byte moved
+  double intensity = 0;  // FLOP per byte moved
   double flop_per_s = 0;
-  std::string series;     // one colour per series (a dtype)
-  std::string label;      // the tooltip: shape, threads
+  std::string series;  // one colour per series (a dtype)
+  std::string label;   // the tooltip: shape, threads
 };
 
 struct RooflineRoof {
-  std::string label;      // "fp32 computed peak"
+  std::string label;  // "fp32 computed peak"
   double flop_per_s = 0;
 };
 

@@ -107,8 +107,8 @@ void CheckBounds(Session& s, const std::vector<GemmShape>& shapes, const std::st
         const double one_s = peak > 0 ? static_cast<double>(shape.Flops()) / peak : 0;
         if (one_s * runs > allowed_s) {
           throw InputError("--budget: " + gemm + shape.Text() + " takes about " + FormatDuration(one_s) +
-                           " a run at the peak of " + FormatRate(peak) + ", and runs at least " +
-                           FormatDouble(runs) + " times: more than " + FormatDuration(allowed_s) +
+                           " a run at the peak of " + FormatRate(peak) + ", and runs at least " + FormatDouble(runs) +
+                           " times: more than " + FormatDuration(allowed_s) +
                            " (10 x --budget, at least 30 s); raise --budget or time smaller shapes");
         }
       }

@@ -71,9 +71,9 @@ std::unique_ptr<TableWriter> MakeDelimitedWriter(std::ostream& out, char separat
 }
 
 std::string FormatDelimited(const Report& report, char separator) {
-  if (const ReportNode* node = report.FirstTable()) return WriteWhole(*node->table, [&](std::ostream& out) {
-      return MakeDelimitedWriter(out, separator, *node->table);
-    });
+  if (const ReportNode* node = report.FirstTable())
+    return WriteWhole(*node->table,
+                      [&](std::ostream& out) { return MakeDelimitedWriter(out, separator, *node->table); });
   std::vector<std::string> keys = report.LeafKeys();
   std::vector<std::string> values;
   for (const std::string& k : keys) {

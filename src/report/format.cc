@@ -35,20 +35,28 @@ std::string ValueText(const Value& value) {
 std::unique_ptr<TableWriter> MakeTableWriter(std::ostream& out, StreamFormat format, const std::string& path,
                                              const Table& header) {
   switch (format) {
-    case StreamFormat::kCsv: return MakeDelimitedWriter(out, ',', header);
-    case StreamFormat::kTsv: return MakeDelimitedWriter(out, '\t', header);
-    case StreamFormat::kJsonl: return MakeJsonLinesWriter(out, header);
-    case StreamFormat::kJson: break;
+    case StreamFormat::kCsv:
+      return MakeDelimitedWriter(out, ',', header);
+    case StreamFormat::kTsv:
+      return MakeDelimitedWriter(out, '\t', header);
+    case StreamFormat::kJsonl:
+      return MakeJsonLinesWriter(out, header);
+    case StreamFormat::kJson:
+      break;
   }
   return MakeJsonWriter(out, path, header);
 }
 
 std::string FormatReport(const Report& report, const FormatOptions& options) {
   switch (options.format) {
-    case OutputFormat::kTable: return FormatTable(report, options.units, options.explain);
-    case OutputFormat::kJson: return FormatJson(report);
-    case OutputFormat::kCsv: return FormatDelimited(report, ',');
-    case OutputFormat::kTsv: return FormatDelimited(report, '\t');
+    case OutputFormat::kTable:
+      return FormatTable(report, options.units, options.explain);
+    case OutputFormat::kJson:
+      return FormatJson(report);
+    case OutputFormat::kCsv:
+      return FormatDelimited(report, ',');
+    case OutputFormat::kTsv:
+      return FormatDelimited(report, '\t');
   }
   return "";
 }

@@ -17,8 +17,10 @@ enum class OutputFormat { kTable, kJson, kCsv, kTsv };
 
 template <>
 struct EnumNames<OutputFormat> {
-  static constexpr NameEntry<OutputFormat> kTable[] = {
-      {OutputFormat::kTable, "table"}, {OutputFormat::kJson, "json"}, {OutputFormat::kCsv, "csv"}, {OutputFormat::kTsv, "tsv"}};
+  static constexpr NameEntry<OutputFormat> kTable[] = {{OutputFormat::kTable, "table"},
+                                                       {OutputFormat::kJson, "json"},
+                                                       {OutputFormat::kCsv, "csv"},
+                                                       {OutputFormat::kTsv, "tsv"}};
 };
 
 struct FormatOptions {

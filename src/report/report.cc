@@ -57,12 +57,18 @@ void CheckFinite(const std::string& key, const Value& v) {
 
 const char* UnitName(Unit unit) {
   switch (unit) {
-    case Unit::kByte: return "byte";
-    case Unit::kFlop: return "flop";
-    case Unit::kMac: return "mac";
-    case Unit::kRatio: return "ratio";
-    case Unit::kSecond: return "second";
-    default: return "count";
+    case Unit::kByte:
+      return "byte";
+    case Unit::kFlop:
+      return "flop";
+    case Unit::kMac:
+      return "mac";
+    case Unit::kRatio:
+      return "ratio";
+    case Unit::kSecond:
+      return "second";
+    default:
+      return "count";
   }
 }
 

@@ -10,14 +10,13 @@
 #include <variant>
 #include <vector>
 
-
 namespace tally {
 
 enum class Unit {
   kCount,   // a count shown with an SI prefix in tables (124.44 M)
   kNumber,  // a number shown exactly as is: an integer (batch 8), a double in full (a dtype's stored value)
   kFlop,
-  kMac,     // multiply-accumulates: FLOPs / 2, labelled as such
+  kMac,  // multiply-accumulates: FLOPs / 2, labelled as such
   kByte,
   kRatio,   // approximate by nature: a double
   kReal,    // a real number of any magnitude (a dtype's max, eps): four significant digits in tables
@@ -93,8 +92,7 @@ class Report {
   // Adds (or finds) the group at dotted `path`, creating parents; `label` titles it in tables.
   ReportNode& Group(const std::string& path, const std::string& label = "");
   // Adds a leaf at dotted `path`; its parent groups must exist or are created unlabelled.
-  void Set(const std::string& path, const std::string& label, Value value, Unit unit,
-           const std::string& explain = "");
+  void Set(const std::string& path, const std::string& label, Value value, Unit unit, const std::string& explain = "");
 
   // The node at dotted `path`; a key that holds dots itself matches as a whole.
   const ReportNode* Find(const std::string& path) const;

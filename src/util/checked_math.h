@@ -12,7 +12,8 @@ namespace tally {
 __extension__ using u128 = unsigned __int128;
 
 inline InputError OverflowError(std::string_view what) {
-  return InputError(std::string(what) + " would exceed 2^64 - 1 and cannot be counted exactly; reduce the model or the batch/sequence");
+  return InputError(std::string(what) +
+                    " would exceed 2^64 - 1 and cannot be counted exactly; reduce the model or the batch/sequence");
 }
 
 // Adds or multiplies; `what` names the quantity in the error when the result exceeds 2^64 - 1.

@@ -16,13 +16,17 @@ enum class DType { kFp32, kTf32, kFp16, kBf16, kFp8E4m3, kFp8E5m2, kInt8, kInt4 
 inline uint64_t BitsPer(DType d) {
   switch (d) {
     case DType::kFp32:
-    case DType::kTf32: return 32;
+    case DType::kTf32:
+      return 32;
     case DType::kFp16:
-    case DType::kBf16: return 16;
+    case DType::kBf16:
+      return 16;
     case DType::kFp8E4m3:
     case DType::kFp8E5m2:
-    case DType::kInt8: return 8;
-    case DType::kInt4: return 4;
+    case DType::kInt8:
+      return 8;
+    case DType::kInt4:
+      return 4;
   }
   return 32;
 }
@@ -30,14 +34,13 @@ inline uint64_t BitsPer(DType d) {
 template <>
 struct EnumNames<DType> {
   static constexpr NameEntry<DType> kTable[] = {
-      {DType::kFp32, "fp32"},         {DType::kTf32, "tf32"},         {DType::kFp16, "fp16"},
-      {DType::kBf16, "bf16"},         {DType::kFp8E4m3, "fp8_e4m3"}, {DType::kFp8E5m2, "fp8_e5m2"},
-      {DType::kInt8, "int8"},         {DType::kInt4, "int4"}};
+      {DType::kFp32, "fp32"},        {DType::kTf32, "tf32"},        {DType::kFp16, "fp16"}, {DType::kBf16, "bf16"},
+      {DType::kFp8E4m3, "fp8_e4m3"}, {DType::kFp8E5m2, "fp8_e5m2"}, {DType::kInt8, "int8"}, {DType::kInt4, "int4"}};
   // fp8 alone is e4m3, the format of forward GEMMs; the long names are PyTorch's (torch_dtype).
   static constexpr NameEntry<DType> kAliases[] = {
-      {DType::kFp8E4m3, "fp8"},     {DType::kFp8E4m3, "fp8-e4m3"}, {DType::kFp8E4m3, "e4m3"},
-      {DType::kFp8E5m2, "fp8-e5m2"}, {DType::kFp8E5m2, "e5m2"},    {DType::kFp32, "float32"},
-      {DType::kFp16, "float16"},     {DType::kFp16, "half"},       {DType::kBf16, "bfloat16"}};
+      {DType::kFp8E4m3, "fp8"},      {DType::kFp8E4m3, "fp8-e4m3"}, {DType::kFp8E4m3, "e4m3"},
+      {DType::kFp8E5m2, "fp8-e5m2"}, {DType::kFp8E5m2, "e5m2"},     {DType::kFp32, "float32"},
+      {DType::kFp16, "float16"},     {DType::kFp16, "half"},        {DType::kBf16, "bfloat16"}};
 };
 
 // The canonical name: fp32, tf32, fp16, bf16, fp8_e4m3, fp8_e5m2, int8, int4.

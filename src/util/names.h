@@ -25,7 +25,9 @@ template <typename E>
 struct EnumNames;
 
 template <typename E>
-concept HasAliases = requires { EnumNames<E>::kAliases; };
+concept HasAliases = requires {
+  EnumNames<E>::kAliases;
+};
 
 template <typename E>
 constexpr std::span<const NameEntry<E>> NameTable() {

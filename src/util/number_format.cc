@@ -19,9 +19,9 @@ int MaxExponent(const NumberFormat& f) {
 
 const std::vector<NumberFormat>& NumberFormats() {
   static const std::vector<NumberFormat> kFormats = {
-      {"fp32", 32, 1, 8, 23, true},     {"tf32", 32, 1, 8, 10, true},  {"fp16", 16, 1, 5, 10, true},
-      {"bf16", 16, 1, 8, 7, true},      {"fp8_e4m3", 8, 1, 4, 3, false}, {"fp8_e5m2", 8, 1, 5, 2, true},
-      {"int8", 8, 1, 0, 7, false},      {"int4", 4, 1, 0, 3, false},
+      {"fp32", 32, 1, 8, 23, true}, {"tf32", 32, 1, 8, 10, true},    {"fp16", 16, 1, 5, 10, true},
+      {"bf16", 16, 1, 8, 7, true},  {"fp8_e4m3", 8, 1, 4, 3, false}, {"fp8_e5m2", 8, 1, 5, 2, true},
+      {"int8", 8, 1, 0, 7, false},  {"int4", 4, 1, 0, 3, false},
   };
   return kFormats;
 }

@@ -15,17 +15,27 @@ struct Multiplier {
 };
 
 // Decimal: counts are written as model sizes are ("7B"), so B and G are both 10^9.
-constexpr Multiplier kSi[] = {{"k", 1'000},         {"K", 1'000},
-                              {"M", 1'000'000},     {"B", 1'000'000'000},
-                              {"G", 1'000'000'000}, {"T", 1'000'000'000'000},
+constexpr Multiplier kSi[] = {{"k", 1'000},
+                              {"K", 1'000},
+                              {"M", 1'000'000},
+                              {"B", 1'000'000'000},
+                              {"G", 1'000'000'000},
+                              {"T", 1'000'000'000'000},
                               {"P", 1'000'000'000'000'000}};
 // Context lengths are powers of two named in units of 1,024 ("32k", "128k").
 constexpr Multiplier kLength[] = {{"k", 1ULL << 10}, {"K", 1ULL << 10}, {"M", 1ULL << 20}};
 // Longer suffixes first, so that "GiB" is not read as "B".
-constexpr Multiplier kBytes[] = {{"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30},
-                                 {"TiB", 1ULL << 40}, {"PiB", 1ULL << 50}, {"kB", 1'000},
-                                 {"KB", 1'000},       {"MB", 1'000'000},   {"GB", 1'000'000'000},
-                                 {"TB", 1'000'000'000'000},                {"PB", 1'000'000'000'000'000},
+constexpr Multiplier kBytes[] = {{"KiB", 1ULL << 10},
+                                 {"MiB", 1ULL << 20},
+                                 {"GiB", 1ULL << 30},
+                                 {"TiB", 1ULL << 40},
+                                 {"PiB", 1ULL << 50},
+                                 {"kB", 1'000},
+                                 {"KB", 1'000},
+                                 {"MB", 1'000'000},
+                                 {"GB", 1'000'000'000},
+                                 {"TB", 1'000'000'000'000},
+                                 {"PB", 1'000'000'000'000'000},
                                  {"B", 1}};
 
 // 2^63 and 2^64: a double at or past them cannot be a count we hold exactly.
@@ -64,8 +74,8 @@ namespace {
 
 std::string Quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
 
-uint64_t ParseWhole(std::string_view text, std::string_view name, CountRange range,
-                    std::span<const Multiplier> table, std::string_view expected) {
+uint64_t ParseWhole(std::string_view text, std::string_view name, CountRange range, std::span<const Multiplier> table,
+                    std::string_view expected) {
   auto fail = [&](const std::string& why) {
     return InputError(std::string(name) + ": " + why + "; expected " + std::string(expected));
   };
@@ -146,7 +156,8 @@ double ParsePercent(std::string_view text, std::string_view name) {
 
 uint64_t ParseBytes(std::string_view text, std::string_view name) {
   auto fail = [&](const std::string& why) {
-    return InputError(std::string(name) + ": " + why + "; expected a size such as 80GiB, 80GB, 512MiB, 1.5TiB or 4096B");
+    return InputError(std::string(name) + ": " + why +
+                      "; expected a size such as 80GiB, 80GB, 512MiB, 1.5TiB or 4096B");
   };
   auto [number, factor] = SplitSuffix(text, kBytes);
   while (!number.empty() && number.back() == ' ') number.remove_suffix(1);  // "80 GiB"
@@ -191,11 +202,20 @@ double ParseDuration(std::string_view text, std::string_view name, char default_
   std::optional<double> v = ReadDouble(number);
   if (!v || *v <= 0) throw fail();
   switch (unit) {
-    case 'm': *v *= 60; break;
-    case 'h': *v *= 3600; break;
-    case 'd': *v *= 86400; break;
-    case 'w': *v *= 604800; break;
-    default: break;
+    case 'm':
+      *v *= 60;
+      break;
+    case 'h':
+      *v *= 3600;
+      break;
+    case 'd':
+      *v *= 86400;
+      break;
+    case 'w':
+      *v *= 604800;
+      break;
+    default:
+      break;
   }
   if (!std::isfinite(*v) || *v > max_s) throw fail();  // 1e308w: too large to be a number of seconds
   return *v;

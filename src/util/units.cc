@@ -4,13 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
-
 namespace tally {
 namespace {
 
 // Scales `value` to the largest prefix with mantissa >= 1 and prints two decimals.
-std::string Scaled(double value, double base, const char* const* prefixes, int n_prefixes,
-                   std::string_view unit) {
+std::string Scaled(double value, double base, const char* const* prefixes, int n_prefixes, std::string_view unit) {
   int i = 0;
   while (i + 1 < n_prefixes && std::fabs(value) >= base) {
     value /= base;
@@ -68,8 +66,9 @@ std::string FormatDuration(double s) {
     double limit, scale;
     const char* unit;
   };
-  static const Step kSteps[] = {{1e-3, 1e6, "us"},   {1, 1e3, "ms"},          {120, 1, "s"},
-                                {7200, 1.0 / 60, "min"}, {172800, 1.0 / 3600, "h"}, {1e300, 1.0 / 86400, "days"}};
+  static const Step kSteps[] = {
+      {1e-3, 1e6, "us"},           {1, 1e3, "ms"}, {120, 1, "s"}, {7200, 1.0 / 60, "min"}, {172800, 1.0 / 3600, "h"},
+      {1e300, 1.0 / 86400, "days"}};
   for (const Step& step : kSteps) {
     if (s < step.limit) {
       const double v = s * step.scale;

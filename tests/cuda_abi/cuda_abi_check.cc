@@ -2,9 +2,9 @@
 // and runs without a toolkit. Where a toolkit's headers are installed, this file checks each of
 // those declarations against them: compiling it is the test. Built only when cmake finds the
 // headers (tests/CMakeLists.txt).
-#include <cuda.h>
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <library_types.h>
 
@@ -25,7 +25,8 @@ static_assert(c::kOpN == CUBLAS_OP_N && c::kOpT == CUBLAS_OP_T && c::kGemmDefaul
 static_assert(c::kHostToDevice == cudaMemcpyHostToDevice && c::kDeviceToHost == cudaMemcpyDeviceToHost);
 
 // Device attributes read for the report.
-static_assert(c::kAttrClockRateKhz == cudaDevAttrClockRate && c::kAttrMultiprocessors == cudaDevAttrMultiProcessorCount);
+static_assert(c::kAttrClockRateKhz == cudaDevAttrClockRate &&
+              c::kAttrMultiprocessors == cudaDevAttrMultiProcessorCount);
 static_assert(c::kAttrMemoryClockKhz == cudaDevAttrMemoryClockRate &&
               c::kAttrMemoryBusBits == cudaDevAttrGlobalMemoryBusWidth);
 static_assert(c::kAttrMajor == cudaDevAttrComputeCapabilityMajor && c::kAttrMinor == cudaDevAttrComputeCapabilityMinor);
@@ -36,7 +37,8 @@ static_assert(c::kLtDescAScalePointer == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER &&
               c::kLtDescBScalePointer == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER);
 static_assert(c::kLtPrefMaxWorkspaceBytes == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
 static_assert(sizeof(c::LtHeuristicResult) == sizeof(cublasLtMatmulHeuristicResult_t));
-static_assert(offsetof(c::LtHeuristicResult, workspace_bytes) == offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize));
+static_assert(offsetof(c::LtHeuristicResult, workspace_bytes) ==
+              offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize));
 static_assert(offsetof(c::LtHeuristicResult, state) == offsetof(cublasLtMatmulHeuristicResult_t, state));
 static_assert(sizeof(c::LtHeuristicResult::algo) == sizeof(cublasLtMatmulAlgo_t));
 

@@ -21,10 +21,10 @@
 namespace {
 
 // Status codes: driver and runtime share the numbers used here.
-constexpr int kOk = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kNoDevice = 100,
-              kInvalidDevice = 101, kInvalidHandle = 400;
+constexpr int kOk = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kNoDevice = 100, kInvalidDevice = 101,
+              kInvalidHandle = 400;
 constexpr int kBlasNotInitialized = 1, kBlasInvalidValue = 7, kBlasExecutionFailed = 13, kBlasNotSupported = 15;
-constexpr int kF32 = 0, kF64 = 1, kF16 = 2, kBf16 = 14, kE4m3 = 28;    // cudaDataType
+constexpr int kF32 = 0, kF64 = 1, kF16 = 2, kBf16 = 14, kE4m3 = 28;   // cudaDataType
 constexpr int kCompute32F = 68, kCompute64F = 70, kComputeTf32 = 77;  // cublasComputeType_t
 
 // Knobs are read at every call so that a test can change them between calls with setenv.
@@ -193,8 +193,8 @@ int LtCheck(const MatmulDesc* desc, const Layout* a, const Layout* b, const Layo
   const bool fp8 = a->type == kE4m3;
   // cublasLtMatmul's table: fp32 out of anything; fp16 and bf16 out of themselves or fp8.
   const bool ab_ok = a->type == b->type && (a->type == kF32 || a->type == kF16 || a->type == kBf16 || fp8);
-  const bool cd_ok = c->type == d->type &&
-                     (c->type == kF32 || ((c->type == kF16 || c->type == kBf16) && (c->type == a->type || fp8)));
+  const bool cd_ok =
+      c->type == d->type && (c->type == kF32 || ((c->type == kF16 || c->type == kBf16) && (c->type == a->type || fp8)));
   if (!ab_ok || !cd_ok) return kBlasNotSupported;
   const int64_t m = desc->transa != 0 ? a->cols : a->rows, k = desc->transa != 0 ? a->rows : a->cols;
   const int64_t kb = desc->transb != 0 ? b->cols : b->rows, n = desc->transb != 0 ? b->rows : b->cols;
@@ -281,9 +281,12 @@ int cuDeviceTotalMem_v2(size_t* bytes, int dev) {
 }
 int cuGetErrorString(int error, const char** text) {
   if (text == nullptr) return kInvalidValue;
-  *text = error == kOk ? "no error" : error == kInvalidValue ? "invalid argument"
-        : error == kNotInitialized ? "initialization error" : error == kNoDevice ? "no CUDA-capable device is detected"
-        : error == kInvalidDevice ? "invalid device ordinal" : nullptr;
+  *text = error == kOk               ? "no error"
+          : error == kInvalidValue   ? "invalid argument"
+          : error == kNotInitialized ? "initialization error"
+          : error == kNoDevice       ? "no CUDA-capable device is detected"
+          : error == kInvalidDevice  ? "invalid device ordinal"
+                                     : nullptr;
   return *text == nullptr ? kInvalidValue : kOk;  // the real driver: unknown codes are invalid values
 }
 
@@ -302,13 +305,26 @@ int cudaDeviceGetAttribute(int* value, int attr, int dev) {
   int major = 0, minor = 0;
   ComputeCapability(major, minor);
   switch (attr) {
-    case 13: *value = 1980000; return kOk;  // cudaDevAttrClockRate, kHz
-    case 16: *value = 132; return kOk;      // cudaDevAttrMultiProcessorCount
-    case 36: *value = 2619000; return kOk;  // cudaDevAttrMemoryClockRate, kHz
-    case 37: *value = 5120; return kOk;     // cudaDevAttrGlobalMemoryBusWidth, bits
-    case 75: *value = major; return kOk;    // cudaDevAttrComputeCapabilityMajor
-    case 76: *value = minor; return kOk;    // cudaDevAttrComputeCapabilityMinor
-    default: return kInvalidValue;          // not faked
+    case 13:
+      *value = 1980000;
+      return kOk;  // cudaDevAttrClockRate, kHz
+    case 16:
+      *value = 132;
+      return kOk;  // cudaDevAttrMultiProcessorCount
+    case 36:
+      *value = 2619000;
+      return kOk;  // cudaDevAttrMemoryClockRate, kHz
+    case 37:
+      *value = 5120;
+      return kOk;  // cudaDevAttrGlobalMemoryBusWidth, bits
+    case 75:
+      *value = major;
+      return kOk;  // cudaDevAttrComputeCapabilityMajor
+    case 76:
+      *value = minor;
+      return kOk;  // cudaDevAttrComputeCapabilityMinor
+    default:
+      return kInvalidValue;  // not faked
   }
 }
 int cudaMalloc(void** p, size_t bytes) {
@@ -375,9 +391,9 @@ int cublasGemmEx(void* handle, int transa, int transb, int m, int n, int k, cons
   const bool supported =
       Atype == Btype && (computeType == kCompute64F    ? Atype == kF64 && Ctype == kF64
                          : computeType == kComputeTf32 ? Atype == kF32 && Ctype == kF32
-                         : computeType == kCompute32F  ? (Atype == kF32 || Atype == kF16 || Atype == kBf16) &&
-                                                            (Ctype == kF32 || Ctype == Atype)
-                                                       : false);
+                         : computeType == kCompute32F
+                             ? (Atype == kF32 || Atype == kF16 || Atype == kBf16) && (Ctype == kF32 || Ctype == Atype)
+                             : false);
   if (!supported) return kBlasNotSupported;
   if (m == 0 || n == 0) return 0;
   if (!OnDevice(A, Atype, a_rows, a_cols, lda) || !OnDevice(B, Btype, b_rows, b_cols, ldb) ||
@@ -403,12 +419,18 @@ int cublasLtMatmulDescSetAttribute(void* desc, int attr, const void* buf, size_t
   auto& d = *static_cast<MatmulDesc*>(desc);
   int8_t fast_accum = 0;
   switch (attr) {
-    case 3: return SetFrom(d.transa, buf, size);   // CUBLASLT_MATMUL_DESC_TRANSA, int32
-    case 4: return SetFrom(d.transb, buf, size);   // TRANSB
-    case 17: return SetFrom(d.scale_a, buf, size);  // A_SCALE_POINTER: the pointer's value, by address
-    case 18: return SetFrom(d.scale_b, buf, size);  // B_SCALE_POINTER
-    case 25: return SetFrom(fast_accum, buf, size);  // FAST_ACCUM, int8: changes only rounding; ignored
-    default: return kBlasNotSupported;  // real attributes the fake lacks: a test should notice
+    case 3:
+      return SetFrom(d.transa, buf, size);  // CUBLASLT_MATMUL_DESC_TRANSA, int32
+    case 4:
+      return SetFrom(d.transb, buf, size);  // TRANSB
+    case 17:
+      return SetFrom(d.scale_a, buf, size);  // A_SCALE_POINTER: the pointer's value, by address
+    case 18:
+      return SetFrom(d.scale_b, buf, size);  // B_SCALE_POINTER
+    case 25:
+      return SetFrom(fast_accum, buf, size);  // FAST_ACCUM, int8: changes only rounding; ignored
+    default:
+      return kBlasNotSupported;  // real attributes the fake lacks: a test should notice
   }
 }
 int cublasLtMatrixLayoutCreate(void** layout, int type, uint64_t rows, uint64_t cols, int64_t ld) {
@@ -447,8 +469,7 @@ int cublasLtMatmul(void* handle, void* desc, const void* alpha, const void* A, v
   const double al = Read<float>(alpha), be = Read<float>(beta);
   const std::optional<double> sa = Scale(d->scale_a), sb = Scale(d->scale_b);
   const auto on_device = [](const void* p, const Layout* l) { return OnDevice(p, l->type, l->rows, l->cols, l->ld); };
-  if (!sa || !sb || !on_device(A, la) || !on_device(B, lb) ||
-      (be != 0 && !on_device(C, lc)) || !on_device(D, ld)) {
+  if (!sa || !sb || !on_device(A, la) || !on_device(B, lb) || (be != 0 && !on_device(C, lc)) || !on_device(D, ld)) {
     return kBlasExecutionFailed;  // a GPU would fault on a host or out-of-range pointer
   }
   // D and C share a type, so C's operand can carry D's type for the store.

@@ -38,8 +38,7 @@ TEST_CASE("encoders: the bare models against their published counts") {
   CHECK(Total(WithArchitecture("roberta-base.json", "RobertaForMaskedLM", "RobertaModel")) == 124'645'632);
   // xlm-roberta-base as XLMRobertaModel: RoBERTa's layout with V = 250,002, model-size table
   // (index id 16398057144): 278,043,648.
-  CHECK(Total(WithArchitecture("xlm-roberta-base.json", "XLMRobertaForMaskedLM", "XLMRobertaModel")) ==
-        278'043'648);
+  CHECK(Total(WithArchitecture("xlm-roberta-base.json", "XLMRobertaForMaskedLM", "XLMRobertaModel")) == 278'043'648);
   // distilbert-base-uncased as DistilBertModel (no pooler): keras-hub distil_bert_base_en_uncased
   // "params": 66362880 (index id 3076219962); TFDistilBertModel summary (23541494392).
   CHECK(Total(WithArchitecture("distilbert-base-uncased.json", "DistilBertForMaskedLM", "DistilBertModel")) ==
@@ -113,13 +112,13 @@ TEST_CASE("encoders: the CLI") {
   const auto r = testing::RunTally({"memory", Hf("bert-base-uncased.json"), "--seq", "512", "--format", "json"});
   CHECK(r.code == 0);
   CHECK(r.out.find("\"kv_cache\": 0") != std::string::npos);
-  const auto act = testing::RunTally({"memory", Hf("bert-base-uncased.json"), "--seq", "512", "--get",
-                                      "activations.per_layer"});
+  const auto act =
+      testing::RunTally({"memory", Hf("bert-base-uncased.json"), "--seq", "512", "--get", "activations.per_layer"});
   CHECK(act.out == "13402112\n");
   const auto kv = testing::RunTally({"memory", Hf("bert-base-uncased.json"), "--get", "kv_cache.per_token"});
   CHECK(kv.out == "0\n");
-  const auto infer = testing::RunTally({"time", Hf("bert-base-uncased.json"), "--hardware", "h100-sxm", "--mode",
-                                        "infer"});
+  const auto infer =
+      testing::RunTally({"time", Hf("bert-base-uncased.json"), "--hardware", "h100-sxm", "--mode", "infer"});
   CHECK(infer.code == 2);
   CHECK(infer.err.find("is an encoder and generates no tokens") != std::string::npos);
   // Every head through every command's consistency checks (RunTally): children sum, JSON, CSV.

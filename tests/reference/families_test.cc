@@ -157,8 +157,7 @@ TEST_CASE("families: DeepSeek details") {
   s.seq = 1;
   // The MTP module, apart from the total: enorm 7,168 + hnorm 7,168 + eh_proj 2·7168·7168 + one MoE
   // decoder layer 11,507,286,272 + shared_head.norm 7,168 (EXPECTED.md).
-  CHECK(CountParams(BuildGraph(v3, GraphSettingsOf(s))).mtp ==
-        3ULL * 7168 + 2ULL * 7168 * 7168 + 11'507'286'272ULL);
+  CHECK(CountParams(BuildGraph(v3, GraphSettingsOf(s))).mtp == 3ULL * 7168 + 2ULL * 7168 * 7168 + 11'507'286'272ULL);
   CHECK(CountParams(BuildGraph(v3, GraphSettingsOf(s))).mtp == 11'610'068'224ULL);
   // Hugging Face's eager layout: full K and V per head, 61 · 8192 · 128 · (192 + 128) · 2 bytes.
   v3.transformer.mla.full_kv_cache = true;
@@ -173,7 +172,7 @@ TEST_CASE("families: nested text_config and legacy spellings") {
   CHECK(gemma3.transformer.vocab_size == 262'208);  // Gemma3TextConfig's default: no key in text_config
   REQUIRE(gemma3.notes.size() == 1);
   CHECK(gemma3.notes[0].find("vision parameters") != std::string::npos);
-  CHECK(LoadModelFile(Hf("falcon-40b-rw.json")).transformer.n_kv_heads == 8);         // n_head_kv
+  CHECK(LoadModelFile(Hf("falcon-40b-rw.json")).transformer.n_kv_heads == 8);          // n_head_kv
   CHECK(LoadModelFile(Hf("falcon-7b-instruct-rw.json")).transformer.n_kv_heads == 1);  // multi_query
   CHECK(LoadModelFile(Hf("gpt-bigcode-santacoder.json")).transformer.n_kv_heads == 1);
   CHECK(LoadModelFile(Hf("gpt-j-6b.json")).transformer.rotary_dim == 64);

@@ -90,37 +90,58 @@ TEST_CASE("hf: family details are read") {
   ModelSpec opt = LoadModelFile(Hf("opt-350m.json"));
   CHECK(opt.transformer.embed_dim == 512);
   CHECK_FALSE(opt.transformer.final_norm);
-  CHECK(opt.notes.size() == 1);  // post-norm, noted
+  CHECK(opt.notes.size() == 1);                                  // post-norm, noted
   CHECK(LoadModelFile(Hf("falcon-7b.json")).notes.size() == 1);  // no max_position_embeddings
-  CHECK(LoadModelFile(Hf("gpt2.json")).name == "gpt2");  // no _name_or_path: the file stem
+  CHECK(LoadModelFile(Hf("gpt2.json")).name == "gpt2");          // no _name_or_path: the file stem
 }
 
 // The tally presets of the same models must be the same models: every field, and so every figure.
 TEST_CASE("hf: presets agree with their Hugging Face configs") {
   const std::pair<const char*, const char*> pairs[] = {
-      {"gpt2-small", "gpt2.json"},          {"gpt2-medium", "gpt2-medium.json"},
-      {"gpt2-large", "gpt2-large.json"},    {"gpt2-xl", "gpt2-xl.json"},
-      {"llama-2-7b", "Llama-2-7b-hf.json"}, {"llama-3-8b", "Meta-Llama-3-8B.json"},
-      {"llama-2-13b", "llama-2-13b.json"},  {"llama-2-70b", "llama-2-70b.json"},
-      {"llama-3-70b", "llama-3-70b.json"},  {"mistral-7b", "mistral-7b.json"},
-      {"mixtral-8x7b", "mixtral-8x7b.json"}, {"qwen2-7b", "qwen2-7b.json"},
-      {"gemma-7b", "gemma-7b.json"},        {"phi-3-mini", "phi-3-mini.json"},
-      {"phi-2", "phi-2.json"},              {"falcon-7b", "falcon-7b.json"},
-      {"opt-13b", "opt-13b.json"},          {"pythia-1.4b", "pythia-1.4b.json"},
+      {"gpt2-small", "gpt2.json"},
+      {"gpt2-medium", "gpt2-medium.json"},
+      {"gpt2-large", "gpt2-large.json"},
+      {"gpt2-xl", "gpt2-xl.json"},
+      {"llama-2-7b", "Llama-2-7b-hf.json"},
+      {"llama-3-8b", "Meta-Llama-3-8B.json"},
+      {"llama-2-13b", "llama-2-13b.json"},
+      {"llama-2-70b", "llama-2-70b.json"},
+      {"llama-3-70b", "llama-3-70b.json"},
+      {"mistral-7b", "mistral-7b.json"},
+      {"mixtral-8x7b", "mixtral-8x7b.json"},
+      {"qwen2-7b", "qwen2-7b.json"},
+      {"gemma-7b", "gemma-7b.json"},
+      {"phi-3-mini", "phi-3-mini.json"},
+      {"phi-2", "phi-2.json"},
+      {"falcon-7b", "falcon-7b.json"},
+      {"opt-13b", "opt-13b.json"},
+      {"pythia-1.4b", "pythia-1.4b.json"},
       {"bloom-7b1", "bloom-7b1.json"},
       // issue 14's families
-      {"qwen3-0.6b", "qwen3-0.6b.json"},    {"qwen3-8b", "qwen3-8b.json"},
-      {"qwen3-32b", "qwen3-32b.json"},      {"qwen3-30b-a3b", "qwen3-30b-a3b.json"},
-      {"gemma-2-2b", "gemma-2-2b.json"},    {"gemma-2-9b", "gemma-2-9b.json"},
-      {"gemma-2-27b", "gemma-2-27b.json"},  {"gemma-3-1b", "gemma-3-1b-it.json"},
-      {"gemma-3-27b", "gemma-3-27b-it.json"}, {"llama-3.1-8b", "llama-3.1-8b.json"},
-      {"llama-3.1-70b", "llama-3.1-70b-instruct.json"}, {"llama-3.3-70b", "llama-3.1-70b-instruct.json"},
-      {"llama-3.2-1b", "llama-3.2-1b-instruct.json"}, {"llama-3.2-3b", "llama-3.2-3b.json"},
-      {"llama-4-scout", "llama-4-scout-17b-16e.json"}, {"gpt-oss-20b", "gpt-oss-20b.json"},
-      {"gpt-oss-120b", "gpt-oss-120b.json"}, {"deepseek-v2-lite", "deepseek-v2-lite.json"},
-      {"deepseek-v3", "deepseek-v3.json"},  {"phi-4", "phi-4.json"},
-      {"phi-3.5-moe", "phi-3.5-moe-instruct.json"}, {"mistral-nemo-12b", "mistral-nemo-base-2407.json"},
-      {"command-r", "command-r-v01.json"},  {"olmo-2-7b", "olmo-2-7b.json"},
+      {"qwen3-0.6b", "qwen3-0.6b.json"},
+      {"qwen3-8b", "qwen3-8b.json"},
+      {"qwen3-32b", "qwen3-32b.json"},
+      {"qwen3-30b-a3b", "qwen3-30b-a3b.json"},
+      {"gemma-2-2b", "gemma-2-2b.json"},
+      {"gemma-2-9b", "gemma-2-9b.json"},
+      {"gemma-2-27b", "gemma-2-27b.json"},
+      {"gemma-3-1b", "gemma-3-1b-it.json"},
+      {"gemma-3-27b", "gemma-3-27b-it.json"},
+      {"llama-3.1-8b", "llama-3.1-8b.json"},
+      {"llama-3.1-70b", "llama-3.1-70b-instruct.json"},
+      {"llama-3.3-70b", "llama-3.1-70b-instruct.json"},
+      {"llama-3.2-1b", "llama-3.2-1b-instruct.json"},
+      {"llama-3.2-3b", "llama-3.2-3b.json"},
+      {"llama-4-scout", "llama-4-scout-17b-16e.json"},
+      {"gpt-oss-20b", "gpt-oss-20b.json"},
+      {"gpt-oss-120b", "gpt-oss-120b.json"},
+      {"deepseek-v2-lite", "deepseek-v2-lite.json"},
+      {"deepseek-v3", "deepseek-v3.json"},
+      {"phi-4", "phi-4.json"},
+      {"phi-3.5-moe", "phi-3.5-moe-instruct.json"},
+      {"mistral-nemo-12b", "mistral-nemo-base-2407.json"},
+      {"command-r", "command-r-v01.json"},
+      {"olmo-2-7b", "olmo-2-7b.json"},
       {"starcoder2-15b", "starcoder2-15b.json"},
   };
   for (const auto& pair : pairs) {
@@ -170,7 +191,8 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
     CHECK(LayerRuns(a) == LayerRuns(b));  // each block's attention kind, span and MLP
     // And so the figures: parameters, FLOPs and KV cache per token.
     const Settings s{.batch = 2, .seq = 64};
-    LayerGraph ga = BuildGraph(ResolveModel(preset), GraphSettingsOf(s)), gb = BuildGraph(LoadModelFile(Hf(file)), GraphSettingsOf(s));
+    LayerGraph ga = BuildGraph(ResolveModel(preset), GraphSettingsOf(s)),
+               gb = BuildGraph(LoadModelFile(Hf(file)), GraphSettingsOf(s));
     CHECK(CountParams(ga).total == CountParams(gb).total);
     FlopCounts fa = CountFlops(ga), fb = CountFlops(gb);
     CHECK(fa.forward == fb.forward);
@@ -191,10 +213,12 @@ TEST_CASE("hf: presets of models without a config file here") {
     const char* source;
   };
   const Row rows[] = {
-      {"qwen3-235b-a22b", 235'093'634'560, 22'190'763'520, 1'577'058'304, "keras-hub qwen3_moe_235b_a22b_en; HF total; card '22B'"},
+      {"qwen3-235b-a22b", 235'093'634'560, 22'190'763'520, 1'577'058'304,
+       "keras-hub qwen3_moe_235b_a22b_en; HF total; card '22B'"},
       {"llama-3.1-405b", 405'853'388'800, 0, 4'227'858'432, "HF API total for meta-llama/Llama-3.1-405B"},
       {"llama-3.3-70b", 70'553'706'496, 0, 2'684'354'560, "HF total for meta-llama/Llama-3.3-70B-Instruct"},
-      {"llama-4-maverick", 400'711'848'960, 17'184'691'200, 1'610'612'736, "derived (card '400B total', '17B active'), text only"},
+      {"llama-4-maverick", 400'711'848'960, 17'184'691'200, 1'610'612'736,
+       "derived (card '400B total', '17B active'), text only"},
   };
   for (const Row& row : rows) {
     CAPTURE(row.preset);

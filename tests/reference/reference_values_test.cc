@@ -98,8 +98,8 @@ TEST_CASE("reference: KV cache bytes per token at 2 bytes per element") {
     uint64_t bytes;
   };
   // 2 (K and V) · L · g · d · 2 bytes.
-  const Row rows[] = {{"gpt2-small", 36'864},  {"gpt2-medium", 98'304}, {"gpt2-large", 184'320},
-                      {"gpt2-xl", 307'200},    {"llama-2-7b", 524'288}, {"llama-3-8b", 131'072}};
+  const Row rows[] = {{"gpt2-small", 36'864}, {"gpt2-medium", 98'304}, {"gpt2-large", 184'320},
+                      {"gpt2-xl", 307'200},   {"llama-2-7b", 524'288}, {"llama-3-8b", 131'072}};
   for (const Row& row : rows) {
     CAPTURE(row.preset);
     CHECK(2 * KvElementsPerToken(PresetGraph(row.preset)) == row.bytes);
@@ -122,10 +122,8 @@ struct LectureRow {
 
 TEST_CASE("reference: the lecture's own models") {
   const LectureRow rows[] = {
-      {"seed-mlp", 32, 1'055'242, 67'436'544},
-      {"cruncher", 8, 8'256, 132'096},
-      {"memory-mlp", 32, 25'175'040, 1'610'612'736},
-      {"mixed-precision-mlp", 64, 71'218'152, 9'114'222'592},
+      {"seed-mlp", 32, 1'055'242, 67'436'544},       {"cruncher", 8, 8'256, 132'096},
+      {"memory-mlp", 32, 25'175'040, 1'610'612'736}, {"mixed-precision-mlp", 64, 71'218'152, 9'114'222'592},
       {"seed-cnn", 1, 76'938, 154'536'448},
   };
   for (const LectureRow& row : rows) {
@@ -148,14 +146,16 @@ family: sequential
 input: [10, 15, 15]
 layers:
   - conv2d: {out: 3, kernel: 3, padding: 1}
-)", {.batch = 5});
+)",
+                                      {.batch = 5});
   CHECK(CountFlops(a).forward == 2 * 303'750);
   LayerGraph b = testing::InlineGraph(R"(
 family: sequential
 input: [10, 20, 20]
 layers:
   - conv2d: {out: 6, kernel: 3, padding: 1, stride: 2}
-)", {.batch = 2});
+)",
+                                      {.batch = 2});
   CHECK(CountFlops(b).forward == 2 * 108'000);
 }
 

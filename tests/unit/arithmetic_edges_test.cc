@@ -1,14 +1,13 @@
 // Counts at the edges of 64-bit arithmetic: every count and byte figure is exact or an InputError,
 // never a wrapped number. Values are derived by hand in the comments.
-#include <memory>
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
@@ -46,7 +45,7 @@ TEST_CASE("arithmetic: checked sums and products at 2^63 and 2^64") {
 }
 
 TEST_CASE("arithmetic: bytes of a tensor at 2^63 and 2^64") {
-  CHECK(BytesOf(uint64_t{1} << 61, DType::kFp32, "x") == kTwo63);     // 2^61 · 4
+  CHECK(BytesOf(uint64_t{1} << 61, DType::kFp32, "x") == kTwo63);              // 2^61 · 4
   CHECK_THROWS_AS(BytesOf(uint64_t{1} << 62, DType::kFp32, "x"), InputError);  // 2^64
   // int4: (2^64 - 1) · 4 bits = 2^63 - 0.5 bytes, rounded up to whole bytes: 2^63.
   CHECK(BytesOf(kMax, DType::kInt4, "x") == kTwo63);

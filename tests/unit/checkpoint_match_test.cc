@@ -49,12 +49,14 @@ TEST_CASE("checkpoint vs graph: a buffer, an extra block and a missing norm, one
       {"model.embed_tokens.weight", "F16", {8, 32}, 2}, {"lm_head.weight", "F16", {8, 32}, 2}};
   for (const std::string b : {"0", "1"}) {
     const std::string p = "model.layers." + b + ".";
-    for (const char* n : {"input_layernorm", "post_attention_layernorm"}) tensors.push_back({p + n + ".weight", "F16", {32}, 2});
+    for (const char* n : {"input_layernorm", "post_attention_layernorm"})
+      tensors.push_back({p + n + ".weight", "F16", {32}, 2});
     tensors.push_back({p + "self_attn.q_proj.weight", "F16", {32, 32}, 2});
     tensors.push_back({p + "self_attn.k_proj.weight", "F16", {16, 32}, 2});
     tensors.push_back({p + "self_attn.v_proj.weight", "F16", {16, 32}, 2});
     tensors.push_back({p + "self_attn.o_proj.weight", "F16", {32, 32}, 2});
-    for (const char* n : {"gate_proj", "up_proj", "down_proj"}) tensors.push_back({p + "mlp." + n + ".weight", "F16", {32, 32}, 2});
+    for (const char* n : {"gate_proj", "up_proj", "down_proj"})
+      tensors.push_back({p + "mlp." + n + ".weight", "F16", {32, 32}, 2});
   }
   tensors.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", "F32", {8}, 4});
   uint64_t data = 0;

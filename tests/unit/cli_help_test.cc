@@ -58,7 +58,8 @@ TEST_CASE("cli help: WrapHelp breaks at spaces under the description column") {
   // 2 + 28 columns of option, then a description of 60: the break falls at column 80's last space.
   const std::string option = "  --flag N" + std::string(20, ' ');
   const std::string line = option + std::string(45, 'a') + " " + std::string(14, 'b');
-  CHECK(WrapHelp(line + "\n") == option + std::string(45, 'a') + "\n" + std::string(30, ' ') + std::string(14, 'b') + "\n");
+  CHECK(WrapHelp(line + "\n") ==
+        option + std::string(45, 'a') + "\n" + std::string(30, ' ') + std::string(14, 'b') + "\n");
   CHECK(WrapHelp("short\n") == "short\n");
   CHECK(DisplayWidth("2·m·n·k") == 7);  // "·" is two bytes, one column
 }
@@ -95,10 +96,10 @@ TEST_CASE("hardware names: case-insensitive, aliases from the catalog files, sug
   CHECK(FindHardwareName("h100-nvl").empty());
   CHECK(ResolveHardware("H200").name == "h200");
   SUBCASE("suggestions: prefix, family, spelling") {
-    CHECK(HardwareSuggestion("mi3") == " (did you mean 'mi300x'?)");        // the one device it prefixes
+    CHECK(HardwareSuggestion("mi3") == " (did you mean 'mi300x'?)");         // the one device it prefixes
     CHECK(HardwareSuggestion("h100-nvl") == " (did you mean 'h100-sxm'?)");  // family h100 = h100-sxm
     CHECK(HardwareSuggestion("a100-80g") == " (did you mean 'a100-80gb'?)");
-    CHECK(HardwareSuggestion("v1000") == " (did you mean 'v100-sxm2'?)");    // one edit from the alias v100
+    CHECK(HardwareSuggestion("v1000") == " (did you mean 'v100-sxm2'?)");  // one edit from the alias v100
     CHECK(HardwareSuggestion("yaml").empty());
   }
 }

@@ -1,5 +1,6 @@
 // The bad-input corpus: each file in tests/data/bad/ holds one defect, and its full one-line
 // message (FILE:LINE:COL: error: ...) is asserted here, as ninja's ParserTest.Errors does.
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,12 +13,10 @@
 #include <typeinfo>
 #include <vector>
 
-#include <doctest/doctest.h>
-
-#include "config/syntax_scan.h"
-#include "config/yaml_reader.h"
 #include "cli/app.h"
 #include "config/load_config.h"
+#include "config/syntax_scan.h"
+#include "config/yaml_reader.h"
 #include "graph/build_graph.h"
 #include "util/error.h"
 
@@ -38,8 +37,7 @@ struct BadCase {
 const BadCase kCases[] = {
     // Syntax, through yaml-cpp for both YAML and JSON.
     {"yaml_syntax_error.yaml", Stage::kLoad, "3:11: error: syntax error: illegal map value"},
-    {"yaml_tab_indent.yaml", Stage::kLoad,
-     "2:1: error: syntax error: illegal tab when looking for indentation"},
+    {"yaml_tab_indent.yaml", Stage::kLoad, "2:1: error: syntax error: illegal tab when looking for indentation"},
     {"json_syntax_error.json", Stage::kLoad, "1:1: error: syntax error: '{' is never closed"},
     // Where the mistake is, not where yaml-cpp notices it (the next line), or would accept it.
     {"yaml_unclosed_bracket.yaml", Stage::kLoad, "2:10: error: syntax error: '[' is never closed"},
@@ -53,8 +51,7 @@ const BadCase kCases[] = {
     {"json_bad_value.json", Stage::kLoad, "3:14: error: syntax error: expected a value, got '@'"},
     // The shape of the document.
     {"empty.yaml", Stage::kLoad, "1:1: error: the config is empty"},
-    {"root_is_list.yaml", Stage::kLoad,
-     "1:1: error: a model config must be a map of keys to values, got a list"},
+    {"root_is_list.yaml", Stage::kLoad, "1:1: error: a model config must be a map of keys to values, got a list"},
     // Hugging Face config.json: unknown keys are ignored, used ones checked.
     {"hf_missing_vocab_size.json", Stage::kLoad, "1:1: error: missing required key 'vocab_size' in 'config.json'"},
     {"hf_unknown_model_type.json", Stage::kLoad,
@@ -74,21 +71,16 @@ const BadCase kCases[] = {
      "1:9: error: 'family' must be transformer or sequential, got 'transfromer' (did you mean "
      "'transformer'?)"},
     // Keys.
-    {"unknown_key_n_head.yaml", Stage::kLoad,
-     "6:1: error: unknown key 'n_head' in 'model' (did you mean 'n_heads'?)"},
-    {"json_unknown_key.json", Stage::kLoad,
-     "6:3: error: unknown key 'n_layer' in 'model' (did you mean 'n_layers'?)"},
+    {"unknown_key_n_head.yaml", Stage::kLoad, "6:1: error: unknown key 'n_head' in 'model' (did you mean 'n_heads'?)"},
+    {"json_unknown_key.json", Stage::kLoad, "6:3: error: unknown key 'n_layer' in 'model' (did you mean 'n_layers'?)"},
     {"dup_key.yaml", Stage::kLoad, "7:1: error: duplicate key 'n_heads' (first at 6:1)"},
     {"missing_n_layers.yaml", Stage::kLoad, "1:1: error: missing required key 'n_layers' in 'model'"},
     // Values: type, range, size.
-    {"quoted_int.yaml", Stage::kLoad,
-     "5:11: error: 'n_layers' must be a positive whole number, got the string \"12\""},
-    {"list_for_int.yaml", Stage::kLoad,
-     "5:11: error: 'n_layers' must be a positive whole number, got a list"},
+    {"quoted_int.yaml", Stage::kLoad, "5:11: error: 'n_layers' must be a positive whole number, got the string \"12\""},
+    {"list_for_int.yaml", Stage::kLoad, "5:11: error: 'n_layers' must be a positive whole number, got a list"},
     {"zero_size.yaml", Stage::kLoad, "7:7: error: 'd_ff' must be a positive whole number, got '0'"},
     {"negative_size.yaml", Stage::kLoad, "7:7: error: 'd_ff' must be a positive whole number, got '-256'"},
-    {"fractional_size.yaml", Stage::kLoad,
-     "5:11: error: 'n_layers' must be a positive whole number, got '12.5'"},
+    {"fractional_size.yaml", Stage::kLoad, "5:11: error: 'n_layers' must be a positive whole number, got '12.5'"},
     {"huge_number.yaml", Stage::kLoad,
      "2:13: error: 'vocab_size' is too large: 9223372036854775808 (at most 2^63 - 1)"},
     {"huge_number_over_u64.yaml", Stage::kLoad,
@@ -96,21 +88,18 @@ const BadCase kCases[] = {
     {"bad_enum_mlp.yaml", Stage::kLoad,
      "8:6: error: 'mlp' must be one of gelu, relu, swiglu, geglu, got 'swigl' (did you mean 'swiglu'?)"},
     {"bad_bool.yaml", Stage::kLoad, "8:7: error: 'bias' must be true or false, got 'yes'"},
-    {"dropout_out_of_range.yaml", Stage::kLoad,
-     "8:10: error: 'dropout' must be a probability in [0, 1), got '1.5'"},
+    {"dropout_out_of_range.yaml", Stage::kLoad, "8:10: error: 'dropout' must be a probability in [0, 1), got '1.5'"},
     // Transformer rules across keys, reported at the second key.
     {"heads_not_divisible.yaml", Stage::kLoad,
      "6:10: error: 'd_model' (64) is not divisible by 'n_heads' (5); set 'head_dim' to use another head "
      "size"},
-    {"kv_heads_not_divisible.yaml", Stage::kLoad,
-     "8:13: error: 'n_heads' (4) is not divisible by 'n_kv_heads' (3)"},
+    {"kv_heads_not_divisible.yaml", Stage::kLoad, "8:13: error: 'n_heads' (4) is not divisible by 'n_kv_heads' (3)"},
     // Sequential layers.
     {"unknown_layer.yaml", Stage::kLoad,
      "5:5: error: unknown layer 'rleu' (did you mean 'relu'?); layers are linear, conv2d, pool, "
      "adaptive_pool, flatten, relu, gelu, silu, tanh, sigmoid, relu6, hardswish, hardsigmoid, layernorm, "
      "batchnorm, dropout, repeat, residual, parallel, patch_embed, encoder, class_token"},
-    {"unknown_layer_option.yaml", Stage::kLoad,
-     "4:22: error: unknown key 'bais' in 'linear' (did you mean 'bias'?)"},
+    {"unknown_layer_option.yaml", Stage::kLoad, "4:22: error: unknown key 'bais' in 'linear' (did you mean 'bias'?)"},
     {"layer_is_list.yaml", Stage::kLoad,
      "4:5: error: a layer must be a name such as 'relu' or a map with one key such as "
      "'linear: {out: 10}', got a list"},
@@ -118,8 +107,7 @@ const BadCase kCases[] = {
     {"pool_missing_kernel.yaml", Stage::kLoad, "4:11: error: missing required key 'kernel' in 'pool'"},
     {"input_not_list.yaml", Stage::kLoad,
      "2:8: error: 'input' must be one sample's shape, such as [512] or [3, 32, 32], got '16'"},
-    {"repeat_too_many_layers.yaml", Stage::kLoad,
-     "5:14: error: 'repeat' expands to more than 100000 layers"},
+    {"repeat_too_many_layers.yaml", Stage::kLoad, "5:14: error: 'repeat' expands to more than 100000 layers"},
     // Shapes that do not chain: found by the graph builder, reported at the layer or its `in`.
     {"linear_in_mismatch.yaml", Stage::kBuild,
      "5:18: error: linear 'in' is 16 but its input gives 8 (input shape [8])"},
@@ -127,15 +115,12 @@ const BadCase kCases[] = {
      "5:5: error: conv2d needs a [channels, height, width] input, but the previous layer gives [192]"},
     {"conv_groups_not_dividing.yaml", Stage::kBuild,
      "4:5: error: conv2d groups (2) must divide both the 3 input and 4 output channels"},
-    {"kernel_larger_than_input.yaml", Stage::kBuild,
-     "4:5: error: conv2d kernel 7 is larger than its padded input 6"},
+    {"kernel_larger_than_input.yaml", Stage::kBuild, "4:5: error: conv2d kernel 7 is larger than its padded input 6"},
     // One document per config: YAML streams and trailing JSON are not silently cut short.
     {"json_trailing_content.json", Stage::kLoad,
      "10:1: error: a config holds one document, but a second one starts here"},
-    {"multiple_documents.yaml", Stage::kLoad,
-     "5:1: error: a config holds one document, but a second one starts here"},
-    {"empty_layers.yaml", Stage::kLoad,
-     "3:9: error: 'layers' must be a non-empty list of layers, got an empty list"},
+    {"multiple_documents.yaml", Stage::kLoad, "5:1: error: a config holds one document, but a second one starts here"},
+    {"empty_layers.yaml", Stage::kLoad, "3:9: error: 'layers' must be a non-empty list of layers, got an empty list"},
     {"input_empty_list.yaml", Stage::kLoad,
      "2:8: error: 'input' must be one sample's shape, such as [512] or [3, 32, 32], got an empty list"},
     // A forgotten '-' merges two layers into one map.
@@ -150,12 +135,10 @@ const BadCase kCases[] = {
     {"nan_size.yaml", Stage::kLoad, "4:10: error: 'd_model' must be a positive whole number, got '.nan'"},
     {"inf_size.yaml", Stage::kLoad, "5:11: error: 'n_layers' must be a positive whole number, got '.inf'"},
     {"nan_dropout.yaml", Stage::kLoad, "8:10: error: 'dropout' must be a probability in [0, 1), got 'nan'"},
-    {"float_out_of_range.yaml", Stage::kLoad,
-     "8:10: error: 'dropout' must be a probability in [0, 1), got '1e400'"},
+    {"float_out_of_range.yaml", Stage::kLoad, "8:10: error: 'dropout' must be a probability in [0, 1), got '1e400'"},
     {"hex_number.yaml", Stage::kLoad, "4:10: error: 'd_model' must be a positive whole number, got '0x40'"},
     {"bool_for_int.yaml", Stage::kLoad, "5:11: error: 'n_layers' must be a positive whole number, got 'true'"},
-    {"null_value.yaml", Stage::kLoad,
-     "6:1: error: 'n_layers' must be a positive whole number, got nothing (null)"},
+    {"null_value.yaml", Stage::kLoad, "6:1: error: 'n_layers' must be a positive whole number, got nothing (null)"},
     {"hf_negative_layers.json", Stage::kLoad,
      "6:24: error: 'num_hidden_layers' must be a positive whole number, got '-32'"},
     {"hf_nan_rotary_factor.json", Stage::kLoad,
@@ -181,8 +164,7 @@ const BadCase kCases[] = {
     {"moe_top_k_too_large.yaml", Stage::kLoad, "8:26: error: 'top_k' (3) is more than the 2 experts"},
     {"rotary_dim_too_large.yaml", Stage::kLoad,
      "9:13: error: 'rotary_dim' (32) is larger than the head dimension (16)"},
-    {"position_offset_needs_learned.yaml", Stage::kLoad,
-     "9:18: error: 'position_offset' needs 'position: learned'"},
+    {"position_offset_needs_learned.yaml", Stage::kLoad, "9:18: error: 'position_offset' needs 'position: learned'"},
     {"conv_stride_zero.yaml", Stage::kLoad, "4:41: error: 'stride' must be a positive whole number, got '0'"},
     {"repeat_zero_times.yaml", Stage::kLoad, "4:21: error: 'times' must be a positive whole number, got '0'"},
     {"pool_kernel_too_large.yaml", Stage::kBuild, "4:5: error: pool kernel 9 is larger than its padded input 8"},
@@ -201,7 +183,8 @@ const BadCase kCases[] = {
      "7:13: error: the hidden size (768) is not divisible by the number of heads (7)"},
     {"hf_bloom_heads_not_dividing.json", Stage::kLoad,
      "6:13: error: the hidden size (1024) is not divisible by the number of heads (24)"},
-    {"tagged_str_size.yaml", Stage::kLoad, "4:10: error: 'd_model' must be a positive whole number, got '64' tagged !!str"},
+    {"tagged_str_size.yaml", Stage::kLoad,
+     "4:10: error: 'd_model' must be a positive whole number, got '64' tagged !!str"},
     // torch.nn.MaxPool2d(3, padding=2): "pad should be at most half of effective kernel size".
     {"pool_padding_over_half.yaml", Stage::kBuild,
      "4:5: error: pool padding 2 is more than half its kernel 3 (PyTorch allows at most kernel / 2, rounded down)"},
@@ -263,8 +246,7 @@ TEST_CASE("config errors: on the command line, each bad file exits 2 with one li
 // Defects git cannot hold: made in a scratch directory for the test, removed after it.
 class ScratchDir {
  public:
-  ScratchDir()
-      : path_(std::filesystem::temp_directory_path() / ("tally-bad-" + std::to_string(::getpid()))) {
+  ScratchDir() : path_(std::filesystem::temp_directory_path() / ("tally-bad-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -363,16 +345,21 @@ TEST_CASE("config errors: the bracket and quote scans leave valid YAML and JSON 
     CAPTURE(text);
     CHECK_NOTHROW(CheckYamlClosed("ok.yaml", text));
   }
-  const char* const json[] = {"{}", "[]", "{\"a\": [1, -2.5e3, true, null, {\"b\": \"}]\\\"\"}]}",
-                              " {\"a\": 1}\n\n", "{\"a\": 1}\n{\"b\": 2}", "\"x\"", "NaN"};
+  const char* const json[] = {"{}",
+                              "[]",
+                              "{\"a\": [1, -2.5e3, true, null, {\"b\": \"}]\\\"\"}]}",
+                              " {\"a\": 1}\n\n",
+                              "{\"a\": 1}\n{\"b\": 2}",
+                              "\"x\"",
+                              "NaN"};
   for (const char* text : json) {
     CAPTURE(text);
     CHECK_NOTHROW(CheckJsonSyntax("ok.json", text));
   }
   CHECK_THROWS_WITH_AS(CheckJsonSyntax("x.json", "[1, 2,]"),
                        "x.json:1:6: error: syntax error: a trailing ',' is not allowed in JSON", InputError);
-  CHECK_THROWS_WITH_AS(CheckJsonSyntax("x.json", "{\"a\": [1, 2"), "x.json:1:7: error: syntax error: '[' is never closed",
-                       InputError);
+  CHECK_THROWS_WITH_AS(CheckJsonSyntax("x.json", "{\"a\": [1, 2"),
+                       "x.json:1:7: error: syntax error: '[' is never closed", InputError);
   CHECK_THROWS_WITH_AS(CheckJsonSyntax("x.json", "{1: 2}"),
                        "x.json:1:2: error: syntax error: expected a quoted key, got '1'", InputError);
   CHECK_THROWS_WITH_AS(CheckYamlClosed("x.yaml", "a: {b: [1, 2]\nc: 3\n"),
@@ -403,12 +390,14 @@ TEST_CASE("config errors: valid YAML that looks unclosed to a scan is read as ya
   // JSON with a UTF-8 byte order mark, which RFC 8259 §8.1 lets a parser ignore.
   CHECK_NOTHROW(ParseYaml("bom.json", "\xEF\xBB\xBF{\"model_type\": \"llama\"}\n"));
   // UTF-16LE JSON: the structure scan leaves it to yaml-cpp, which decodes it.
-  static const char kUtf16[] = "{\0\"\0a\0\"\0:\0 \0" "1\0}\0";
+  static const char kUtf16[] =
+      "{\0\"\0a\0\"\0:\0 \0"
+      "1\0}\0";
   const std::string utf16(kUtf16, sizeof kUtf16 - 1);
   CHECK_NOTHROW(CheckJsonSyntax("utf16.json", utf16));
   // What yaml-cpp accepts but is not closed: a quote still open at the end of the file.
-  CHECK_THROWS_WITH_AS(ParseYaml("x.yaml", "a: 1\nb: &x 'open\n"), "x.yaml:2:7: error: syntax error: \"'\" is never closed",
-                       InputError);
+  CHECK_THROWS_WITH_AS(ParseYaml("x.yaml", "a: 1\nb: &x 'open\n"),
+                       "x.yaml:2:7: error: syntax error: \"'\" is never closed", InputError);
 }
 
 // bloaty's fuzz_driver idea over real files: bad input may only ever be an InputError.

@@ -69,14 +69,14 @@ struct Fake {
   int (*descCreate)(void**, int, int) = Get<decltype(descCreate)>("cublasLtMatmulDescCreate");
   int (*descDestroy)(void*) = Get<decltype(descDestroy)>("cublasLtMatmulDescDestroy");
   int (*descSet)(void*, int, const void*, size_t) = Get<decltype(descSet)>("cublasLtMatmulDescSetAttribute");
-  int (*layoutCreate)(void**, int, uint64_t, uint64_t, int64_t) =
-      Get<decltype(layoutCreate)>("cublasLtMatrixLayoutCreate");
+  int (*layoutCreate)(void**, int, uint64_t, uint64_t,
+                      int64_t) = Get<decltype(layoutCreate)>("cublasLtMatrixLayoutCreate");
   int (*layoutDestroy)(void*) = Get<decltype(layoutDestroy)>("cublasLtMatrixLayoutDestroy");
   int (*prefCreate)(void**) = Get<decltype(prefCreate)>("cublasLtMatmulPreferenceCreate");
   int (*prefDestroy)(void*) = Get<decltype(prefDestroy)>("cublasLtMatmulPreferenceDestroy");
   int (*prefSet)(void*, int, const void*, size_t) = Get<decltype(prefSet)>("cublasLtMatmulPreferenceSetAttribute");
-  int (*heuristic)(void*, void*, void*, void*, void*, void*, void*, int, HeuristicResult*, int*) =
-      Get<decltype(heuristic)>("cublasLtMatmulAlgoGetHeuristic");
+  int (*heuristic)(void*, void*, void*, void*, void*, void*, void*, int, HeuristicResult*,
+                   int*) = Get<decltype(heuristic)>("cublasLtMatmulAlgoGetHeuristic");
   int (*ltMatmul)(void*, void*, const void*, const void*, void*, const void*, void*, const void*, const void*, void*,
                   void*, void*, const void*, void*, size_t, void*) = Get<decltype(ltMatmul)>("cublasLtMatmul");
 };
@@ -334,8 +334,8 @@ TEST_CASE("fake_cuda: cublasGemmEx 3x5x7 in every type and transpose equals a ha
   struct Case {
     int ab, c, compute;
   };
-  const Case cases[] = {{kF32, kF32, kCompute32F},  {kF32, kF32, kComputeTf32}, {kF64, kF64, kCompute64F},
-                        {kF16, kF16, kCompute32F},  {kF16, kF32, kCompute32F},  {kBf16, kBf16, kCompute32F},
+  const Case cases[] = {{kF32, kF32, kCompute32F}, {kF32, kF32, kComputeTf32}, {kF64, kF64, kCompute64F},
+                        {kF16, kF16, kCompute32F}, {kF16, kF32, kCompute32F},  {kBf16, kBf16, kCompute32F},
                         {kBf16, kF32, kCompute32F}};
   void* handle = nullptr;
   REQUIRE(F().cublasCreate(&handle) == 0);
@@ -359,8 +359,8 @@ TEST_CASE("fake_cuda: cublasGemmEx 3x5x7 in every type and transpose equals a ha
       const bool fp64 = t.compute == kCompute64F;
       const void* pa = fp64 ? static_cast<const void*>(&alpha) : &alpha_f;
       const void* pb = fp64 ? static_cast<const void*>(&beta) : &beta_f;
-      REQUIRE(F().cublasGemmEx(handle, ta, tb, m, n, k, pa, da.get(), t.ab, lda, db.get(), t.ab, ldb, pb, dc.get(),
-                               t.c, ldc, t.compute, -1) == 0);
+      REQUIRE(F().cublasGemmEx(handle, ta, tb, m, n, k, pa, da.get(), t.ab, lda, db.get(), t.ab, ldb, pb, dc.get(), t.c,
+                               ldc, t.compute, -1) == 0);
       const std::vector<double> want = Reference(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
       const std::vector<double> got = dc.Read();
       for (size_t i = 0; i < got.size(); ++i) {
@@ -380,22 +380,22 @@ TEST_CASE("fake_cuda: fp16 and bf16 outputs round to nearest even, subnormals an
   const auto gemm = [&](int type, float alpha, double a0, double a1) {
     const Device a(type, {a0, a1}), b(type, {1.0, 1.0}), c(type, {0.0});
     const float zero = 0;
-    REQUIRE(F().cublasGemmEx(handle, 0, 0, 1, 1, 2, &alpha, a.get(), type, 1, b.get(), type, 2, &zero, c.get(), type,
-                             1, kCompute32F, -1) == 0);
+    REQUIRE(F().cublasGemmEx(handle, 0, 0, 1, 1, 2, &alpha, a.get(), type, 1, b.get(), type, 2, &zero, c.get(), type, 1,
+                             kCompute32F, -1) == 0);
     return c.Read()[0];
   };
   const auto p2 = [](int e) { return std::ldexp(1.0, e); };
-  CHECK(gemm(kF16, 1, 1, p2(-11)) == 1);                       // a tie: to the even neighbour
-  CHECK(gemm(kF16, 1, 1, 3 * p2(-12)) == 1 + p2(-10));         // above the tie: up
+  CHECK(gemm(kF16, 1, 1, p2(-11)) == 1);                // a tie: to the even neighbour
+  CHECK(gemm(kF16, 1, 1, 3 * p2(-12)) == 1 + p2(-10));  // above the tie: up
   CHECK(gemm(kF16, 1, -1, -p2(-11)) == -1);
-  CHECK(gemm(kF16, 0.5f, p2(-24), 0) == 0);                    // half the smallest subnormal: a tie, to 0
-  CHECK(gemm(kF16, 0.5f, 3 * p2(-24), 0) == 2 * p2(-24));      // 1.5 subnormal steps: to the even 2
+  CHECK(gemm(kF16, 0.5f, p2(-24), 0) == 0);                // half the smallest subnormal: a tie, to 0
+  CHECK(gemm(kF16, 0.5f, 3 * p2(-24), 0) == 2 * p2(-24));  // 1.5 subnormal steps: to the even 2
   CHECK(gemm(kF16, 1, 65504, 8) == 65504);
-  CHECK(gemm(kF16, 1, 65504, 16) == INFINITY);                 // 65520 rounds past the largest half
+  CHECK(gemm(kF16, 1, 65504, 16) == INFINITY);  // 65520 rounds past the largest half
   CHECK(gemm(kBf16, 1, 1, p2(-8)) == 1);
   CHECK(gemm(kBf16, 1, 1, 3 * p2(-9)) == 1 + p2(-7));
   const double bf16_max = (2 - p2(-7)) * p2(127);
-  CHECK(gemm(kBf16, 1, bf16_max, p2(119)) == INFINITY);       // a tie above the odd largest: up, to infinity
+  CHECK(gemm(kBf16, 1, bf16_max, p2(119)) == INFINITY);  // a tie above the odd largest: up, to infinity
   CHECK(gemm(kBf16, 1, bf16_max, p2(118)) == bf16_max);
   CHECK(F().cublasDestroy(handle) == 0);
 }
@@ -408,10 +408,10 @@ TEST_CASE("fake_cuda: TF32 compute rounds the inputs to 10 mantissa bits, to nea
   for (const double x : {1 + std::ldexp(1, -11), 1 + 3 * std::ldexp(1, -12)}) {
     const Device a(kF32, {x}), b(kF32, {1.0}), c32(kF32, {0.0}), ctf(kF32, {0.0});
     const float one = 1, zero = 0;
-    REQUIRE(F().cublasGemmEx(handle, 0, 0, 1, 1, 1, &one, a.get(), kF32, 1, b.get(), kF32, 1, &zero, c32.get(), kF32,
-                             1, kCompute32F, -1) == 0);
-    REQUIRE(F().cublasGemmEx(handle, 0, 0, 1, 1, 1, &one, a.get(), kF32, 1, b.get(), kF32, 1, &zero, ctf.get(), kF32,
-                             1, kComputeTf32, -1) == 0);
+    REQUIRE(F().cublasGemmEx(handle, 0, 0, 1, 1, 1, &one, a.get(), kF32, 1, b.get(), kF32, 1, &zero, c32.get(), kF32, 1,
+                             kCompute32F, -1) == 0);
+    REQUIRE(F().cublasGemmEx(handle, 0, 0, 1, 1, 1, &one, a.get(), kF32, 1, b.get(), kF32, 1, &zero, ctf.get(), kF32, 1,
+                             kComputeTf32, -1) == 0);
     CHECK(c32.Read()[0] == x);
     CHECK(ctf.Read()[0] == (x < 1 + std::ldexp(1, -11) + 1e-9 ? 1 : 1 + std::ldexp(1, -10)));
   }
@@ -493,7 +493,7 @@ TEST_CASE("fake_cuda: cuBLASLt fp8 e4m3 decodes every byte, NaN included") {
   const std::vector<double> got = d.Read();
   CHECK(got == patterns);
   CHECK(got[0x38] == 1);
-  CHECK(got[0x7E] == 448);    // the largest finite value
+  CHECK(got[0x7E] == 448);  // the largest finite value
   CHECK(got[0xFE] == -448);
   CHECK(got[0x08] == std::ldexp(1, -6));  // the smallest normal
   CHECK(got[0x01] == std::ldexp(1, -9));  // the smallest subnormal

@@ -1,10 +1,11 @@
 // Each formatter on a tiny hand-built report, asserted as exact text.
+#include "report/format.h"
+
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "report/format.h"
 #include "util/error.h"
 
 namespace tally {
@@ -36,7 +37,8 @@ TEST_CASE("format: JSON") {
   CHECK(FormatJson(TinyReport()) ==
         "{\n"
         "  \"schema\": \"tally/1\",\n"
-        "  \"tally_version\": \"" TALLY_VERSION "\",\n"
+        "  \"tally_version\": \"" TALLY_VERSION
+        "\",\n"
         "  \"model\": {\n"
         "    \"name\": \"tiny, \\\"quoted\\\"\"\n"
         "  },\n"
@@ -67,7 +69,7 @@ TEST_CASE("format: CSV quotes line breaks per RFC 4180, in values and in list ro
   CHECK(FormatDelimited(r, ',') == "a,b,c\n\"two\nlines\",\"cr\rhere\",plain\n");
   Report list;
   list.AddTable("list", "", {{.key = "name"}, {.key = "note"}}).rows = {{std::string("x,y"), std::string("say \"hi\"")},
-                                                                      {std::string(), std::string("line\nbreak")}};
+                                                                        {std::string(), std::string("line\nbreak")}};
   CHECK(FormatDelimited(list, ',') == "name,note\n\"x,y\",\"say \"\"hi\"\"\"\n,\"line\nbreak\"\n");
 }
 
@@ -113,10 +115,9 @@ Report TableReport() {
 // Presets-like: an object keyed by the first column; a name holding a dot.
 Report KeyedReport() {
   Report r;
-  Table& t = r.AddTable("models", "Presets",
-                        {{.key = "name"},
-                         {.key = "params", .unit = Unit::kCount},
-                         {.key = "peak.bf16", .unit = Unit::kRatio}});
+  Table& t = r.AddTable(
+      "models", "Presets",
+      {{.key = "name"}, {.key = "params", .unit = Unit::kCount}, {.key = "peak.bf16", .unit = Unit::kRatio}});
   t.keyed = true;
   t.rows = {{std::string("gpt2"), uint64_t{124'439'808}, 1.5}, {std::string("pythia-1.4b"), uint64_t{7}, Cell()}};
   return r;
@@ -147,7 +148,8 @@ TEST_CASE("format: a table node in JSON: an array of objects, or an object keyed
   CHECK(FormatJson(TableReport()) ==
         "{\n"
         "  \"schema\": \"tally/1\",\n"
-        "  \"tally_version\": \"" TALLY_VERSION "\",\n"
+        "  \"tally_version\": \"" TALLY_VERSION
+        "\",\n"
         "  \"run\": {\n"
         "    \"clock\": 3540000000.0,\n"
         "    \"results\": [\n"
@@ -174,7 +176,8 @@ TEST_CASE("format: a table node in JSON: an array of objects, or an object keyed
   CHECK(FormatJson(KeyedReport()) ==
         "{\n"
         "  \"schema\": \"tally/1\",\n"
-        "  \"tally_version\": \"" TALLY_VERSION "\",\n"
+        "  \"tally_version\": \"" TALLY_VERSION
+        "\",\n"
         "  \"models\": {\n"
         "    \"gpt2\": {\n"
         "      \"params\": 124439808,\n"

@@ -1,8 +1,9 @@
 // GGUF headers: ggml type sizes, a tiny quantized Llama and GPT-2 small in sparse files, split
 // files, and hostile headers.
+#include "config/gguf.h"
+
 #include <doctest/doctest.h>
 
-#include "config/gguf.h"
 #include "config/load_config.h"
 #include "estimate/params.h"
 #include "graph/build_graph.h"
@@ -41,10 +42,10 @@ Gguf TinyLlama() {
 TEST_CASE("gguf: bytes per block of every ggml type match the published bits per weight") {
   // ggml-common.h's comments and llama.cpp's quantize table: bits per weight = 8 x bytes / block.
   const std::vector<std::pair<uint32_t, double>> bpw = {
-      {0, 32},      {1, 16},       {30, 16},     {2, 4.5},     {3, 5},     {6, 5.5},    {7, 6},
-      {8, 8.5},     {10, 2.625},   {11, 3.4375}, {12, 4.5},    {13, 5.5},  {14, 6.5625}, {16, 2.0625},
-      {17, 2.3125}, {22, 2.5625},  {18, 3.0625}, {21, 3.4375}, {19, 1.5625}, {29, 1.75}, {20, 4.5},
-      {23, 4.25},   {34, 1.6875},  {35, 2.0625}, {39, 4.25},   {15, 9.125}};
+      {0, 32},      {1, 16},      {30, 16},     {2, 4.5},     {3, 5},       {6, 5.5},     {7, 6},
+      {8, 8.5},     {10, 2.625},  {11, 3.4375}, {12, 4.5},    {13, 5.5},    {14, 6.5625}, {16, 2.0625},
+      {17, 2.3125}, {22, 2.5625}, {18, 3.0625}, {21, 3.4375}, {19, 1.5625}, {29, 1.75},   {20, 4.5},
+      {23, 4.25},   {34, 1.6875}, {35, 2.0625}, {39, 4.25},   {15, 9.125}};
   for (const auto& [id, bits] : bpw) {
     CAPTURE(id);
     const GgmlType* t = FindGgmlType(id);
@@ -67,7 +68,7 @@ TEST_CASE("gguf: a tiny quantized Llama gives exact counts, bytes by type, and a
   // two blocks, an embedding and a head of 25,600 and a norm of 256.
   CHECK(c.elements == 1'232'128);
   // Bytes from ggml-common.h's blocks: q4_K 144 per 256, q6_K 210 per 256, q8_0 34 per 32, f32 4.
-  CHECK(c.bytes_by_dtype.at("f32") == 5'120);    // 5 norms of 256
+  CHECK(c.bytes_by_dtype.at("f32") == 5'120);     // 5 norms of 256
   CHECK(c.bytes_by_dtype.at("q4_k") == 493'632);  // 2 x (256 + 128 + 256 + 512 + 512) blocks x 144 + 100 x 144
   CHECK(c.bytes_by_dtype.at("q8_0") == 69'632);   // 2 x 1,024 blocks x 34
   CHECK(c.bytes_by_dtype.at("q6_k") == 236'040);  // 2 x 512 x 210 + 100 x 210
@@ -91,7 +92,8 @@ TEST_CASE("gguf: GPT-2 small in F32 gives the published count, its vocabulary fr
   Gguf g;
   g.Text("general.architecture", "gpt2").U32("gpt2.block_count", 12).U32("gpt2.embedding_length", 768);
   g.U32("gpt2.feed_forward_length", 3072).U32("gpt2.attention.head_count", 12).U32("gpt2.context_length", 1024);
-  g.Tensor("token_embd.weight", {768, 50257}, 0, 4 * 768 * 50257).Tensor("position_embd.weight", {768, 1024}, 0, 4 * 768 * 1024);
+  g.Tensor("token_embd.weight", {768, 50257}, 0, 4 * 768 * 50257)
+      .Tensor("position_embd.weight", {768, 1024}, 0, 4 * 768 * 1024);
   g.Tensor("output_norm.weight", {768}, 0, 4 * 768).Tensor("output_norm.bias", {768}, 0, 4 * 768);
   for (int i = 0; i < 12; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -150,7 +152,8 @@ TEST_CASE("gguf: hostile headers are errors with the file and the byte") {
   CHECK(parse("GGUF" + Le(3, 4) + Le(~0ULL, 8) + Le(0, 8)) ==
         p + "8: tensor count 18446744073709551615 is more than the rest of the file (0 bytes) can hold");
   const std::string one_kv = "GGUF" + Le(3, 4) + Le(0, 8) + Le(1, 8);
-  CHECK(parse(one_kv + Le(1000, 8) + "abcde") == p + "24: a key of 1000 bytes runs past the end of the file (37 bytes)");
+  CHECK(parse(one_kv + Le(1000, 8) + "abcde") ==
+        p + "24: a key of 1000 bytes runs past the end of the file (37 bytes)");
   CHECK(parse(one_kv + Le(1, 8) + "k" + Le(9, 4) + Le(8, 4) + Le(~0ULL, 8)) ==
         p + "41: array length 18446744073709551615 is more than the rest of the file (0 bytes) can hold");
   uint64_t size = 0;

@@ -202,7 +202,8 @@ layers:
   - pool: {kind: max, kernel: 2}
   - flatten
   - linear: {out: 10}
-)", {.batch = 2});
+)",
+                             {.batch = 2});
   const Layer& conv = g.layers[0];
   // Output (17 - 3) / 2 + 1 = 8; params 128 · (64/4) · 3 · 3 + 128.
   CHECK(conv.shape == std::vector<uint64_t>{2, 128, 8, 8});

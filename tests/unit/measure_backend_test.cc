@@ -4,8 +4,8 @@
 
 #include "measure/backend.h"
 #include "measure/cuda_api.h"
-#include "measure/measure.h"
 #include "measure/dynamic_library.h"
+#include "measure/measure.h"
 #include "util/error.h"
 
 namespace tally {
@@ -175,8 +175,7 @@ TEST_CASE("measure backend: a wrong result stops the measurement") {
   // Operand values: ((i·7 + salt) mod 11 − 5) / 8; element (2, 3) of the 17x13x11 product when A
   // is read transposed: every layout is checked, not only NN.
   CHECK_THROWS_WITH_AS(CheckAgainstNaive(wrong, GemmDType::kFp32),
-                       doctest::Contains("cpu fp32 GEMM 17x13x11:TN is wrong at element (2, 3): got "),
-                       RuntimeError);
+                       doctest::Contains("cpu fp32 GEMM 17x13x11:TN is wrong at element (2, 3): got "), RuntimeError);
 }
 
 }  // namespace

@@ -65,9 +65,10 @@ TEST_CASE("measure cpu: Zen 4 runs AVX-512 on 256-bit units; AMX sets the bf16 p
   CpuInfo zen4 =
       ParseCpuInfo("vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 17\nflags : avx avx2 fma avx512f\n", 1);
   CHECK(FlopsPerCycle(zen4, GemmDType::kFp32) == 32);
-  CpuInfo spr = ParseCpuInfo("vendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\n"
-                             "flags : avx avx2 fma avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile\n",
-                             1);
+  CpuInfo spr = ParseCpuInfo(
+      "vendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\n"
+      "flags : avx avx2 fma avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile\n",
+      1);
   CHECK(FlopsPerCycle(spr, GemmDType::kFp32) == 64);
   CHECK(FlopsPerCycle(spr, GemmDType::kBf16) == 1024);  // a 16x32 by 32x16 tile product per 16 cycles
   CHECK(FlopsPerCycle(spr, GemmDType::kFp16) == 128);

@@ -44,8 +44,8 @@ TEST_CASE("measure cuda backend: the device is read from the driver and runtime"
 
 TEST_CASE("measure cuda backend: every dtype in every layout matches the naive product") {
   std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
-  for (GemmDType d : {GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16, GemmDType::kBf16, GemmDType::kFp64,
-                      GemmDType::kFp8}) {
+  for (GemmDType d :
+       {GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16, GemmDType::kBf16, GemmDType::kFp64, GemmDType::kFp8}) {
     CAPTURE(GemmDTypeName(d));
     CHECK(gpu->Unsupported(d).empty());
     CHECK_NOTHROW(CheckAgainstNaive(*gpu, d));
@@ -128,8 +128,8 @@ TEST_CASE("measure cuda backend: a GPU run fails with one line naming the cause"
     ScopedEnv small("FAKE_CUDA_OOM_BYTES", "4096");
     std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
     // A is 64 x 64 fp32: 16 KiB, over the fake's 4 KiB.
-    CHECK_THROWS_WITH_AS(gpu->Prepare({64, 64, 64}, GemmDType::kFp32),
-                         doctest::Contains("cudaMalloc of 16.00 KiB: "), RuntimeError);
+    CHECK_THROWS_WITH_AS(gpu->Prepare({64, 64, 64}, GemmDType::kFp32), doctest::Contains("cudaMalloc of 16.00 KiB: "),
+                         RuntimeError);
   }
   CudaLibraryNames no_cublas = Fake();
   no_cublas.cublas = {"libtally-no-such-cublas.so"};

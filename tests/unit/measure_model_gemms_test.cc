@@ -35,7 +35,7 @@ TEST_CASE("measure model GEMMs: FLOPs equal the estimator's forward + backward e
     const char* preset;
     Settings settings;
   };
-  const Case cases[] = {{"gpt2-small", Workload(4, 512)},        {"gpt2-small", Workload(1, 1024, true)},
+  const Case cases[] = {{"gpt2-small", Workload(4, 512)},         {"gpt2-small", Workload(1, 1024, true)},
                         {"seed-mlp", Workload(32, std::nullopt)}, {"seed-cnn", Workload(8, std::nullopt)},
                         {"llama-2-7b", Workload(2, 4096, true)},  {"mixtral-8x7b", Workload(1, 2048)}};
   for (const Case& c : cases) {
@@ -54,11 +54,14 @@ TEST_CASE("measure model GEMMs: the seed MLP, batch 32") {
   const std::vector<StepGemm> gemms = StepGemms(PresetGraph("seed-mlp", Workload(32, std::nullopt)));
   std::vector<std::pair<GemmShape, GemmPass>> got;
   for (const StepGemm& g : gemms) got.push_back({g.shape, g.pass});
-  const std::vector<std::pair<GemmShape, GemmPass>> want = {
-      {{32, 1024, 512}, GemmPass::kForward},          {{512, 1024, 32, true, false}, GemmPass::kGradWeight},
-      {{32, 512, 1024}, GemmPass::kForward},          {{32, 1024, 512, false, true}, GemmPass::kGradInput},
-      {{1024, 512, 32, true, false}, GemmPass::kGradWeight}, {{32, 10, 512}, GemmPass::kForward},
-      {{32, 512, 10, false, true}, GemmPass::kGradInput},    {{512, 10, 32, true, false}, GemmPass::kGradWeight}};
+  const std::vector<std::pair<GemmShape, GemmPass>> want = {{{32, 1024, 512}, GemmPass::kForward},
+                                                            {{512, 1024, 32, true, false}, GemmPass::kGradWeight},
+                                                            {{32, 512, 1024}, GemmPass::kForward},
+                                                            {{32, 1024, 512, false, true}, GemmPass::kGradInput},
+                                                            {{1024, 512, 32, true, false}, GemmPass::kGradWeight},
+                                                            {{32, 10, 512}, GemmPass::kForward},
+                                                            {{32, 512, 10, false, true}, GemmPass::kGradInput},
+                                                            {{512, 10, 32, true, false}, GemmPass::kGradWeight}};
   CHECK(got == want);
   // Products per layer: forward + dW for the first, forward + dX + dW for the others, each 2·m·n·k.
   CHECK(StepFlops(gemms) == 2ULL * 32 * (512 * 1024 * 2 + 1024 * 512 * 3 + 512 * 10 * 3));

@@ -2,10 +2,9 @@
 // JSON and CSV, the table's units, the roofline SVG and the calibration file.
 #include <doctest/doctest.h>
 
-#include "config/hardware.h"
-
 #include <nlohmann/json.hpp>
 
+#include "config/hardware.h"
 #include "measure/calibration.h"
 #include "measure/float_convert.h"
 #include "measure/gemm_shape.h"
@@ -65,7 +64,7 @@ TEST_CASE("measure output: fp8 e4m3 follows the OCP spec, rounding to nearest ev
   CHECK(Fp8E4M3ToFloat(0x01) == 0.001953125f);
   CHECK(std::isnan(Fp8E4M3ToFloat(0xFF)));
   CHECK(Fp8E4M3ToFloat(0x78) == 256.0f);  // 1.000 x 2^(15-7): exponent 15 is finite in E4M3
-  for (int b = 0; b < 256; ++b) {  // every finite code survives the round trip
+  for (int b = 0; b < 256; ++b) {         // every finite code survives the round trip
     CAPTURE(b);
     if ((b & 0x7F) == 0x7F) continue;
     CHECK(FloatToFp8E4M3(Fp8E4M3ToFloat(static_cast<uint8_t>(b))) == b);
@@ -86,7 +85,7 @@ TEST_CASE("measure output: bf16 and fp16 round to nearest even") {
   CHECK(FloatToHalf(1.0f + 1.0f / 2048) == 0x3C00);  // a tie, to even
   CHECK(FloatToHalf(5.9604645e-8f) == 0x0001);       // the smallest subnormal, 2^-24
   CHECK(FloatToHalf(6.1035156e-5f) == 0x0400);       // the smallest normal, 2^-14
-  for (uint32_t h = 0; h < 0x10000; ++h) {  // every finite half survives the round trip
+  for (uint32_t h = 0; h < 0x10000; ++h) {           // every finite half survives the round trip
     if ((h & 0x7C00) == 0x7C00) continue;
     CAPTURE(h);
     CHECK(FloatToHalf(HalfToFloat(static_cast<uint16_t>(h))) == h);

@@ -1,9 +1,10 @@
 // Memory ledgers against published formulas (ZeRO, Korthikanti et al.) and hand derivations.
+#include "estimate/memory.h"
+
 #include <doctest/doctest.h>
 
 #include "estimate/activations.h"
 #include "estimate/fit.h"
-#include "estimate/memory.h"
 #include "estimate/params.h"
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
@@ -131,8 +132,8 @@ TEST_CASE("memory: flash attention keeps no s² tensors, only fp32 softmax stati
 TEST_CASE("memory: the lecture's Cruncher ledger with AdaGrad") {
   // fp32, D = 64, L = 2, B = 8: params D·D·L + D = 8,256, activations B·D·L = 1,024 values,
   // gradients = states = params; total 4 · (params + activations + gradients + states).
-  TrainMemory m = Train("cruncher", {.micro_batch = 8, .precision = Precision::kFp32,
-                                     .optimizer = Optimizer::kAdagrad});
+  TrainMemory m =
+      Train("cruncher", {.micro_batch = 8, .precision = Precision::kFp32, .optimizer = Optimizer::kAdagrad});
   CHECK(m.weights == 4 * 8'256);
   CHECK(m.gradients == 4 * 8'256);
   CHECK(m.optimizer == 4 * 8'256);
@@ -188,7 +189,9 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   // qweight in·out/2 B, qzeros [in/128, out/8] int32, scales [in/128, out] fp16, g_idx [in] int32.
   // Embeddings, head and norms stay bf16; one dequantized matrix, the largest (qkv, 4096 x 12288),
   // at bf16 on top.
-  auto gptq = [](uint64_t in, uint64_t out) { return in * out / 2 + (in / 128) * out / 2 + (in / 128) * out * 2 + in * 4; };
+  auto gptq = [](uint64_t in, uint64_t out) {
+    return in * out / 2 + (in / 128) * out / 2 + (in / 128) * out * 2 + in * 4;
+  };
   Settings qlora = lora;
   qlora.quant = Quant::kInt4;
   const uint64_t blocks = 32ULL * (4 * 4096 * 4096 + 3 * 4096 * 11008);
@@ -207,8 +210,7 @@ TEST_CASE("memory: QLoRA nf4 on Llama-2-7B, 0.5 + 0.127 bits per weight over 4 (
   // qkv 4096 x 12288 (fused: heads = KV heads), out 4096 x 4096, gate/up/down 4096 x 11008.
   auto nf4 = [](uint64_t n) { return n / 2 + n / 64 + 4 * ((n / 64 + 255) / 256) + 4; };
   CHECK(nf4(4096ULL * 4096) == 8'388'608 + 262'144 + 4'096 + 4);
-  const uint64_t quantized =
-      32 * (nf4(4096ULL * 12288) + nf4(4096ULL * 4096) + 3 * nf4(4096ULL * 11008));
+  const uint64_t quantized = 32 * (nf4(4096ULL * 12288) + nf4(4096ULL * 4096) + 3 * nf4(4096ULL * 11008));
   CHECK(quantized == 32ULL * 104'399'124);
   const uint64_t adapters = 32 * ((4096 * 16 + 16 * 12288) + (4096 * 16 + 16 * 4096));
   const uint64_t rest = 32000ULL * 4096 * 2 + 65 * 4096;  // embedding, head, 65 RMSNorms: bf16
@@ -267,8 +269,9 @@ TEST_CASE("memory: tensor parallelism past the K/V heads replicates them (Megatr
   const ModelSpec spec = ResolveModel("llama-3-8b");
   CHECK(InferenceMemory(spec, infer, testing::MemoryOf(spec, infer), 1).weights == 2 * device);
   // tp must divide the K/V heads or be a multiple of them: 6 heads cannot be shared by 4 ranks.
-  const std::string six_kv = "family: transformer\nvocab_size: 100\ncontext_length: 16\nd_model: 96\nn_layers: 1\n"
-                             "n_heads: 12\nn_kv_heads: 6\nd_ff: 256\n";
+  const std::string six_kv =
+      "family: transformer\nvocab_size: 100\ncontext_length: 16\nd_model: 96\nn_layers: 1\n"
+      "n_heads: 12\nn_kv_heads: 6\nd_ff: 256\n";
   CHECK_THROWS_WITH_AS(TrainInline(six_kv, {.gpus = 4, .tp = 4}),
                        "tally: error: --tp: 4 ranks cannot share the 6 key/value heads of 'inline' (one must divide "
                        "the other)",
@@ -389,7 +392,8 @@ TEST_CASE("memory: gpt-oss-20b's quantization_config, experts in mxfp4 and the r
   QuantizationSpec q;
   REQUIRE(ReadQuantization("config.json", R"({"quantization_config": {"quant_method": "mxfp4",
       "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens",
-      "lm_head"]}})", q));
+      "lm_head"]}})",
+                           q));
   spec.quantization = q;
   Settings s = Make({.seq = 1, .mode = Mode::kInfer});
   const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;
@@ -422,7 +426,8 @@ TEST_CASE("memory: modules_to_not_convert keeps modules unquantized") {
   ModelSpec spec = ResolveModel("llama-3.1-8b");
   QuantizationSpec q;
   REQUIRE(ReadQuantization("config.json", R"({"quantization_config": {"quant_method": "bitsandbytes",
-      "load_in_8bit": true, "llm_int8_skip_modules": ["lm_head", "mlp"]}})", q));
+      "load_in_8bit": true, "llm_int8_skip_modules": ["lm_head", "mlp"]}})",
+                           q));
   spec.quantization = q;
   Settings s = Make({.seq = 1, .mode = Mode::kInfer});
   const uint64_t w = InferenceMemory(spec, s, testing::MemoryOf(spec, s), 1).weights;

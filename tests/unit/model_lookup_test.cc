@@ -1,11 +1,12 @@
 // MODEL lookup: presets and Hub aliases before paths, snapshot directories, and org/name in a
 // fake local Hugging Face cache.
-#include <cstdlib>
+#include "config/model_lookup.h"
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include "config/load_config.h"
-#include "config/model_lookup.h"
 #include "estimate/params.h"
 #include "graph/build_graph.h"
 #include "test_util.h"
@@ -59,7 +60,8 @@ TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging 
       CHECK_FALSE(spec.checkpoint.has_value());
     }
     CHECK(Message([] { ResolveModel("openai-community/gpt2@v2"); }) ==
-          "tally: error: 'openai-community/gpt2@v2' is not in the Hugging Face cache (" + (tmp.path() / "hub").string() +
+          "tally: error: 'openai-community/gpt2@v2' is not in the Hugging Face cache (" +
+              (tmp.path() / "hub").string() +
               "); fetch its config with: huggingface-cli download openai-community/gpt2 config.json --revision v2, "
               "or use the preset 'gpt2-small'");
     CHECK(Message([] { ResolveModel("org/absent"); }) ==
@@ -73,7 +75,6 @@ TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging 
     CHECK(ResolveModel("openai-community/gpt2").name == "openai-community/gpt2");
   }
 }
-
 
 TEST_CASE("lookup: a directory without config.json reads its one GGUF file") {
   TempDir tmp;

@@ -1,5 +1,7 @@
 // Enum name tables (util/names.h, config/names.h and the tables beside their enums): every value
 // has one name, every name parses back to its value, and help and completion list the same names.
+#include "config/names.h"
+
 #include <doctest/doctest.h>
 
 #include <set>
@@ -9,7 +11,6 @@
 #include "cli/fit_command.h"
 #include "cli/settings_flags.h"
 #include "config/load_config.h"
-#include "config/names.h"
 #include "graph/layer_names.h"
 #include "report/format.h"
 #include "util/dtype.h"
@@ -71,9 +72,10 @@ TEST_CASE("names: unknown names list the choices with a suggestion") {
                        "tally: error: --optimizer: unknown value 'adamm' (did you mean 'adam'?); use one of sgd, "
                        "sgd-momentum, adagrad, rmsprop, adam, adamw, adam-8bit, lion, adafactor",
                        InputError);
-  CHECK_THROWS_WITH_AS(ParseName<Solve>("batches", "--solve"),
-                       "tally: error: --solve: unknown value 'batches' (did you mean 'batch'?); use one of batch, seq, gpus",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      ParseName<Solve>("batches", "--solve"),
+      "tally: error: --solve: unknown value 'batches' (did you mean 'batch'?); use one of batch, seq, gpus",
+      InputError);
   // Restricted to `allowed`: a real dtype outside it is refused, and the list shows only those.
   CHECK_THROWS_WITH_AS(ParseDType("int4", "param-dtype", {DType::kFp32, DType::kBf16}),
                        "tally: error: --param-dtype: unknown dtype 'int4'; use one of fp32, bf16", InputError);
@@ -109,13 +111,16 @@ TEST_CASE("names: completion's value lists are the tables'") {
 // A config's `dtype` is a DType: the canonical names and the aliases (fp8 = fp8_e4m3, PyTorch's
 // long names), restricted to the formats checkpoints are published in.
 TEST_CASE("names: a config's weight dtype") {
-  const std::string head = "family: transformer\nvocab_size: 16\ncontext_length: 8\nd_model: 8\nn_layers: 1\n"
-                           "n_heads: 2\nd_ff: 16\ndtype: ";
+  const std::string head =
+      "family: transformer\nvocab_size: 16\ncontext_length: 8\nd_model: 8\nn_layers: 1\n"
+      "n_heads: 2\nd_ff: 16\ndtype: ";
   CHECK(LoadModelText("a.yaml", head + "bf16\n").transformer.dtype == DType::kBf16);
   CHECK(LoadModelText("a.yaml", head + "fp8\n").transformer.dtype == DType::kFp8E4m3);
   CHECK(LoadModelText("a.yaml", head + "bfloat16\n").transformer.dtype == DType::kBf16);
-  CHECK(!LoadModelText("a.yaml", "family: transformer\nvocab_size: 16\ncontext_length: 8\nd_model: 8\n"
-                                 "n_layers: 1\nn_heads: 2\nd_ff: 16\n").transformer.dtype.has_value());
+  CHECK(!LoadModelText("a.yaml",
+                       "family: transformer\nvocab_size: 16\ncontext_length: 8\nd_model: 8\n"
+                       "n_layers: 1\nn_heads: 2\nd_ff: 16\n")
+             .transformer.dtype.has_value());
   CHECK_THROWS_WITH_AS(LoadModelText("a.yaml", head + "int4\n"),
                        "a.yaml:8:8: error: 'dtype' must be one of fp32, fp16, bf16, fp8_e4m3, got 'int4'", InputError);
 }

@@ -1,10 +1,10 @@
 // Limits derived from the bit layouts, against torch.finfo (fp32, fp16, bf16) and the OCP 8-bit
 // floating point specification v1.0 (2023), Table 1 (e4m3, e5m2).
+#include "util/number_format.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include "util/number_format.h"
 
 namespace tally {
 namespace {
@@ -61,7 +61,7 @@ TEST_CASE("number formats: rounding to nearest, ties to even") {
   CHECK(RoundTo(65519, Format("fp16")).value == 65504);
   CHECK(std::isinf(RoundTo(65520, Format("fp16")).value));
   CHECK(std::isnan(RoundTo(480, Format("fp8_e4m3")).value));
-  CHECK(RoundTo(464, Format("fp8_e4m3")).value == 448);  // a tie: 448 has the even significand
+  CHECK(RoundTo(464, Format("fp8_e4m3")).value == 448);                 // a tie: 448 has the even significand
   CHECK(RoundTo(1 + std::ldexp(1.0, -11), Format("fp16")).value == 1);  // half an ulp, ties to even
   CHECK(RoundTo(0.1, Format("fp32")).value == static_cast<double>(0.1f));
   CHECK(RoundTo(-2.5, Format("int8")).value == -2);

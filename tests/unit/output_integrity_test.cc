@@ -4,11 +4,10 @@
 // invariants_test.cc.)
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/app.h"
 #include "unit/run_tally.h"
@@ -104,7 +103,7 @@ TEST_CASE("output: an error partway leaves stdout empty and one line on stderr")
   // Each fails after the model is read and its report computed, or at the very end.
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"estimate", "llama-3-8b", "--format", "json", "--get", "memory.train.totl"},
-           {"flops", "gpt2-small", "--seq", "4096", "--format", "json"},       // past learned positions
+           {"flops", "gpt2-small", "--seq", "4096", "--format", "json"},              // past learned positions
            {"memory", "llama-2-7b", "--tp", "3", "--gpus", "3", "--format", "json"},  // 32 heads
            {"check", "gpt2-small", "--max", "params.totl=1B", "--format", "json"},
            {"sweep", "gpt2-small", "--batch", "1,2", "--keys", "memory.train.totl", "--format", "json"},

@@ -1,6 +1,7 @@
+#include "estimate/params.h"
+
 #include <doctest/doctest.h>
 
-#include "estimate/params.h"
 #include "unit/test_util.h"
 
 namespace tally {

@@ -1,12 +1,13 @@
 // util/parse.h: every number form and every error text, asserted word for word. Expected values are
 // the arithmetic of the forms themselves (SI 10^3n, IEC 2^10n, k = 1,024 for lengths), done by hand.
+#include "util/parse.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "util/error.h"
-#include "util/parse.h"
 
 namespace tally {
 namespace {
@@ -34,8 +35,8 @@ TEST_CASE("parse: counts take decimal SI multipliers up to P") {
 TEST_CASE("parse: count errors name the flag and the accepted forms") {
   CHECK_THROWS_WITH_AS(ParseCount("0", "--batch"), ("tally: error: --batch: '0' is zero" + kCountForms).c_str(),
                        InputError);
-  CHECK_THROWS_WITH_AS(ParseCount("-1", "--batch"), ("tally: error: --batch: '-1' is not positive" + kCountForms).c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(ParseCount("-1", "--batch"),
+                       ("tally: error: --batch: '-1' is not positive" + kCountForms).c_str(), InputError);
   CHECK_THROWS_WITH_AS(ParseCount("2.5", "--batch"),
                        ("tally: error: --batch: '2.5' is not a whole number" + kCountForms).c_str(), InputError);
   CHECK_THROWS_WITH_AS(ParseCount("lots", "--tp"), ("tally: error: --tp: 'lots' is not a number" + kCountForms).c_str(),
@@ -58,11 +59,11 @@ TEST_CASE("parse: count errors name the flag and the accepted forms") {
 
 TEST_CASE("parse: lengths read k as 1,024") {
   CHECK(ParseLength("2048", "--seq") == 2048);
-  CHECK(ParseLength("32k", "--seq") == 32'768);     // 32 · 1,024
-  CHECK(ParseLength("128K", "--seq") == 131'072);   // 128 · 1,024
-  CHECK(ParseLength("1.5k", "--seq") == 1536);      // 1.5 · 1,024
-  CHECK(ParseLength("1M", "--seq") == 1'048'576);   // 1,024^2
-  CHECK(ParseLength("1e3", "--seq") == 1000);       // no multiplier: decimal
+  CHECK(ParseLength("32k", "--seq") == 32'768);    // 32 · 1,024
+  CHECK(ParseLength("128K", "--seq") == 131'072);  // 128 · 1,024
+  CHECK(ParseLength("1.5k", "--seq") == 1536);     // 1.5 · 1,024
+  CHECK(ParseLength("1M", "--seq") == 1'048'576);  // 1,024^2
+  CHECK(ParseLength("1e3", "--seq") == 1000);      // no multiplier: decimal
   CHECK_THROWS_WITH_AS(ParseLength("0.3k", "--prompt"),
                        "tally: error: --prompt: '0.3k' is not a whole number; expected a length in tokens such as 512, "
                        "4096 or 32k (k = 1,024: 32k is 32,768)",
@@ -77,8 +78,8 @@ TEST_CASE("parse: reals, ratios and probabilities") {
   CHECK(ParseReal("0", "--dropout", kProbability) == 0.0);
   CHECK(ParseReal("-1e-8", "--value", {}) == -1e-8);
   CHECK(ParseReal("400T", "--achieved", {.lo = 0, .lo_open = true, .si = true}) == 4e14);
-  CHECK_THROWS_WITH_AS(ParseReal("0", "--mfu", kRatio), "tally: error: --mfu: '0' is not a ratio in (0, 1], such as 0.4",
-                       InputError);
+  CHECK_THROWS_WITH_AS(ParseReal("0", "--mfu", kRatio),
+                       "tally: error: --mfu: '0' is not a ratio in (0, 1], such as 0.4", InputError);
   CHECK_THROWS_WITH_AS(ParseReal("1.5", "--mbu", kRatio),
                        "tally: error: --mbu: '1.5' is not a ratio in (0, 1], such as 0.4", InputError);
   CHECK_THROWS_WITH_AS(ParseReal("1", "--dropout", kProbability),
@@ -110,17 +111,17 @@ TEST_CASE("parse: percentages") {
   CHECK(ParsePercent("0%", "--overhead") == 0.0);
   CHECK_THROWS_WITH_AS(ParsePercent("2000%", "--overhead"),
                        "tally: error: --overhead: '2000%' is not a percentage such as 10%", InputError);
-  CHECK_THROWS_WITH_AS(ParsePercent("x%", "--overhead"), "tally: error: --overhead: 'x%' is not a percentage such as 10%",
-                       InputError);
+  CHECK_THROWS_WITH_AS(ParsePercent("x%", "--overhead"),
+                       "tally: error: --overhead: 'x%' is not a percentage such as 10%", InputError);
 }
 
 TEST_CASE("parse: byte sizes need a unit") {
-  CHECK(ParseBytes("80GiB", "--memory") == 85'899'345'920);        // 80 · 2^30
-  CHECK(ParseBytes("80GB", "--memory") == 80'000'000'000);         // 80 · 10^9
+  CHECK(ParseBytes("80GiB", "--memory") == 85'899'345'920);  // 80 · 2^30
+  CHECK(ParseBytes("80GB", "--memory") == 80'000'000'000);   // 80 · 10^9
   CHECK(ParseBytes("80 GiB", "--memory") == 85'899'345'920);
-  CHECK(ParseBytes("512MiB", "--memory") == 536'870'912);          // 512 · 2^20
-  CHECK(ParseBytes("1.5TiB", "--memory") == 1'649'267'441'664);    // 1.5 · 2^40
-  CHECK(ParseBytes("2PB", "--memory") == 2'000'000'000'000'000);   // 2 · 10^15
+  CHECK(ParseBytes("512MiB", "--memory") == 536'870'912);         // 512 · 2^20
+  CHECK(ParseBytes("1.5TiB", "--memory") == 1'649'267'441'664);   // 1.5 · 2^40
+  CHECK(ParseBytes("2PB", "--memory") == 2'000'000'000'000'000);  // 2 · 10^15
   CHECK(ParseBytes("4KiB", "--memory") == 4096);
   CHECK(ParseBytes("4kB", "--memory") == 4000);
   CHECK(ParseBytes("4096B", "--memory") == 4096);
@@ -131,8 +132,8 @@ TEST_CASE("parse: byte sizes need a unit") {
                        "tally: error: --memory: '80' has no unit; write 80GiB (x 2^30 bytes), 80GB (x 10^9) or 80B "
                        "(bytes)",
                        InputError);
-  CHECK_THROWS_WITH_AS(ParseBytes("lots", "--memory"), ("tally: error: --memory: 'lots' is not a size" + kSizeForms).c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(ParseBytes("lots", "--memory"),
+                       ("tally: error: --memory: 'lots' is not a size" + kSizeForms).c_str(), InputError);
   CHECK_THROWS_WITH_AS(ParseBytes("0.35B", "--memory"),
                        ("tally: error: --memory: '0.35B' is less than one byte" + kSizeForms).c_str(), InputError);
   CHECK_THROWS_WITH_AS(ParseBytes("0GiB", "--memory"),

@@ -1,9 +1,11 @@
 // The sweep's fast evaluation must equal the full report, key for key, wherever it answers.
-#include <memory>
+#include "estimate/point_eval.h"
+
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include "estimate/estimate_graph.h"
-#include "estimate/point_eval.h"
 #include "report/format.h"
 #include "unit/test_util.h"
 
@@ -20,11 +22,24 @@ TEST_CASE("point evaluator: every fast key equals the full report") {
   const std::vector<Settings> grid = {
       Point({}),
       Point({.micro_batch = 3, .seq = 512, .precision = Precision::kFp32, .optimizer = Optimizer::kAdafactor}),
-      Point({.micro_batch = 2, .grad_accum = 4, .seq = 256, .recompute = Recompute::kFull, .gpus = 8, .tp = 2,
-             .pp = 2, .sp = true, .zero = 1}),
+      Point({.micro_batch = 2,
+             .grad_accum = 4,
+             .seq = 256,
+             .recompute = Recompute::kFull,
+             .gpus = 8,
+             .tp = 2,
+             .pp = 2,
+             .sp = true,
+             .zero = 1}),
       Point({.seq = 128, .mode = Mode::kInfer, .quant = Quant::kInt4}),
-      Point({.micro_batch = 5, .seq = 64, .optimizer = Optimizer::kAdam8bit, .lora_rank = 8, .gpus = 4, .zero = 3,
-             .quant = Quant::kInt4, .overhead_fraction = 0.1}),
+      Point({.micro_batch = 5,
+             .seq = 64,
+             .optimizer = Optimizer::kAdam8bit,
+             .lora_rank = 8,
+             .gpus = 4,
+             .zero = 3,
+             .quant = Quant::kInt4,
+             .overhead_fraction = 0.1}),
       Point({.micro_batch = 2, .seq = 1024, .recompute = Recompute::kSelective, .attention = Attention::kEager}),
   };
   for (const char* model : {"llama-2-7b", "gpt2-small", "mixtral-8x7b", "seed-cnn"}) {

@@ -1,9 +1,10 @@
 // quantization_config: reading the methods, and the exact bytes of one quantized Linear, each
 // derived from the tensors the method stores (shapes in the comments).
+#include "config/quantization.h"
+
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "config/quantization.h"
 #include "estimate/estimate_graph.h"
 #include "estimate/timing.h"
 #include "graph/build_graph.h"
@@ -69,11 +70,13 @@ TEST_CASE("quantization: GPTQ and AWQ 4-bit, group 128, on a 4096 x 4096 project
                                         "version": "gemm", "zero_point": true}})");
   // AutoAWQ GEMM: qweight [4096, 512] int32, qzeros [32, 512] int32, scales [32, 4096] fp16.
   CHECK(QuantizedLinearBytes(awq, 4096, 4096) == 4096 * 512 * 4 + 32 * 512 * 4 + 32 * 4096 * 2);
-  const QuantizationSpec one_group = Read(R"({"quantization_config": {"bits": 8, "group_size": -1, "quant_method": "gptq"}})");
+  const QuantizationSpec one_group =
+      Read(R"({"quantization_config": {"bits": 8, "group_size": -1, "quant_method": "gptq"}})");
   CHECK(QuantizedLinearBytes(one_group, 8, 64) == 8 * 64 + 8 + 8 * 2 + 64 * 4);
   QuantizationSpec q;
-  CHECK(Message([&] { ReadQuantization("c.json", R"({"quantization_config": {"quant_method": "gptq", "bits": 3}})", q); }) ==
-        "c.json: error: quantization_config.bits must be 2, 4 or 8, got 3");
+  CHECK(Message([&] {
+          ReadQuantization("c.json", R"({"quantization_config": {"quant_method": "gptq", "bits": 3}})", q);
+        }) == "c.json: error: quantization_config.bits must be 2, 4 or 8, got 3");
 }
 
 TEST_CASE("quantization: a config's method reaches the report; others are a note") {
@@ -98,8 +101,9 @@ TEST_CASE("quantization: a config's method reaches the report; others are a note
   const ModelSpec other = ResolveModel(path);
   CHECK_FALSE(other.quantization.has_value());
   REQUIRE(other.notes.size() == 1);
-  CHECK(other.notes[0] == path + ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, gptq, "
-                                 "awq)");
+  CHECK(other.notes[0] == path +
+                              ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, gptq, "
+                              "awq)");
 }
 
 TEST_CASE("quantization: a decode step reads the quantized weights (the roofline's bytes)") {
@@ -108,8 +112,7 @@ TEST_CASE("quantization: a decode step reads the quantized weights (the roofline
   // gate, up, down 4096·14336), nf4(n) as QLoRA §3: n/2 + n/64 + 4·⌈n/64/256⌉ + 4.
   auto nf4 = [](uint64_t n) { return n / 2 + n / 64 + 4 * ((n / 64 + 255) / 256) + 4; };
   auto saved = [&](uint64_t n) { return 2 * n - nf4(n); };
-  const uint64_t expected =
-      32 * (2 * saved(4096ULL * 4096) + 2 * saved(4096ULL * 1024) + 3 * saved(4096ULL * 14336));
+  const uint64_t expected = 32 * (2 * saved(4096ULL * 4096) + 2 * saved(4096ULL * 1024) + 3 * saved(4096ULL * 14336));
   const ModelSpec spec = ResolveModel("llama-3.1-8b");
   auto bytes = [&](Quant q) {
     Settings s;

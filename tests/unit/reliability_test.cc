@@ -1,6 +1,7 @@
 // Issue 20's reproducers, one test each, grouped by class: no impossible number printed, linear
 // time on large inputs, bounded measurement, terminal-safe text, the right thing blamed, no hang.
 // Each failed on the code before the fix; expected values are derived in the comments.
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "cli/app.h"
 #include "config/hardware.h"
@@ -87,8 +86,10 @@ TEST_CASE("reliability: the report refuses a non-finite number as tally's own bu
 
 TEST_CASE("reliability: time flags that would give an impossible number are refused, naming the flag") {
   // 1e300 tokens x 6 x 124M parameters overflows a double: FLOPs inf, MFU NaN before.
-  CheckRefused(With(kTime, {"--tokens", "1e300"}), "tally: error: --tokens: out of range: the FLOPs in all would be infinite");
-  CheckRefused(With(kTime, {"--mfu", "1e-320"}), "tally: error: --mfu: '1e-320' is not a ratio in [1e-6, 1], such as 0.4");
+  CheckRefused(With(kTime, {"--tokens", "1e300"}),
+               "tally: error: --tokens: out of range: the FLOPs in all would be infinite");
+  CheckRefused(With(kTime, {"--mfu", "1e-320"}),
+               "tally: error: --mfu: '1e-320' is not a ratio in [1e-6, 1], such as 0.4");
   CheckRefused(With(kTime, {"--tokens", "5e-324", "--format", "json"}),
                "tally: error: --tokens: '5e-324' is not at least 1 token, such as 2T, 300B or 1.5e12");
   // gpt2-small: about 2.2 us of one H100 per token at MFU 0.4, so 1e30 tokens in 8.64 s need
@@ -115,8 +116,9 @@ TEST_CASE("reliability: a hardware file with a zero bandwidth or an achieved rat
   CHECK_THROWS_WITH_AS(LoadHardwareText("hw.yaml", Hardware("3.35e12", "achieved_flops: {bf16: 1e15}\n")),
                        "hw.yaml:5:24: error: 'bf16' in 'achieved_flops' (1e15) is above its 'peak_flops' (989.5e12)",
                        InputError);
-  CHECK(LoadHardwareText("hw.yaml", Hardware("3.35e12", "achieved_flops: {bf16: 400e12}\n")).achieved_flops.at("bf16") ==
-        400e12);
+  CHECK(
+      LoadHardwareText("hw.yaml", Hardware("3.35e12", "achieved_flops: {bf16: 400e12}\n")).achieved_flops.at("bf16") ==
+      400e12);
 }
 
 TEST_CASE("reliability: fit says when the answer is its search cap, not the memory limit") {
@@ -146,8 +148,9 @@ TEST_CASE("reliability: check shows no percentage of a limit near zero") {
 
 // Seconds to read a config.json with `n` keys tally ignores.
 double ReadKeys(int n, std::string* text = nullptr) {
-  std::string json = "{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_positions\": 64, \"n_embd\": 64, "
-                     "\"n_layer\": 2, \"n_head\": 4";
+  std::string json =
+      "{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_positions\": 64, \"n_embd\": 64, "
+      "\"n_layer\": 2, \"n_head\": 4";
   for (int i = 0; i < n; ++i) json += ", \"unused_" + std::to_string(i) + "\": 1";
   const auto start = std::chrono::steady_clock::now();
   CHECK(LoadModelText("many/config.json", json + "}").transformer.d_model == 64);
@@ -171,7 +174,8 @@ TEST_CASE("reliability: 100,000 keys are read in linear time") {
 
 // Seconds to refuse a budget whose max map has `n` keys and then a duplicate of the first.
 double ReadBudgetKeys(int n) {
-  std::filesystem::path file = std::filesystem::temp_directory_path() / ("tally-budget-" + std::to_string(::getpid()) + ".yaml");
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tally-budget-" + std::to_string(::getpid()) + ".yaml");
   {
     std::ofstream out(file);
     out << "model: gpt2-small\nmax:\n";
@@ -206,7 +210,8 @@ TEST_CASE("reliability: measure refuses what would exhaust memory or run far pas
                       0) == 0);
   // 2 x 8192^2 x 65536 = 8.8e12 FLOPs on one thread: about a minute at any core's fp32 rate, and
   // 4 runs at least. Its 4.5 GiB of operands may exceed a small machine: that refusal is right too.
-  const Run slow = Tally({"measure", "--shapes", "8192x8192x65536", "--dtype", "fp32", "--threads", "1", "--budget", "0.01"});
+  const Run slow =
+      Tally({"measure", "--shapes", "8192x8192x65536", "--dtype", "fp32", "--threads", "1", "--budget", "0.01"});
   CAPTURE(slow.err);
   CHECK(slow.code == 2);
   CHECK((slow.err.rfind("tally: error: --budget: the fp32 GEMM 8192x8192x65536 takes about ", 0) == 0 ||
@@ -215,9 +220,10 @@ TEST_CASE("reliability: measure refuses what would exhaust memory or run far pas
 
 TEST_CASE("reliability: measure runs a repeated dtype once and blames --peak for its own dtype") {
   CheckRefused({"measure", "--peak", "fp99=1e12"},
-               "tally: error: --peak: unknown dtype 'fp99' (did you mean 'fp32'?); use one of fp32, fp64, bf16, fp16, tf32, fp8");
-  const Run r = Tally({"measure", "--dtype", "fp32,fp32", "--sizes", "8,8", "--threads", "1", "--budget", "0.001",
-                       "--format", "csv"});
+               "tally: error: --peak: unknown dtype 'fp99' (did you mean 'fp32'?); use one of fp32, fp64, bf16, fp16, "
+               "tf32, fp8");
+  const Run r = Tally(
+      {"measure", "--dtype", "fp32,fp32", "--sizes", "8,8", "--threads", "1", "--budget", "0.001", "--format", "csv"});
   if (r.err.find("OpenBLAS") != std::string::npos) return;
   CHECK(r.code == 0);
   // One header and one row: fp32 once, size 8 once.
@@ -240,7 +246,8 @@ TEST_CASE("reliability: control characters are escaped in table and CSV output")
 }
 
 TEST_CASE("reliability: check's table escapes a model name's control characters") {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("tally-esc-" + std::to_string(::getpid()) + ".yaml");
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tally-esc-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(file) << "family: sequential\nname: \"\\e[2Jred\"\ninput: [16]\nlayers: [relu]\n";
   const Run r = Tally({"check", file.string(), "--max", "params.total=1"});
   CHECK(r.code == 0);
@@ -250,7 +257,8 @@ TEST_CASE("reliability: check's table escapes a model name's control characters"
 }
 
 TEST_CASE("reliability: a warning on stderr escapes a model name's control characters") {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("tally-warn-" + std::to_string(::getpid()) + ".yaml");
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tally-warn-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(file) << "family: transformer\nname: \"x\\e[31m\"\nvocab_size: 100\ncontext_length: 16\nd_model: 64\n"
                          "n_layers: 1\nn_heads: 4\nd_ff: 128\nposition: rope\n";
   const Run w = Tally({"estimate", file.string(), "--seq", "32", "--format", "json"});
@@ -261,12 +269,14 @@ TEST_CASE("reliability: a warning on stderr escapes a model name's control chara
 
 TEST_CASE("reliability: a JSON surrogate pair is one character") {
   // Python's json.dumps("x\N{GRINNING FACE}") writes "x\ud83d\ude00"; U+1F600 is F0 9F 98 80 in UTF-8.
-  const std::string json = "{\"model_type\": \"gpt2\", \"_name_or_path\": \"x\\ud83d\\ude00\", \"vocab_size\": 100, "
-                           "\"n_positions\": 64, \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4";
+  const std::string json =
+      "{\"model_type\": \"gpt2\", \"_name_or_path\": \"x\\ud83d\\ude00\", \"vocab_size\": 100, "
+      "\"n_positions\": 64, \"n_embd\": 64, \"n_layer\": 2, \"n_head\": 4";
   CHECK(LoadModelText("emoji/config.json", json + "}").name == "x\xF0\x9F\x98\x80");
   // Positions after the pair, on its line, stay as written: n_inner's 0 is at column 148.
   CHECK_THROWS_WITH_AS(LoadModelText("emoji/config.json", json + ", \"n_inner\": 0}"),
-                       "emoji/config.json:1:148: error: 'n_inner' must be a positive whole number, got '0'", InputError);
+                       "emoji/config.json:1:148: error: 'n_inner' must be a positive whole number, got '0'",
+                       InputError);
   // A lone surrogate is still an error (yaml-cpp's).
   CHECK_THROWS_AS(LoadModelText("lone/config.json", "{\"model_type\": \"gpt2\", \"_name_or_path\": \"\\ud83d\"}"),
                   InputError);
@@ -289,7 +299,8 @@ TEST_CASE("reliability: tally params with no MODEL names MODEL") {
 }
 
 TEST_CASE("reliability: a budget file's sp is blamed at its line") {
-  std::filesystem::path file = std::filesystem::temp_directory_path() / ("tally-sp-" + std::to_string(::getpid()) + ".yaml");
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tally-sp-" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(file) << "model: gpt2-small\nsettings: {sp: true}\nmax:\n  params.total: 1B\n";
   CheckRefused({"check", "--budget", file.string()},
                file.string() + ":2:16: error: 'sp': sequence parallelism needs --tp above 1");
@@ -299,8 +310,9 @@ TEST_CASE("reliability: a budget file's sp is blamed at its line") {
 TEST_CASE("reliability: an overflow in an estimator names the config") {
   // d_model 2e9: each block's q, k, v and output projections hold 4 x (2e9)^2 = 1.6e19 weights,
   // which fit in 64 bits one block at a time; two blocks, 3.2e19, are past 2^64 = 1.8e19.
-  const std::string yaml = "family: transformer\nvocab_size: 50257\ncontext_length: 1024\nd_model: 2000000000\n"
-                           "n_layers: 2\nn_heads: 4\nd_ff: 3072\n";
+  const std::string yaml =
+      "family: transformer\nvocab_size: 50257\ncontext_length: 1024\nd_model: 2000000000\n"
+      "n_layers: 2\nn_heads: 4\nd_ff: 3072\n";
   const ModelSpec spec = LoadModelText("big.yaml", yaml);
   // (Its FLOPs at 1,024 tokens overflow first: 2 · 1024 · 2e9 · 6e9 > 2^64.)
   CHECK_THROWS_WITH_AS(EstimateGraphForTest(spec),
@@ -310,24 +322,27 @@ TEST_CASE("reliability: an overflow in an estimator names the config") {
 }
 
 TEST_CASE("reliability: ./config.json is named after the working directory, not '.'") {
-  const std::string json = "{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_positions\": 64, \"n_embd\": 64, "
-                           "\"n_layer\": 2, \"n_head\": 4}";
+  const std::string json =
+      "{\"model_type\": \"gpt2\", \"vocab_size\": 100, \"n_positions\": 64, \"n_embd\": 64, "
+      "\"n_layer\": 2, \"n_head\": 4}";
   const std::string cwd = std::filesystem::current_path().filename().string();
   CHECK(LoadModelText("./config.json", json).name == cwd);
   CHECK(LoadModelText("gpt2-tiny/config.json", json).name == "gpt2-tiny");
 }
 
 TEST_CASE("reliability: d_model: !!int 64 is the integer 64") {
-  const ModelSpec spec = LoadModelText("tagged.yaml", "family: transformer\nvocab_size: 1000\ncontext_length: 128\n"
-                                                      "d_model: !!int 64\nn_layers: 2\nn_heads: 4\nd_ff: 256\n");
+  const ModelSpec spec = LoadModelText("tagged.yaml",
+                                       "family: transformer\nvocab_size: 1000\ncontext_length: 128\n"
+                                       "d_model: !!int 64\nn_layers: 2\nn_heads: 4\nd_ff: 256\n");
   CHECK(spec.transformer.d_model == 64);
 }
 
 TEST_CASE("reliability: partial_rotary_factor 0.01 rotates int(head_dim x 0.01) = 0 dimensions") {
   // phi: head_dim 2560 / 32 = 80; int(80 x 0.01) = 0 as transformers computes it: no rotation.
-  const std::string json = "{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
-                           "\"intermediate_size\": 10240, \"num_hidden_layers\": 2, \"num_attention_heads\": 32, "
-                           "\"max_position_embeddings\": 2048, \"partial_rotary_factor\": 0.01}";
+  const std::string json =
+      "{\"model_type\": \"phi\", \"vocab_size\": 51200, \"hidden_size\": 2560, "
+      "\"intermediate_size\": 10240, \"num_hidden_layers\": 2, \"num_attention_heads\": 32, "
+      "\"max_position_embeddings\": 2048, \"partial_rotary_factor\": 0.01}";
   const ModelSpec spec = LoadModelText("phi/config.json", json);
   CHECK(spec.transformer.rotary_dim == 0);
   CHECK(spec.transformer.position == PositionKind::kNone);
@@ -338,21 +353,23 @@ TEST_CASE("reliability: partial_rotary_factor 0.01 rotates int(head_dim x 0.01) 
 TEST_CASE("reliability: sweep keys: the defaults fit either mode, an unknown key fails with every point invalid") {
   const Run infer = Tally({"sweep", "gpt2-small", "--mode", "infer"});
   CHECK(infer.code == 0);
-  CHECK(infer.out.rfind("settings.mode,status,params.total,flops.step,memory.train.total,memory.infer.total\n", 0) == 0);
+  CHECK(infer.out.rfind("settings.mode,status,params.total,flops.step,memory.train.total,memory.infer.total\n", 0) ==
+        0);
   CheckRefused({"sweep", "gpt2-small", "--keys", "nope", "--batch", "0"},
                "tally: error: --keys: unknown key 'nope'; 'tally estimate MODEL --format json' shows every key");
 }
 
 TEST_CASE("reliability: a FIFO, a symbolic link loop and a directory are refused at once") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("tally-fifo-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tally-fifo-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string fifo = (dir / "fifo.yaml").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   const auto start = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH_AS(LoadModelFile(fifo),
-                       (fifo + ": error: is not a regular file (a FIFO, a device or a socket); configs are read from files")
-                           .c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      LoadModelFile(fifo),
+      (fifo + ": error: is not a regular file (a FIFO, a device or a socket); configs are read from files").c_str(),
+      InputError);
   CHECK(Seconds(start) < 5.0);
   std::filesystem::create_symlink("b.yaml", dir / "a.yaml");
   std::filesystem::create_symlink("a.yaml", dir / "b.yaml");

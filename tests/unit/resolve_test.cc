@@ -1,7 +1,8 @@
 // The settings a run resolves once per model, and the fit against a named device.
+#include "config/resolve.h"
+
 #include <doctest/doctest.h>
 
-#include "config/resolve.h"
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
 
@@ -30,7 +31,8 @@ TEST_CASE("resolve: the default sequence is the pre-training context, capped at 
 
 TEST_CASE("resolve: --hardware gives the usable memory and whether each ledger fits") {
   // h100-sxm: 80 GiB less the default 2 GiB reserve = 78 · 2^30 bytes.
-  const testing::TallyRun run = testing::RunTally({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--format", "json"});
+  const testing::TallyRun run =
+      testing::RunTally({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--format", "json"});
   CHECK(run.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(run.out);
   CHECK(doc["memory"]["limit"] == 78ULL << 30);
@@ -39,12 +41,12 @@ TEST_CASE("resolve: --hardware gives the usable memory and whether each ledger f
   CHECK(doc["memory"]["infer"]["fits"] == true);
   CHECK(run.err.find("training needs 127.85 GiB per device; h100-sxm leaves 78.00 GiB: it does not fit") !=
         std::string::npos);
-  const testing::TallyRun reserve =
-      testing::RunTally({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--reserve", "10GiB", "--get", "memory.limit"});
+  const testing::TallyRun reserve = testing::RunTally(
+      {"memory", "llama-2-7b", "--hardware", "h100-sxm", "--reserve", "10GiB", "--get", "memory.limit"});
   CHECK(reserve.out == std::to_string(70ULL << 30) + "\n");
   // fit takes the device's usable memory when --memory is not given: the same answer as 78GiB.
-  const testing::TallyRun device =
-      testing::RunTally({"fit", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
+  const testing::TallyRun device = testing::RunTally(
+      {"fit", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
   const testing::TallyRun explicit_limit =
       testing::RunTally({"fit", "llama-2-7b", "--memory", "78GiB", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
   CHECK(device.code == 0);
@@ -55,8 +57,8 @@ TEST_CASE("time: a decoder's kernels skip attention's masked half in the hardwar
   // Llama-3-8B at 8,192 tokens: per token and layer, QK^T and AV take 2 · 2 · s · (a · d) =
   // 4 · 8192 · 4096 = 134,217,728 forward FLOPs; x 32 layers x 3 (forward and backward) =
   // 12,884,901,888, of which causal kernels skip half: 6,442,450,944 per token.
-  const std::vector<std::string> args = {"time", "llama-3-8b", "--hardware", "h100-sxm", "--tokens", "1T",
-                                         "--achieved", "400T", "--seq", "8192", "--format", "json"};
+  const std::vector<std::string> args = {"time",       "llama-3-8b", "--hardware", "h100-sxm", "--tokens", "1T",
+                                         "--achieved", "400T",       "--seq",      "8192",     "--format", "json"};
   const nlohmann::json causal = nlohmann::json::parse(testing::RunTally(args).out)["time"];
   std::vector<std::string> full_args = args;
   full_args.push_back("--no-causal");

@@ -52,12 +52,14 @@ inline std::vector<std::string> WithOutput(const std::vector<std::string>& args,
   return out;
 }
 
-inline void Leaves(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, nlohmann::json>>& out) {
+inline void Leaves(const nlohmann::json& j, const std::string& prefix,
+                   std::vector<std::pair<std::string, nlohmann::json>>& out) {
   if (!j.is_object()) {
     out.push_back({prefix, j});
     return;
   }
-  for (auto it = j.begin(); it != j.end(); ++it) Leaves(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    Leaves(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
 }
 
 inline uint64_t SumOthers(const nlohmann::json& group, const char* skip) {

@@ -1,9 +1,10 @@
 // safetensors headers: single files, sharded indexes and directories, exact counts and bytes,
 // and hostile headers.
+#include "config/safetensors.h"
+
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "config/safetensors.h"
 #include "estimate/estimate_graph.h"
 #include "graph/build_graph.h"
 #include "util/units.h"
@@ -56,8 +57,10 @@ TEST_CASE("safetensors: hostile headers are errors with the file and the byte") 
         p + "0: header length 100000001 is over the cap of 100,000,000 bytes; not a safetensors file?");
   CHECK(parse("{\"a\":1", 0) == p + "14: the header is not valid JSON: syntax error while parsing object - "
                                     "unexpected end of input; expected '}'");
-  CHECK(parse(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12) ==
-        p + "62: tensor 'b' overlaps the one before it (its data begins at 4, before 8)");
+  CHECK(
+      parse(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+          12) == p + "62: tensor 'b' overlaps the one before it (its data begins at 4, before 8)");
   CHECK(parse(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12) ==
         p + "9: a hole of 4 bytes before tensor 'a' (no tensor covers them)");
   CHECK(parse(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8) ==
@@ -146,8 +149,9 @@ TEST_CASE("safetensors: a sharded Llama-3.1-8B reproduces its index total_size f
   const uint64_t size = fs::file_size(shard);
   fs::resize_file(shard, size - 1000);
   CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
-        shard.string() + ": error: at byte " + std::to_string(size - 1000) + ": the file is truncated: the header describes " +
-            FormatGrouped(size) + " bytes, the file has " + FormatGrouped(size - 1000) + ", 1,000 bytes missing");
+        shard.string() + ": error: at byte " + std::to_string(size - 1000) +
+            ": the file is truncated: the header describes " + FormatGrouped(size) + " bytes, the file has " +
+            FormatGrouped(size - 1000) + ", 1,000 bytes missing");
 }
 
 TEST_CASE("safetensors: an index without its shards is a note; with some of them, an error") {
@@ -172,14 +176,14 @@ TEST_CASE("safetensors: a tied head stored twice counts twice in params.checkpoi
   fs::copy_file(fs::path(TALLY_TEST_DATA) / "hf" / "gpt2.json", tmp.path() / "config.json");
   // GPT-2 small as transformers saves it: wte and lm_head both stored (50257 x 768 each).
   uint64_t data = 0;
-  const std::string json = Header({{"wte.weight", "F32", {50257, 768}, 4}, {"lm_head.weight", "F32", {50257, 768}, 4}}, &data).dump();
+  const std::string json =
+      Header({{"wte.weight", "F32", {50257, 768}, 4}, {"lm_head.weight", "F32", {50257, 768}, 4}}, &data).dump();
   WriteFile(tmp.path() / "model.safetensors", Safetensors(json, data, false), 8 + json.size() + data);
   const ModelSpec spec = ResolveModel((tmp.path() / "model.safetensors").string());
   REQUIRE(spec.checkpoint.has_value());
   CHECK(spec.checkpoint->elements == 2 * 38'597'376);  // 50,257 x 768
   CHECK(spec.checkpoint->bytes == 8 * 38'597'376);
 }
-
 
 }  // namespace
 }  // namespace tally

@@ -186,8 +186,7 @@ TEST_CASE("sequential: ceil_mode and dilation follow PyTorch's output sizes") {
   CHECK(out("[1, 6, 6]", "pool: {kind: max, kernel: 3, stride: 2}") == std::vector<uint64_t>{1, 1, 2, 2});
   // A 3x3 kernel at dilation 2 spans 5: 7x7 -> 3x3, for conv2d and max pooling alike.
   CHECK(out("[1, 7, 7]", "conv2d: {out: 1, kernel: 3, dilation: 2}") == std::vector<uint64_t>{1, 1, 3, 3});
-  CHECK(out("[1, 7, 7]", "pool: {kind: max, kernel: 3, stride: 1, dilation: 2}") ==
-        std::vector<uint64_t>{1, 1, 3, 3});
+  CHECK(out("[1, 7, 7]", "pool: {kind: max, kernel: 3, stride: 1, dilation: 2}") == std::vector<uint64_t>{1, 1, 3, 3});
 }
 
 TEST_CASE("sequential: graph errors name file:line:col") {
@@ -204,14 +203,13 @@ TEST_CASE("sequential: graph errors name file:line:col") {
 
 TEST_CASE("sequential: nested blocks count every node they expand to") {
   // 1,000 residual blocks of 1,000 ReLUs each would be a million nodes: refused at the outer 'times'.
-  CHECK(ErrorOf(std::string(kHead) +
-                "input: [4]\n"
-                "layers:\n"
-                "  - repeat:\n"
-                "      times: 1000\n"
-                "      layers:\n"
-                "        - residual:\n"
-                "            layers: [{repeat: {times: 1000, layers: [relu]}}]\n") ==
+  CHECK(ErrorOf(std::string(kHead) + "input: [4]\n"
+                                     "layers:\n"
+                                     "  - repeat:\n"
+                                     "      times: 1000\n"
+                                     "      layers:\n"
+                                     "        - residual:\n"
+                                     "            layers: [{repeat: {times: 1000, layers: [relu]}}]\n") ==
         "inline.yaml:5:14: error: 'repeat' expands to more than 100000 layers");
 }
 
@@ -234,7 +232,8 @@ TEST_CASE("sequential: a pre-norm encoder layer saves what eager nn.MultiheadAtt
   // the packed projection reads, the scaled q, copies of k and v, the context copy the output
   // projection reads, ln_2's input and the MLP's input), GELU's input and output (s·f each), the
   // softmax probabilities (h·s·s), and 4 fp32 statistics per token (two LayerNorms' mean and rstd).
-  const std::string yaml = std::string(kHead) + "input: [5, 8]\nloss: none\n"
+  const std::string yaml = std::string(kHead) +
+                           "input: [5, 8]\nloss: none\n"
                            "layers: [{linear: {out: 8}}, {encoder: {heads: 2, mlp: 16}}]\n";
   CHECK(Activations(yaml) == 4 * (8 * 40 + 2 * 80 + 2 * 25) + 4 * 4 * 5);
   // Parameters: two LayerNorms 2·2·8, q/k/v 8·24 + 24, output 8·8 + 8, MLP 8·16 + 16 + 16·8 + 8.
@@ -244,7 +243,8 @@ TEST_CASE("sequential: a pre-norm encoder layer saves what eager nn.MultiheadAtt
   CHECK(CountFlops(g).forward - 2 * 5 * 8 * 8 == 2 * 5 * (192 + 64 + 128 + 128) + 2 * (2 * 2 * 5 * 5 * 4));
   // Post-norm (nn.TransformerEncoderLayer, norm_first=False, same hooks): the block input is no
   // LayerNorm's input, but the second add's output is: the same 8 tensors of s·d and statistics.
-  const std::string post = std::string(kHead) + "input: [5, 8]\nloss: none\n"
+  const std::string post = std::string(kHead) +
+                           "input: [5, 8]\nloss: none\n"
                            "layers: [{linear: {out: 8}}, {encoder: {heads: 2, mlp: 16, norm: post}}]\n";
   CHECK(Activations(post) == 4 * (8 * 40 + 2 * 80 + 2 * 25) + 4 * 4 * 5);
   CHECK(Params(InlineGraph(post)) == Params(g));

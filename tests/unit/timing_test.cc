@@ -1,11 +1,12 @@
 // Training time and inference roofline against published estimates and hand derivations.
+#include "estimate/timing.h"
+
 #include <doctest/doctest.h>
 
 #include "config/hardware.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
-#include "estimate/timing.h"
 #include "unit/test_util.h"
 
 namespace tally {
@@ -31,8 +32,9 @@ TEST_CASE("time: past the K/V heads each rank computes its K/V replica in full")
   // Multi-query attention (g = 1): d 64, 4 heads of 16, 32 tokens, no biases, tp = 2. The qkv
   // projection is 2 · 32 · 64 · (64 + 16 + 16) FLOPs; Q splits over both ranks, K and V do not:
   // per rank 2 · 32 · 64 · 64 / 2 + 2 · 32 · 64 · 32 = 131,072 + 131,072 (not 393,216 / 2).
-  const std::string mqa = "family: transformer\nvocab_size: 100\ncontext_length: 32\nd_model: 64\nn_layers: 1\n"
-                          "n_heads: 4\nn_kv_heads: 1\nd_ff: 256\nbias: false\n";
+  const std::string mqa =
+      "family: transformer\nvocab_size: 100\ncontext_length: 32\nd_model: 64\nn_layers: 1\n"
+      "n_heads: 4\nn_kv_heads: 1\nd_ff: 256\nbias: false\n";
   Settings s;
   s.mode = Mode::kInfer;
   s.seq = 32;
@@ -49,9 +51,8 @@ TEST_CASE("time: nanoGPT's GPT-2 124M on 8 A100 at 30% MFU, 300B tokens, by 6·N
   // 6 · 124,439,808 · 300e9 / (8 · 312e12 · 0.3) = 299,134 s: about 3.5 days.
   LayerGraph g = testing::PresetGraph("gpt2-small");
   FlopCounts f = CountFlops(g);
-  TrainTime t = TrainingTime(f.forward + f.backward, f.forward + f.backward, 1024, 1, CountParams(g).total, CountParams(g).total,
-                             312e12,
-                             {.tokens = 300e9, .gpus = 8, .mfu = 0.3}, 1);
+  TrainTime t = TrainingTime(f.forward + f.backward, f.forward + f.backward, 1024, 1, CountParams(g).total,
+                             CountParams(g).total, 312e12, {.tokens = 300e9, .gpus = 8, .mfu = 0.3}, 1);
   CHECK(t.six_nd_seconds / kDay == doctest::Approx(3.46).epsilon(0.005));
   // The exact count adds attention and the head: 854,438,400 FLOPs per token at seq 1024.
   CHECK(t.seconds == doctest::Approx(854'438'400.0 * 300e9 / (8 * 312e12 * 0.3)).epsilon(1e-9));
@@ -72,18 +73,19 @@ TEST_CASE("time: Narayanan et al. 2021's training-time estimates (8·T·P / (n·
   for (const Megatron& m : rows) {
     CAPTURE(m.name);
     const uint64_t s = 2048, V = 51200, b = 1;
-    LayerGraph g = testing::InlineGraph("family: transformer\nvocab_size: 51200\ncontext_length: 2048\nd_model: " +
-                                            std::to_string(m.h) + "\nn_layers: " + std::to_string(m.layers) +
-                                            "\nn_heads: " + std::to_string(m.heads) + "\nd_ff: " +
-                                            std::to_string(4 * m.h) + "\n",
-                                        {.recompute = Recompute::kFull});
+    LayerGraph g = testing::InlineGraph(
+        "family: transformer\nvocab_size: 51200\ncontext_length: 2048\nd_model: " + std::to_string(m.h) +
+            "\nn_layers: " + std::to_string(m.layers) + "\nn_heads: " + std::to_string(m.heads) +
+            "\nd_ff: " + std::to_string(4 * m.h) + "\n",
+        {.recompute = Recompute::kFull});
     FlopCounts f = CountFlops(g);
     const uint64_t hardware = f.forward + f.backward + RecomputeFlops(g, Recompute::kFull);
     // Their Eq. (App.): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), multiplied out.
     const uint64_t l = m.layers, h = m.h;
     CHECK(hardware == 96 * b * s * l * h * h + 16 * b * s * s * l * h + 6 * b * s * V * h);
-    TrainTime t = TrainingTime(f.forward + f.backward, hardware, s, 1, CountParams(g).total, CountParams(g).total, 312e12,
-                               {.tokens = m.tokens, .gpus = static_cast<uint64_t>(m.gpus), .achieved = m.achieved}, 1);
+    TrainTime t =
+        TrainingTime(f.forward + f.backward, hardware, s, 1, CountParams(g).total, CountParams(g).total, 312e12,
+                     {.tokens = m.tokens, .gpus = static_cast<uint64_t>(m.gpus), .achieved = m.achieved}, 1);
     const double approx = 8 * m.tokens * m.params / (m.gpus * m.achieved);
     CHECK(approx / kDay == doctest::Approx(m.days).epsilon(0.02));
     // The exact count is within a few percent of the 8TP rule (which drops the s/(6h) and V terms).
@@ -98,16 +100,19 @@ TEST_CASE("time: devices and tokens are solved for") {
   TrainTime tokens = TrainingTime(6'000, 6'000, 1, 1, 1'000, 1'000, 1e3, {.seconds = 1e3, .gpus = 3, .mfu = 0.5}, 1);
   CHECK(tokens.tokens == doctest::Approx(250.0));  // 3 · 1e3 s · 500 FLOP/s / 6,000
   // Solved devices come in whole replicas: 6 devices at tp x pp = 4 is 2 replicas, 8 devices.
-  TrainTime replicas = TrainingTime(6'000, 6'000, 1, 4, 1'000, 1'000, 1e3, {.tokens = 1e3, .seconds = 1e3, .mfu = 1.0}, 1);
+  TrainTime replicas =
+      TrainingTime(6'000, 6'000, 1, 4, 1'000, 1'000, 1e3, {.tokens = 1e3, .seconds = 1e3, .mfu = 1.0}, 1);
   CHECK(replicas.gpus_needed == 8);
 }
 
 TEST_CASE("roofline: one linear layer by hand") {
   // 1000 -> 1000, no bias, batch 1, bf16: 2e6 FLOPs; 2e6 B of weights + 2,000 B in + 2,000 B out.
-  ModelSpec spec = LoadModelText("one.yaml", "family: sequential\ninput: [1000]\nlayers: [{linear: {out: 1000, bias: false}}]\n");
+  ModelSpec spec =
+      LoadModelText("one.yaml", "family: sequential\ninput: [1000]\nlayers: [{linear: {out: 1000, bias: false}}]\n");
   Settings s;
   s.dtypes = PolicyDtypes(Precision::kMixedBf16);
-  Roofline r = ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e9, .mbu = 1});
+  Roofline r = ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+                               {.peak = 1e12, .mfu = 1, .bandwidth = 1e9, .mbu = 1});
   CHECK(r.flops == 2e6);
   CHECK(r.bytes == 2'004'000);
   CHECK(r.seconds == doctest::Approx(2'004'000 / 1e9).scale(0));  // memory-bound: 2.004 ms against 2 us of compute
@@ -156,8 +161,8 @@ Roofline Decode(const std::string& model, uint64_t batch, uint64_t tp = 1) {
   s.seq = 1;
   s.context = 128;
   s.gpus = s.tp = tp;
-  return ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s, {.peak = 1e18, .mfu = 1, .bandwidth = 1e12, .mbu = 1,
-                                                        .interconnect = 1e12});
+  return ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+                         {.peak = 1e18, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 1e12});
 }
 
 TEST_CASE("roofline: a batch-1 decode step of a mixture of experts reads only the routed experts") {

@@ -1,10 +1,11 @@
+#include "util/units.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "util/error.h"
 #include "util/spellcheck.h"
-#include "util/units.h"
 
 namespace tally {
 namespace {

@@ -9,11 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/error.h"
 
@@ -59,7 +58,7 @@ inline std::string Safetensors(const std::string& json, uint64_t data_bytes, boo
 
 // name -> {dtype, shape}; offsets laid end to end in the order given.
 inline Json Header(const std::vector<std::tuple<std::string, std::string, std::vector<uint64_t>, uint64_t>>& tensors,
-            uint64_t* data_bytes = nullptr) {
+                   uint64_t* data_bytes = nullptr) {
   Json h = Json::object();
   uint64_t at = 0;
   for (const auto& [name, dtype, shape, bytes_per] : tensors) {
@@ -85,10 +84,29 @@ inline std::string Message(const std::function<void()>& f) {
 class Gguf {
  public:
   explicit Gguf(uint32_t version = 3) { out_ = "GGUF" + Le(version, 4); }
-  Gguf& Str(const std::string& s) { body_ += Le(s.size(), 8) + s; return *this; }
-  Gguf& U32(const std::string& key, uint32_t v) { Str(key); body_ += Le(4, 4) + Le(v, 4); ++kv_; return *this; }
-  Gguf& U16(const std::string& key, uint16_t v) { Str(key); body_ += Le(2, 4) + Le(v, 2); ++kv_; return *this; }
-  Gguf& Text(const std::string& key, const std::string& v) { Str(key); body_ += Le(8, 4); Str(v); ++kv_; return *this; }
+  Gguf& Str(const std::string& s) {
+    body_ += Le(s.size(), 8) + s;
+    return *this;
+  }
+  Gguf& U32(const std::string& key, uint32_t v) {
+    Str(key);
+    body_ += Le(4, 4) + Le(v, 4);
+    ++kv_;
+    return *this;
+  }
+  Gguf& U16(const std::string& key, uint16_t v) {
+    Str(key);
+    body_ += Le(2, 4) + Le(v, 2);
+    ++kv_;
+    return *this;
+  }
+  Gguf& Text(const std::string& key, const std::string& v) {
+    Str(key);
+    body_ += Le(8, 4);
+    Str(v);
+    ++kv_;
+    return *this;
+  }
   Gguf& Tokens(uint64_t n) {
     Str("tokenizer.ggml.tokens");
     body_ += Le(9, 4) + Le(8, 4) + Le(n, 8);
