@@ -11,14 +11,6 @@
 namespace tally {
 namespace {
 
-double Elements(const std::vector<uint64_t>& shape) {
-  double n = 1;
-  for (uint64_t d : shape) n *= static_cast<double>(d);
-  return n;
-}
-
-double Bytes(DType d) { return static_cast<double>(BitsPer(d)) / 8; }
-
 // cuBLAS tiles the output in 128 x 128 blocks (the largest common CUTLASS/cuBLAS tile for 16-bit
 // tensor-core GEMMs); a partial tile costs a whole one. NVIDIA, "Matrix Multiplication Background
 // User's Guide" (docs.nvidia.com/deeplearning/performance), "Tile Quantization".
@@ -64,7 +56,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                       uint64_t trainable_params, const StepOptions& o) {
   StepTime out;
   out.efficiency = efficiency;
-  const double act = Bytes(s.dtypes.activation);
+  const double act = BytesPerElement(s.dtypes.activation);
   const double bandwidth = hw.memory_bandwidth * o.mbu;
   const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
   const double micro = static_cast<double>(s.grad_accum);
@@ -111,7 +103,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // gradient and the saved input and writes the input's gradient (twice the forward's bytes).
       // Sequence parallelism splits the ops tensor parallelism leaves replicated.
       const double shard = l.component == Component::kAttentionCore ? tp : div > 1 ? div : s.sp ? tp : 1;
-      const double t = 2 * Elements(l.shape) * act / shard / bandwidth;
+      const double t = 2 * ShapeElements(l.shape) * act / shard / bandwidth;
       fwd += t;
       bwd += 2 * t;
     }
@@ -121,8 +113,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       recompute[part] += fwd * rep;
     }
     if (RowParallel(l)) {
-      row_parallel_bytes += Elements(l.shape) * act * rep;
-      hidden = Elements(l.shape) * act;
+      row_parallel_bytes += ShapeElements(l.shape) * act * rep;
+      hidden = ShapeElements(l.shape) * act;
     }
   }
   // The pipeline runs at its slowest stage: ceil(L / pp) blocks, plus the embedding on the first
@@ -137,9 +129,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // weight, the master and the states. ZeRO-1 and above update a 1/dp share.
   const double local =
       static_cast<double>(trainable_params) / (tp * pp) / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1);
-  const double master = s.dtypes.master ? Bytes(*s.dtypes.master) : 0;
-  const double states = OptimizerStates(s.optimizer) * Bytes(s.dtypes.state);
-  out.optimizer = local * (Bytes(s.dtypes.grad) + 2 * Bytes(s.dtypes.param) + 2 * master + 2 * states) / bandwidth;
+  const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
+  const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
+  out.optimizer = local *
+                  (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master + 2 * states) /
+                  bandwidth;
   out.compute = (total(kBlocks) * stage_share + ends) * micro + out.optimizer;
   // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in a full recompute;
@@ -167,14 +161,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const uint64_t dp = s.dp();
   if (dp > 1) {
     const double n = static_cast<double>(dp);
-    const double grads = static_cast<double>(trainable_params) / (tp * pp) * Bytes(s.dtypes.grad);
+    const double grads = static_cast<double>(trainable_params) / (tp * pp) * BytesPerElement(s.dtypes.grad);
     const double bw = link(s.gpus);
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
     out.dp_comm = s.zero >= 3 ? Ring(n, grads, bw) / 2 : Ring(n, grads, bw);
     const double last_backward = backward_stage;
     double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), out.dp_comm - last_backward);
     if (s.zero >= 3) {
-      const double params = static_cast<double>(trainable_params) / (tp * pp) * Bytes(s.dtypes.param);
+      const double params = static_cast<double>(trainable_params) / (tp * pp) * BytesPerElement(s.dtypes.param);
       const double gathers = 2 * Ring(n, params, bw) / 2 * micro;  // an all-gather is half a ring all-reduce
       out.dp_comm += gathers;
       exposed += std::max(0.0, gathers - out.compute);

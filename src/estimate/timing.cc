@@ -12,14 +12,6 @@
 namespace tally {
 namespace {
 
-double Elements(const std::vector<uint64_t>& shape) {
-  double n = 1;
-  for (uint64_t d : shape) n *= static_cast<double>(d);
-  return n;
-}
-
-double Bytes(DType d) { return static_cast<double>(BitsPer(d)) / 8; }
-
 bool TensorParallel(const Layer& l) {
   if (l.component == Component::kAttentionCore) return true;
   return std::any_of(l.param_tensors.begin(), l.param_tensors.end(), [](const ParamTensor& t) { return t.tp_sharded; });
@@ -93,7 +85,7 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
 }
 
 OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, const Settings& s, DType weight) {
-  const double act = Bytes(s.dtypes.activation), kv = Bytes(KvDtype(s));
+  const double act = BytesPerElement(s.dtypes.activation), kv = BytesPerElement(KvDtype(s));
   const double tp = TpDivisor(l, s.tp);
   if (l.component == Component::kAttentionCore) return AttentionCost(l, spec, s, act, kv);
   OpCost c;
@@ -117,8 +109,8 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   }
   if (l.kind == LayerKind::kEmbedding) {
     // A lookup reads one row per token, not the table.
-    const double rows = Elements(l.shape);
-    c.bytes = rows * Bytes(weight) + rows * act;
+    const double rows = ShapeElements(l.shape);
+    c.bytes = rows * BytesPerElement(weight) + rows * act;
     c.flops = static_cast<double>(l.non_matmul_flops);
     return c;
   }
@@ -129,7 +121,7 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
                 static_cast<double>(gemm.m) * static_cast<double>(gemm.n)) *
                count / tp * share * act;
   }
-  if (l.gemms.empty()) c.bytes += 2 * Elements(l.shape) * act;  // an elementwise op reads and writes
+  if (l.gemms.empty()) c.bytes += 2 * ShapeElements(l.shape) * act;  // an elementwise op reads and writes
   c.flops += static_cast<double>(l.non_matmul_flops) / tp * share;
   c.bytes += weights;
   return c;
@@ -236,7 +228,7 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
 Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& s, const RooflineRates& r) {
   Roofline out;
   const DType weight = InferenceWeightDtype(spec, s);
-  const double act = Bytes(s.dtypes.activation);
+  const double act = BytesPerElement(s.dtypes.activation);
   for (const Layer& l : graph.layers) {
     OpCost c = NodeCost(l, graph, spec, s, weight);
     // A node of a repeated block stands for `repeat` identical ops.
@@ -257,7 +249,7 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
       const double t = static_cast<double>(s.tp);
       if (r.interconnect <= 0) throw InputError("--tp: the hardware has no interconnect bandwidth for all-reduces");
       out.allreduce_seconds +=
-          2 * (t - 1) / t * Elements(l.shape) * act / r.interconnect * static_cast<double>(l.repeat);
+          2 * (t - 1) / t * ShapeElements(l.shape) * act / r.interconnect * static_cast<double>(l.repeat);
     }
   }
   out.seconds += out.allreduce_seconds;

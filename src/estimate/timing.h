@@ -55,6 +55,14 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
 // How many ways tensor parallelism divides a node's compute (tp, or less past K/V heads), and
 // whether a linear is row-parallel (its output all-reduced over the tensor-parallel group).
 double TpDivisor(const Layer& l, uint64_t tp);
+
+// Elements of a tensor of `shape`, and bytes of one element of `d`, as doubles for the time models.
+inline double ShapeElements(const std::vector<uint64_t>& shape) {
+  double n = 1;
+  for (uint64_t d : shape) n *= static_cast<double>(d);
+  return n;
+}
+inline double BytesPerElement(DType d) { return static_cast<double>(BitsPer(d)) / 8; }
 bool RowParallel(const Layer& l);
 
 // The peak dtype a precision policy computes in: bf16, fp16, fp32 (no TF32: PyTorch's matmul

@@ -36,9 +36,10 @@ void AppendRow(const std::vector<std::string>& fields, char separator, std::stri
   out += '\n';  // LF, not RFC 4180's CRLF: friendlier to shell tools
 }
 
-class DelimitedWriter : public TableWriter {
+class DelimitedWriter : public BufferedTableWriter {
  public:
-  DelimitedWriter(std::ostream& out, char separator, const Table& header) : out_(out), separator_(separator) {
+  DelimitedWriter(std::ostream& out, char separator, const Table& header)
+      : BufferedTableWriter(out), separator_(separator) {
     std::vector<std::string> keys;
     for (const Column& c : header.columns) keys.push_back(c.key);
     AppendRow(keys, separator_, buffer_);
@@ -49,19 +50,12 @@ class DelimitedWriter : public TableWriter {
       if (row[i]) AppendField(ValueText(*row[i]), separator_, buffer_);
     }
     buffer_ += '\n';
-    if (buffer_.size() >= kBlock) Flush();
+    FlushIfFull();
   }
   void End() override { Flush(); }
 
  private:
-  static constexpr size_t kBlock = 1 << 16;
-  void Flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
-  std::ostream& out_;
   char separator_;
-  std::string buffer_;
 };
 
 }  // namespace

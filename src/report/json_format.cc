@@ -76,34 +76,28 @@ Json ToJson(const ReportNode& node) {
 
 Json Preamble() { return {{"schema", "tally/1"}, {"tally_version", TALLY_VERSION}}; }
 
-class JsonLinesWriter : public TableWriter {
+class JsonLinesWriter : public BufferedTableWriter {
  public:
-  JsonLinesWriter(std::ostream& out, const Table& header) : out_(out), table_{.columns = header.columns} {
+  JsonLinesWriter(std::ostream& out, const Table& header)
+      : BufferedTableWriter(out), table_{.columns = header.columns} {
     table_.flat_keys = header.flat_keys;
   }
   void Row(const std::vector<Cell>& row) override {
     buffer_ += Dump(RowJson(table_, row), -1);
     buffer_ += '\n';
-    if (buffer_.size() >= kBlock) Flush();
+    FlushIfFull();
   }
   void End() override { Flush(); }
 
  private:
-  static constexpr size_t kBlock = 1 << 16;
-  void Flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
-  std::ostream& out_;
   Table table_;
-  std::string buffer_;
 };
 
 // {"schema", "tally_version", path: [rows]} with nlohmann's two-space layout, written row by row.
-class JsonWriter : public TableWriter {
+class JsonWriter : public BufferedTableWriter {
  public:
   JsonWriter(std::ostream& out, const std::string& path, const Table& header)
-      : out_(out), table_{.columns = header.columns}, depth_(SplitDots(path).size()) {
+      : BufferedTableWriter(out), table_{.columns = header.columns}, depth_(SplitDots(path).size()) {
     table_.keyed = header.keyed;
     table_.flat_keys = header.flat_keys;
     std::string open = Dump(Preamble(), 2);
@@ -124,7 +118,7 @@ class JsonWriter : public TableWriter {
       buffer_ += c;
       if (c == '\n') buffer_ += indent;  // strings hold no raw line breaks: JSON escapes them
     }
-    if (buffer_.size() >= kBlock) Flush();
+    FlushIfFull();
   }
   void End() override {
     if (rows_ > 0) buffer_ += "\n" + std::string(2 * depth_, ' ');
@@ -135,16 +129,9 @@ class JsonWriter : public TableWriter {
   }
 
  private:
-  static constexpr size_t kBlock = 1 << 16;
-  void Flush() {
-    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-    buffer_.clear();
-  }
-  std::ostream& out_;
   Table table_;
   size_t depth_;
   uint64_t rows_ = 0;
-  std::string buffer_;
 };
 
 }  // namespace

@@ -10,6 +10,24 @@
 
 namespace tally {
 
+// The writers' common part: text collected in 64 KiB blocks, written a block at a time.
+class BufferedTableWriter : public TableWriter {
+ protected:
+  explicit BufferedTableWriter(std::ostream& out) : out_(out) {}
+  void FlushIfFull() {
+    if (buffer_.size() >= kBlock) Flush();
+  }
+  void Flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+  std::string buffer_;
+
+ private:
+  static constexpr size_t kBlock = 1 << 16;
+  std::ostream& out_;
+};
+
 std::unique_ptr<TableWriter> MakeDelimitedWriter(std::ostream& out, char separator, const Table& header);
 std::unique_ptr<TableWriter> MakeJsonLinesWriter(std::ostream& out, const Table& header);
 // A JSON document holding only `header`'s table at dotted `path`.
