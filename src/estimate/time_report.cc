@@ -76,7 +76,9 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
   r.Set("time.bubble_fraction", "pipeline bubble fraction of the step", st.bubble_fraction, Unit::kRatio);
 }
 
+// `hw` without a name: no device was named, only an --achieved rate (no peak, MFU, fit or energy).
 void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
+  const bool device = !hw.name.empty();
   const auto summary = ev.Summary(s);
   const FlopCounts f = ScaleFlops(summary->flops, s.batch);
   const uint64_t model_step = CheckedAdd(f.forward, f.backward, "the FLOPs of a step");
@@ -95,7 +97,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
                                             RecomputeFlopsOf(*executed, kernels), "the FLOPs of a step");
   const uint64_t tokens_per_step =
       transformer ? CheckedMul(s.batch, summary->seq, "the tokens") : s.batch;  // per replica
-  const double peak = PeakFor(hw, s);
+  const double peak = device ? PeakFor(hw, s) : 0;
   const ParamCounts& params = summary->params;
   // The step modelled from its parts where the catalog gives the GEMM efficiency for the compute
   // dtype and no throughput is given (--mfu or --achieved override the whole).
@@ -111,22 +113,27 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
     step = TrainingStep(*ev.Graph(micro), s, hw, peak, efficiency->second, params.trainable,
                         {.gpus_per_node = query.gpus_per_node, .vp = query.vp, .mbu = req.mbu.value_or(kDefaultMbu)});
     query.step_seconds = step->step_seconds;
-  } else if (!query.mfu && !query.achieved) {
+  } else if (device && !query.mfu && !query.achieved) {
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + ComputeDtype(s.precision) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
   }
   const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total, params.active,
                                    peak, query, s.gpus);
-  r.Group("time", std::string("Training time on ") + hw.name);
-  r.Set("time.hardware", "device", hw.name, Unit::kText);
-  r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", peak,
-        Unit::kFlopPerSecond, "from " + hw.source);
-  r.Set("time.mfu", "MFU (model FLOPs / peak)", t.mfu, Unit::kRatio,
-        req.train.achieved ? "achieved x model FLOPs / hardware FLOPs / peak"
-        : step             ? "model FLOPs / (step time x devices x peak), from the modelled step"
-                           : "as given (--mfu, default 0.4)");
-  r.Set("time.hfu", std::string("HFU (") + (causal_kernels ? "causal kernels, " : "") + "with recomputation)", t.hfu,
-        Unit::kRatio, "hardware FLOPs / (time x devices x peak); PaLM, App. B");
+  r.Group("time", device ? std::string("Training time on ") + hw.name : std::string("Training time at --achieved"));
+  if (device) {
+    r.Set("time.hardware", "device", hw.name, Unit::kText);
+    r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", peak,
+          Unit::kFlopPerSecond, "from " + hw.source);
+    r.Set("time.mfu", "MFU (model FLOPs / peak)", t.mfu, Unit::kRatio,
+          req.train.achieved ? "achieved x model FLOPs / hardware FLOPs / peak"
+          : step             ? "model FLOPs / (step time x devices x peak), from the modelled step"
+                             : "as given (--mfu, default 0.4)");
+    r.Set("time.hfu", std::string("HFU (") + (causal_kernels ? "causal kernels, " : "") + "with recomputation)", t.hfu,
+          Unit::kRatio, "hardware FLOPs / (time x devices x peak); PaLM, App. B");
+  } else {
+    r.Set("time.achieved_flop_per_s", "achieved FLOP/s per device (--achieved)", *req.train.achieved,
+          Unit::kFlopPerSecond, "as given; no device named, so no peak, MFU or memory fit");
+  }
   r.Set("time.tokens", "tokens", t.tokens, Unit::kCount);
   r.Set("time.train_seconds", "training time", t.seconds, Unit::kSecond,
         step ? "steps x the modelled step time (time.breakdown)"
@@ -145,7 +152,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
         t.hardware_flops, Unit::kFlop,
         causal_kernels ? "what the kernels execute: attention's masked half skipped (--no-causal counts it)"
                        : "what the kernels execute");
-  if (hw.board_power_w > 0) {
+  if (device && hw.board_power_w > 0) {
     r.Set("time.energy_kwh", "energy in kWh (devices only)", t.gpu_hours * hw.board_power_w * kPowerUtilization / 1000,
           Unit::kRatio,
           "device-hours x board power x " + FormatFixed(kPowerUtilization, 2) +
@@ -160,6 +167,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
         "Hoffmann et al. 2022");
   r.Set("time.approx.six_nd_seconds", "6·N·D time (N = parameters a token uses)", t.six_nd_seconds, Unit::kSecond,
         "6 x params x tokens / (devices x peak x MFU); a mixture of experts counts its active parameters");
+  if (!device) return;
   // The memory fit at the devices the answer uses (ZeRO shards over them).
   Settings at = s;
   at.gpus = t.gpus_needed;
@@ -259,7 +267,15 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
 }  // namespace
 
 void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report& r) {
-  if (s.hardware.empty()) throw InputError("--hardware: time needs a device; run 'tally hardware' for the catalog");
+  // Training from an achieved rate needs no device; everything else takes its peak or bandwidth.
+  if (s.hardware.empty() && given.train.achieved && s.mode != Mode::kInfer) {
+    BlameOverflowOn(ev.spec().source, [&] { AddTraining(ev, s, given, HardwareSpec{}, r); });
+    return;
+  }
+  if (s.hardware.empty()) {
+    throw InputError("--hardware: time needs a device (or, for training, an --achieved FLOP/s rate); run 'tally "
+                     "hardware' for the catalog");
+  }
   const HardwareSpec hw = ResolveHardware(s.hardware);
   // A calibrated hardware file carries the rate measured on it: the throughput unless one is given.
   TimeRequest req = given;

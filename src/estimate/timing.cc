@@ -160,7 +160,8 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
                                         : "0"));
     }
   };
-  if (q.achieved && *q.achieved > peak) {
+  // peak 0: no device named (an --achieved rate alone); MFU and HFU are then unknown.
+  if (q.achieved && peak > 0 && *q.achieved > peak) {
     throw InputError("--achieved: " + FormatDouble(*q.achieved) + " FLOP/s is above the device's dense peak of " +
                      FormatDouble(peak) + " FLOP/s");
   }
@@ -205,9 +206,14 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
   t.gpu_hours = t.gpus * t.seconds / 3600;
   t.model_flops = per_token_model * t.tokens;
   t.hardware_flops = per_token_hardware * t.tokens;
-  t.mfu = t.model_flops / (t.seconds * t.gpus * peak);
-  t.hfu = t.hardware_flops / (t.seconds * t.gpus * peak);
-  t.six_nd_seconds = 6.0 * static_cast<double>(active_params) * t.tokens / (t.gpus * peak * t.mfu);
+  if (peak > 0) {
+    t.mfu = t.model_flops / (t.seconds * t.gpus * peak);
+    t.hfu = t.hardware_flops / (t.seconds * t.gpus * peak);
+    t.six_nd_seconds = 6.0 * static_cast<double>(active_params) * t.tokens / (t.gpus * peak * t.mfu);
+  } else {  // the same model-FLOP rate as the answer's
+    t.mfu = t.hfu = 1;  // unknown: neither reported (checked in range only)
+    t.six_nd_seconds = 6.0 * static_cast<double>(active_params) * t.tokens * t.seconds / t.model_flops;
+  }
   in_range(t.tokens, "the tokens", true);
   in_range(t.seconds, "the training time");
   in_range(t.gpus, "the devices", true);
