@@ -74,8 +74,8 @@ TEST_CASE("time: a decoder's kernels skip attention's masked half in the hardwar
 TEST_CASE("time: an achieved rate alone, without a device, gives the training time") {
   // Llama-3-8B at 8,192 tokens: 51,470,401,536 hardware FLOPs per token under causal kernels (the
   // case above), so 1T tokens on 64 devices at 400 TFLOP/s take 5.1470401536e22 / (64 · 400e12) s.
-  const testing::TallyRun r =
-      testing::RunTally({"time", "llama-3-8b", "--achieved", "400T", "--tokens", "1T", "--gpus", "64", "--format", "json"});
+  const testing::TallyRun r = testing::RunTally(
+      {"time", "llama-3-8b", "--achieved", "400T", "--tokens", "1T", "--gpus", "64", "--format", "json"});
   REQUIRE(r.code == 0);
   const nlohmann::json t = nlohmann::json::parse(r.out)["time"];
   CHECK(t["train_seconds"].get<double>() == doctest::Approx(5.1470401536e22 / (64 * 400e12)));
