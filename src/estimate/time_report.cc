@@ -273,8 +273,9 @@ void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report
     return;
   }
   if (s.hardware.empty()) {
-    throw InputError("--hardware: time needs a device (or, for training, an --achieved FLOP/s rate); run 'tally "
-                     "hardware' for the catalog");
+    throw InputError(
+        "--hardware: time needs a device (or, for training, an --achieved FLOP/s rate); run 'tally "
+        "hardware' for the catalog");
   }
   const HardwareSpec hw = ResolveHardware(s.hardware);
   // A calibrated hardware file carries the rate measured on it: the throughput unless one is given.

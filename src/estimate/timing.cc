@@ -210,7 +210,7 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
     t.mfu = t.model_flops / (t.seconds * t.gpus * peak);
     t.hfu = t.hardware_flops / (t.seconds * t.gpus * peak);
     t.six_nd_seconds = 6.0 * static_cast<double>(active_params) * t.tokens / (t.gpus * peak * t.mfu);
-  } else {  // the same model-FLOP rate as the answer's
+  } else {              // the same model-FLOP rate as the answer's
     t.mfu = t.hfu = 1;  // unknown: neither reported (checked in range only)
     t.six_nd_seconds = 6.0 * static_cast<double>(active_params) * t.tokens * t.seconds / t.model_flops;
   }
