@@ -6,6 +6,7 @@
 #include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "estimate/point_eval.h"
+#include "estimate/time_report.h"
 #include "report/format.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -41,6 +42,17 @@ void CheckKeys(const Report& reference, const std::vector<std::string>& keys) {
 
 const std::vector<std::string> kDefaultKeys = {"params.total", "flops.step", "memory.train.total",
                                                "memory.infer.total"};
+
+// The whole report at a point: the memory ledgers, and the time.* keys when a key asks for them
+// and a device is named (with time's default workload: Chinchilla tokens, MFU 0.4 or the catalog's
+// modelled step).
+Report FullReport(Evaluation& evaluation, const Settings& s, const std::vector<std::string>& keys) {
+  Report report = EstimateReport(evaluation, s, {.memory = true});
+  const bool timed =
+      std::any_of(keys.begin(), keys.end(), [](const std::string& k) { return k.rfind("time.", 0) == 0; });
+  if (timed && !s.hardware.empty()) AddTime(evaluation, s, TimeRequest{}, report);
+  return report;
+}
 
 }  // namespace
 
@@ -122,7 +134,7 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
     try {
       const Settings s = ResolveSettings(ReadSettings(point), spec);
       if (!reference) {
-        reference = EstimateReport(evaluation, s, {.memory = true});
+        reference = FullReport(evaluation, s, keys);
         // The default keys span both modes: one a point's mode lacks is an empty cell.
         if (flags.keys) CheckKeys(*reference, keys);
         open();
@@ -130,7 +142,7 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
       std::vector<std::optional<Value>> values = eval.Evaluate(keys, s);
       for (size_t k = 0; k < keys.size(); ++k) {
         if (values[k] || PointEvaluator::IsFastKey(keys[k])) continue;
-        Report full = EstimateReport(evaluation, s, {.memory = true});
+        Report full = FullReport(evaluation, s, keys);
         for (size_t j = k; j < keys.size(); ++j) {
           if (const ReportNode* n = full.Find(keys[j]); n != nullptr && !n->is_group) values[j] = n->value;
         }
@@ -159,7 +171,7 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
   }
   if (writer == nullptr) {
     // No point was valid: the keys are still checked, against the model at the default settings.
-    if (flags.keys) CheckKeys(EstimateReport(evaluation, ResolveSettings(Settings{}, spec), {.memory = true}), keys);
+    if (flags.keys) CheckKeys(FullReport(evaluation, ResolveSettings(Settings{}, spec), keys), keys);
     open();
   }
   writer->End();

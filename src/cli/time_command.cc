@@ -86,7 +86,10 @@ std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
   TimeRequest request = ReadTimeRequest(f.time, f.model.workload.gpus.has_value(), settings.gpus);
   Evaluation evaluation(ResolveModel(f.model.model));
   settings = ResolveSettings(settings, evaluation.spec());
-  Report report = EstimateReport(evaluation, settings, {.params = false, .flops = false});
+  Report report =
+      EstimateReport(evaluation, settings,
+                     // Inference echoes its own workload (prompt, generated tokens), not the model's context.
+                     {.settings = settings.mode != Mode::kInfer, .params = false, .flops = false});
   AddTime(evaluation, settings, request, report);
   return Render(report, f.model.output, context.err);
 }

@@ -205,6 +205,12 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   decode.seq = 1;
   decode.context = req.prompt + req.generate / 2;
   const Roofline d = ForwardRoofline(*ev.Graph(GraphSettingsOf(decode)), spec, decode, rates);
+  // What was computed, not the model's context: the prompt, the generated tokens, a causal prefill.
+  r.Group("settings", "Settings");
+  r.Set("settings.batch", "batch (sequences at once, per replica)", batch, Unit::kNumber);
+  r.Set("settings.prompt", "prompt tokens per sequence", req.prompt, Unit::kNumber);
+  r.Set("settings.generate", "generated tokens per sequence", req.generate, Unit::kNumber);
+  r.Set("settings.causal_prefill", "prefill is causal", true, Unit::kBool);
   r.Group("time", std::string("Inference latency on ") + hw.name + " (roofline)");
   r.Set("time.hardware", "device", hw.name, Unit::kText);
   r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", rates.peak,
