@@ -292,6 +292,17 @@ void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report
     r.notes.push_back("using the achieved " + measured->first + " rate measured in " + hw.source +
                       " (achieved_flops); --mfu or --achieved overrides it");
   }
+  // A calibrated file that did not measure this dtype has only a computed peak for it, which a
+  // library may never reach (Debian's OpenBLAS has no bf16 GEMM at all): refuse rather than guess.
+  if (!req.train.mfu && !req.train.achieved && !hw.achieved_flops.empty() && measured == hw.achieved_flops.end() &&
+      s.mode != Mode::kInfer) {
+    std::string dtypes;
+    for (const auto& [dtype, rate] : hw.achieved_flops) dtypes += (dtypes.empty() ? "" : ", ") + dtype;
+    throw InputError("--hardware: " + hw.source + " measured " + dtypes + " but not " + ComputeDtype(s.precision) +
+                     " (--precision " + PrecisionName(s.precision) +
+                     "); choose a measured precision, or give --mfu "
+                     "or --achieved");
+  }
   BlameOverflowOn(ev.spec().source, [&] {
     if (s.mode == Mode::kInfer) {
       AddInference(ev, s, req, hw, r);

@@ -2,6 +2,10 @@
 #include "config/resolve.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
@@ -83,6 +87,25 @@ TEST_CASE("time: an achieved rate alone, without a device, gives the training ti
   CHECK_FALSE(t.contains("fits"));
   // Inference needs a device's bandwidth: still refused.
   CHECK(testing::RunTally({"time", "llama-3-8b", "--achieved", "400T", "--mode", "infer"}).code == 2);
+}
+
+TEST_CASE("time: a calibrated file is used only for the dtypes it measured") {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tally-calibrated-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "name: my-cpu\nkind: cpu\nmemory_bytes: 25769803776\nmemory_bandwidth: 50e9\n"
+                         "peak_flops: {fp32: 453e9, bf16: 906e9}\nachieved_flops: {fp32: 210e9}\n";
+  // bf16 (mixed-bf16, the default) was not measured: refused, never the computed bf16 peak.
+  const testing::TallyRun bf16 =
+      testing::RunTally({"time", "gpt2-small", "--hardware", file.string(), "--tokens", "1B"});
+  CHECK(bf16.code == 2);
+  CHECK(bf16.err.find("measured fp32 but not bf16") != std::string::npos);
+  // fp32 was: GPT-2 small at 1,024 tokens executes 854,438,400 − 56,623,104 (the masked half of QK^T
+  // and AV: 12 layers · 2 · 2 · 1024 · 768 · 3 / 2) = 797,815,296 FLOPs per token; 1e9 tokens at 210e9.
+  const testing::TallyRun fp32 = testing::RunTally({"time", "gpt2-small", "--hardware", file.string(), "--tokens", "1B",
+                                                    "--precision", "fp32", "--get", "time.train_seconds"});
+  CHECK(fp32.code == 0);
+  CHECK(std::stod(fp32.out) == doctest::Approx(797'815'296.0 * 1e9 / 210e9));
+  std::filesystem::remove(file);
 }
 
 }  // namespace
