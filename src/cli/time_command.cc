@@ -13,8 +13,6 @@
 namespace tally {
 namespace {
 
-constexpr RealRange kPositiveSi = {
-    .lo = 0, .lo_open = true, .what = "a positive number such as 2T, 300B or 1.5e12", .si = true};
 // Below 1e-6 a utilization is no longer a rate but an overflow: times past any double.
 constexpr RealRange kUtilization = {.lo = 1e-6, .hi = 1, .what = "a ratio in [1e-6, 1], such as 0.4"};
 
