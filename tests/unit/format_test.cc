@@ -222,8 +222,10 @@ std::string Streamed(const Report& report, const std::string& path, StreamFormat
 }
 
 TEST_CASE("format: a table streamed row by row equals the whole-document output") {
-  for (const auto& [report, path] : std::vector<std::pair<Report, std::string>>{
+  for (const auto& entry : std::vector<std::pair<Report, std::string>>{
            {SweepReport(), "sweep"}, {KeyedReport(), "models"}, {TableReport(), "run.results"}}) {
+    const Report& report = entry.first;
+    const std::string& path = entry.second;  // not a structured binding: clang 14 cannot CAPTURE one
     CAPTURE(path);
     CHECK(Streamed(report, path, StreamFormat::kCsv) == FormatDelimited(report, ','));
     CHECK(Streamed(report, path, StreamFormat::kTsv) == FormatDelimited(report, '\t'));

@@ -46,7 +46,9 @@ TEST_CASE("gguf: bytes per block of every ggml type match the published bits per
       {8, 8.5},     {10, 2.625},  {11, 3.4375}, {12, 4.5},    {13, 5.5},    {14, 6.5625}, {16, 2.0625},
       {17, 2.3125}, {22, 2.5625}, {18, 3.0625}, {21, 3.4375}, {19, 1.5625}, {29, 1.75},   {20, 4.5},
       {23, 4.25},   {34, 1.6875}, {35, 2.0625}, {39, 4.25},   {15, 9.125}};
-  for (const auto& [id, bits] : bpw) {
+  for (const auto& entry : bpw) {
+    const auto id = entry.first;  // not a structured binding: clang 14 cannot CAPTURE one
+    const auto bits = entry.second;
     CAPTURE(id);
     const GgmlType* t = FindGgmlType(id);
     REQUIRE(t != nullptr);

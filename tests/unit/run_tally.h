@@ -135,7 +135,9 @@ inline TallyRun RunTally(const std::vector<std::string>& args) {
   }
   const size_t step = numbers.size() / 8 + 1;
   for (size_t i = 0; i < numbers.size(); i += step) {
-    const auto& [key, value] = numbers[i];
+    // Named copies, not a structured binding: clang 14 cannot CAPTURE one.
+    const std::string& key = numbers[i].first;
+    const nlohmann::json& value = numbers[i].second;
     CAPTURE(key);
     const TallyRun get = RunRaw(detail::WithOutput(args, {"--get", key}));
     CHECK(get.code == run.code);
