@@ -50,7 +50,16 @@ void AddModel(const ModelSpec& spec, Report& r) {
   if (spec.family != Family::kTransformer) return;
   const TransformerSpec& t = spec.transformer;
   if (t.dtype) r.Set("model.dtype", "weight dtype", std::string(DTypeName(*t.dtype)), Unit::kText);
-  if (t.sliding_window > 0) r.Set("model.sliding_window", "attention window (tokens)", t.sliding_window, Unit::kNumber);
+  if (t.sliding_window > 0) {
+    // With per-layer kinds (Gemma 2/3, gpt-oss) the window is only the sliding layers': say how many.
+    uint64_t sliding = 0;
+    for (const auto& [layer, count] : LayerRuns(t)) sliding += layer.attention == AttentionKind::kSliding ? count : 0;
+    const bool mixed = sliding != t.n_layers;
+    r.Set("model.sliding_window",
+          mixed ? "attention window of the sliding layers (tokens)" : "attention window (tokens)", t.sliding_window,
+          Unit::kNumber);
+    if (mixed) r.Set("model.sliding_layers", "layers with the sliding window", sliding, Unit::kNumber);
+  }
   if (t.n_experts > 0) {
     r.Set("model.experts", "experts per block", t.n_experts, Unit::kNumber);
     r.Set("model.top_k", "experts per token", t.top_k, Unit::kNumber);

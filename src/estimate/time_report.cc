@@ -145,6 +145,11 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   r.Set("time.steps", "optimizer steps", t.steps, Unit::kCount);
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
   if (step) AddBreakdown(*step, s, hw, query, r);
+  if (step && params.active != params.total) {
+    r.notes.push_back(
+        "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
+        "all-to-all (experts are taken as replicated on each device or split by --tp)");
+  }
   r.Set("time.gpu_hours", "device-hours", t.gpu_hours, Unit::kCount);
   r.Set("time.compute_flops", "model FLOPs in all", t.model_flops, Unit::kFlop);
   r.Set("time.hardware_flops",

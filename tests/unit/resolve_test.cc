@@ -108,5 +108,20 @@ TEST_CASE("time: a calibrated file is used only for the dtypes it measured") {
   std::filesystem::remove(file);
 }
 
+TEST_CASE("model: a window that only some layers use says how many") {
+  // Gemma 2 9B: 42 layers alternating sliding (4096) and full, from layer 0 (configuration_gemma2.py).
+  const testing::TallyRun gemma = testing::RunTally({"params", "gemma-2-9b", "--get", "model.sliding_layers"});
+  CHECK(gemma.out == "21\n");
+  // Mistral 7B slides on every layer: no count, the window is the model's.
+  CHECK(testing::RunRaw({"params", "mistral-7b", "--get", "model.sliding_layers"}).code == 2);
+}
+
+TEST_CASE("time: the modelled step says it leaves out expert-parallel all-to-all") {
+  const testing::TallyRun r =
+      testing::RunTally({"time", "mixtral-8x7b", "--hardware", "h100", "--gpus", "8", "--zero", "3", "--tokens", "1B"});
+  CHECK(r.code == 0);
+  CHECK(r.err.find("no expert-parallel all-to-all") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tally
