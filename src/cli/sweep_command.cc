@@ -119,7 +119,13 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
 
   // Keys are checked once, against the full report at the grid's first point that is valid.
   std::optional<Report> reference;
-  PointEvaluator eval(spec);
+  // The fast keys come from one evaluator; with --memory it also answers the mode's total (the last
+  // two of its keys).
+  std::vector<std::string> fast_keys = keys;
+  if (limit) fast_keys.insert(fast_keys.end(), {"memory.train.total", "memory.infer.total"});
+  PointEvaluator eval(spec, fast_keys);
+  std::vector<bool> slow;  // keys only the full report has
+  for (const std::string& k : keys) slow.push_back(!PointEvaluator::IsFastKey(k));
   Evaluation evaluation(spec);
   std::vector<Cell> row(header.columns.size());
   std::vector<size_t> index(axes.size(), 0);
@@ -139,21 +145,21 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
         if (flags.keys) CheckKeys(*reference, keys);
         open();
       }
-      std::vector<std::optional<Value>> values = eval.Evaluate(keys, s);
+      std::vector<std::optional<Value>> values = eval.Evaluate(s);
       for (size_t k = 0; k < keys.size(); ++k) {
-        if (values[k] || PointEvaluator::IsFastKey(keys[k])) continue;
+        if (values[k] || !slow[k]) continue;
         Report full = FullReport(evaluation, s, keys);
         for (size_t j = k; j < keys.size(); ++j) {
           if (const ReportNode* n = full.Find(keys[j]); n != nullptr && !n->is_group) values[j] = n->value;
         }
         break;
       }
-      for (size_t k = 0; k < keys.size(); ++k) row[first_key + k] = std::move(values[k]);
       status = "ok";
       if (limit) {
-        const std::string total = s.mode == Mode::kInfer ? "memory.infer.total" : "memory.train.total";
-        if (std::get<uint64_t>(*eval.Evaluate({total}, s)[0]) > limit) status = "does not fit";
+        const std::optional<Value>& total = values[keys.size() + (s.mode == Mode::kInfer ? 1 : 0)];
+        if (std::get<uint64_t>(*total) > limit) status = "does not fit";
       }
+      for (size_t k = 0; k < keys.size(); ++k) row[first_key + k] = std::move(values[k]);
     } catch (const UnknownKey&) {
       throw;
     } catch (const InputError& e) {

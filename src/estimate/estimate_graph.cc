@@ -153,11 +153,10 @@ void AddApproximations(const LayerGraph& graph, const ModelSpec& spec, uint64_t 
 void AddFlops(const ModelSpec& spec, const Settings& settings, const GraphSummary& summary, Report& r) {
   const LayerGraph& graph = *summary.graph;
   const ParamCounts& p = summary.params;
-  const FlopCounts f = ScaleFlops(summary.flops, settings.batch);
+  const FlopTotals totals = FlopTotalsOf(summary, settings);
+  const FlopCounts& f = totals.counts;
   const bool transformer = graph.family == Family::kTransformer;
-  const uint64_t units = transformer ? CheckedMul(settings.batch, graph.seq, "the tokens") : settings.batch;
-  const uint64_t recompute = RecomputeFlopsOf(summary, settings);
-  const uint64_t step = CheckedAdd(f.forward + f.backward, recompute, "the FLOPs of a step");
+  const uint64_t units = totals.units, recompute = totals.recompute, step = totals.step;
   r.Group("flops", "FLOPs (matmul: 2·m·n·k per GEMM)");
   r.Set("flops.forward", "forward", f.forward, Unit::kFlop,
         "Σ 2·m·n·k over the GEMMs: " + SumText(f.forward_by_component, f.forward) + " (--layers --explain shows each)");

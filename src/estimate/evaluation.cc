@@ -31,6 +31,15 @@ uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& s) {
   return CheckedMul(one, s.batch, "the recomputation FLOPs");
 }
 
+FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& s) {
+  FlopTotals f;
+  f.counts = ScaleFlops(summary.flops, s.batch);
+  f.recompute = RecomputeFlopsOf(summary, s);
+  f.step = CheckedAdd(f.counts.forward + f.counts.backward, f.recompute, "the FLOPs of a step");
+  f.units = summary.graph->family == Family::kTransformer ? CheckedMul(s.batch, summary.seq, "the tokens") : s.batch;
+  return f;
+}
+
 std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings) {
   CheckParallelism(spec_, settings);
   GraphSettings key = GraphSettingsOf(settings);

@@ -30,6 +30,16 @@ FlopCounts ScaleFlops(const FlopCounts& one, uint64_t batch);
 // Recomputed forward FLOPs of `settings.recompute` for settings.batch samples.
 uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& settings);
 
+// The FLOPs of one training step at settings.batch, and the units (tokens, or samples for a
+// sequential model) per-unit figures divide by: what the report's flops.* keys and the sweep read.
+struct FlopTotals {
+  FlopCounts counts;  // forward, backward, non-matmul, by component: at settings.batch
+  uint64_t recompute = 0;
+  uint64_t step = 0;  // forward + backward + recompute
+  uint64_t units = 0;
+};
+FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& settings);
+
 class Evaluation {
  public:
   explicit Evaluation(ModelSpec spec) : spec_(std::move(spec)) {}

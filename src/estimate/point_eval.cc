@@ -1,189 +1,163 @@
 #include "estimate/point_eval.h"
 
-#include <algorithm>
+#include <utility>
 
 #include "estimate/estimate_graph.h"
-#include "util/checked_math.h"
 
 namespace tally {
 namespace {
 
-const std::vector<std::string> kFastKeys = {"params.total",
-                                            "params.embedding",
-                                            "params.non_embedding",
-                                            "params.per_layer",
-                                            "params.active",
-                                            "params.trainable",
-                                            "flops.forward",
-                                            "flops.backward",
-                                            "flops.recompute",
-                                            "flops.step",
-                                            "flops.per_token.forward",
-                                            "flops.per_token.backward",
-                                            "flops.per_token.step",
-                                            "flops.per_sample.forward",
-                                            "flops.per_sample.backward",
-                                            "flops.per_sample.step",
-                                            "flops.macs.forward",
-                                            "flops.non_matmul.forward",
-                                            "memory.train.weights",
-                                            "memory.train.gradients",
-                                            "memory.train.master_weights",
-                                            "memory.train.optimizer",
-                                            "memory.train.activations",
-                                            "memory.train.overhead",
-                                            "memory.train.total",
-                                            "memory.infer.weights",
-                                            "memory.infer.kv_cache",
-                                            "memory.infer.activations",
-                                            "memory.infer.overhead",
-                                            "memory.infer.total",
-                                            "kv_cache.per_token",
-                                            "activations.per_layer"};
+enum class Key {
+  kParamsTotal,
+  kParamsEmbedding,
+  kParamsNonEmbedding,
+  kParamsPerLayer,
+  kParamsActive,
+  kParamsTrainable,
+  kFlopsForward,
+  kFlopsBackward,
+  kFlopsRecompute,
+  kFlopsStep,
+  kPerTokenForward,
+  kPerTokenBackward,
+  kPerTokenStep,
+  kPerSampleForward,
+  kPerSampleBackward,
+  kPerSampleStep,
+  kMacsForward,
+  kNonMatmulForward,
+  kTrainWeights,
+  kTrainGradients,
+  kTrainMaster,
+  kTrainOptimizer,
+  kTrainActivations,
+  kTrainOverhead,
+  kTrainTotal,
+  kInferWeights,
+  kInferKvCache,
+  kInferActivations,
+  kInferOverhead,
+  kInferTotal,
+  kKvPerToken,
+  kActivationsPerLayer,
+};
+
+constexpr std::pair<Key, std::string_view> kKeys[] = {
+    {Key::kParamsTotal, "params.total"},
+    {Key::kParamsEmbedding, "params.embedding"},
+    {Key::kParamsNonEmbedding, "params.non_embedding"},
+    {Key::kParamsPerLayer, "params.per_layer"},
+    {Key::kParamsActive, "params.active"},
+    {Key::kParamsTrainable, "params.trainable"},
+    {Key::kFlopsForward, "flops.forward"},
+    {Key::kFlopsBackward, "flops.backward"},
+    {Key::kFlopsRecompute, "flops.recompute"},
+    {Key::kFlopsStep, "flops.step"},
+    {Key::kPerTokenForward, "flops.per_token.forward"},
+    {Key::kPerTokenBackward, "flops.per_token.backward"},
+    {Key::kPerTokenStep, "flops.per_token.step"},
+    {Key::kPerSampleForward, "flops.per_sample.forward"},
+    {Key::kPerSampleBackward, "flops.per_sample.backward"},
+    {Key::kPerSampleStep, "flops.per_sample.step"},
+    {Key::kMacsForward, "flops.macs.forward"},
+    {Key::kNonMatmulForward, "flops.non_matmul.forward"},
+    {Key::kTrainWeights, "memory.train.weights"},
+    {Key::kTrainGradients, "memory.train.gradients"},
+    {Key::kTrainMaster, "memory.train.master_weights"},
+    {Key::kTrainOptimizer, "memory.train.optimizer"},
+    {Key::kTrainActivations, "memory.train.activations"},
+    {Key::kTrainOverhead, "memory.train.overhead"},
+    {Key::kTrainTotal, "memory.train.total"},
+    {Key::kInferWeights, "memory.infer.weights"},
+    {Key::kInferKvCache, "memory.infer.kv_cache"},
+    {Key::kInferActivations, "memory.infer.activations"},
+    {Key::kInferOverhead, "memory.infer.overhead"},
+    {Key::kInferTotal, "memory.infer.total"},
+    {Key::kKvPerToken, "kv_cache.per_token"},
+    {Key::kActivationsPerLayer, "activations.per_layer"},
+};
+
+int KeyIndex(const std::string& key) {
+  for (size_t i = 0; i < std::size(kKeys); ++i) {
+    if (kKeys[i].second == key) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 }  // namespace
 
-bool PointEvaluator::IsFastKey(const std::string& key) {
-  return std::find(kFastKeys.begin(), kFastKeys.end(), key) != kFastKeys.end();
+PointEvaluator::PointEvaluator(const ModelSpec& spec, const std::vector<std::string>& keys) : evaluation_(spec) {
+  for (const std::string& k : keys) keys_.push_back(KeyIndex(k));
 }
 
-TrainMemory PointEvaluator::Training(GraphCache& c, const Settings& s) {
-  const Precisions& d = s.dtypes;
-  auto states = [&](uint64_t stage) {
-    const std::vector<uint64_t> key = {static_cast<uint64_t>(d.param),
-                                       static_cast<uint64_t>(d.grad),
-                                       d.master ? 1 + static_cast<uint64_t>(*d.master) : 0,
-                                       static_cast<uint64_t>(d.state),
-                                       static_cast<uint64_t>(s.optimizer),
-                                       s.tp,
-                                       s.pp,
-                                       static_cast<uint64_t>(s.quant),
-                                       stage,
-                                       static_cast<uint64_t>(d.activation)};  // QLoRA's dequantization buffer
-    auto it = c.states.find(key);
-    if (it == c.states.end()) it = c.states.emplace(key, StageModelStates(c.summary->memory, s, stage)).first;
-    return it->second;
-  };
-  auto activations = [&](uint64_t stage) {
-    const std::vector<uint64_t> key = {s.micro_batch,
-                                       s.tp,
-                                       s.sp,
-                                       s.pp,
-                                       static_cast<uint64_t>(s.recompute),
-                                       s.grad_accum,
-                                       static_cast<uint64_t>(d.activation),
-                                       stage};
-    auto it = c.activations.find(key);
-    if (it == c.activations.end())
-      it = c.activations.emplace(key, TrainingActivations(c.summary->memory, s, stage)).first;
-    return it->second;
-  };
-  return MostLoadedStage(s, states, activations);
-}
+bool PointEvaluator::IsFastKey(const std::string& key) { return KeyIndex(key) >= 0; }
 
-PointEvaluator::GraphCache& PointEvaluator::CacheFor(const Settings& settings) {
-  // The evaluation caches summaries by every setting a graph depends on; the ledger parts are
-  // cached here per summary.
-  std::shared_ptr<const GraphSummary> summary = evaluation_.Summary(settings);
-  auto it = caches_.find(summary.get());
-  if (it != caches_.end()) return it->second;
-  if (caches_.size() >= 1024) {  // full: a scratch entry, as the evaluation does
-    scratch_ = GraphCache{.summary = summary};
-    return scratch_;
-  }
-  GraphCache c;
-  c.summary = summary;
-  return caches_.emplace(summary.get(), std::move(c)).first->second;
-}
-
-std::vector<std::optional<Value>> PointEvaluator::Evaluate(const std::vector<std::string>& keys, const Settings& s) {
-  GraphCache& c = CacheFor(s);
-  const GraphSummary& g = *c.summary;
+std::vector<std::optional<Value>> PointEvaluator::Evaluate(const Settings& s) {
+  const std::shared_ptr<const GraphSummary> summary = evaluation_.Summary(s);
+  const GraphSummary& g = *summary;
+  const ParamCounts& p = g.params;
+  const bool transformer = evaluation_.spec().family == Family::kTransformer;
+  const FlopTotals flops = FlopTotalsOf(g, s);
+  const FlopCounts& f = flops.counts;
   std::optional<TrainMemory> train;
   std::optional<InferMemory> infer;
-  const bool transformer = evaluation_.spec().family == Family::kTransformer;
-  constexpr std::string_view what = "the FLOPs of the sweep point";
-  // Every FLOP count is linear in the batch: each GEMM's m or count carries it.
-  const uint64_t forward = CheckedMul(g.flops.forward, s.batch, what);
-  const uint64_t backward = CheckedMul(g.flops.backward, s.batch, what);
-  const uint64_t recompute = RecomputeFlopsOf(g, s);
-  const uint64_t step = CheckedAdd(CheckedAdd(forward, backward, what), recompute, what);
-  const uint64_t units = transformer ? CheckedMul(s.batch, g.seq, what) : s.batch;
+  auto training = [&]() -> const TrainMemory* {
+    if (s.mode == Mode::kInfer) return nullptr;
+    if (!train) train = TrainingMemory(s, g.memory);
+    return &*train;
+  };
+  auto inference = [&]() -> const InferMemory* {
+    if (s.mode == Mode::kTrain) return nullptr;
+    if (!infer) infer = InferenceMemory(evaluation_.spec(), s, g.memory, InferenceBatch(s));
+    return &*infer;
+  };
+  // A value only where the report has the key, under the report's own conditions.
+  auto when = [](bool present, auto value) { return present ? std::optional<Value>(value) : std::nullopt; };
   std::vector<std::optional<Value>> out;
-  for (const std::string& k : keys) {
+  out.reserve(keys_.size());
+  for (int index : keys_) {
     std::optional<Value> v;
-    if (k == "params.total")
-      v = g.params.total;
-    else if (k == "params.embedding" && transformer)
-      v = g.params.embedding;
-    else if (k == "params.non_embedding" && transformer)
-      v = g.params.non_embedding;
-    else if (k == "params.per_layer" && transformer)
-      v = g.params.per_layer;
-    else if (k == "params.active" && g.params.active != g.params.total)
-      v = g.params.active;
-    else if (k == "params.trainable" && g.params.trainable != g.params.total)
-      v = g.params.trainable;
-    else if (k == "flops.forward")
-      v = forward;
-    else if (k == "flops.backward")
-      v = backward;
-    else if (k == "flops.recompute")
-      v = recompute;
-    else if (k == "flops.step")
-      v = step;
-    else if (k == (transformer ? "flops.per_token.forward" : "flops.per_sample.forward"))
-      v = PerUnit(forward, units);
-    else if (k == (transformer ? "flops.per_token.backward" : "flops.per_sample.backward"))
-      v = PerUnit(backward, units);
-    else if (k == (transformer ? "flops.per_token.step" : "flops.per_sample.step"))
-      v = PerUnit(step, units);
-    else if (k == "flops.macs.forward")
-      v = forward / 2;
-    else if (k == "flops.non_matmul.forward")
-      v = CheckedMul(g.flops.non_matmul_forward, s.batch, what);
-    else if (k.rfind("memory.train.", 0) == 0 || k == "activations.per_layer") {
-      if (s.mode == Mode::kInfer) {
-        out.push_back(v);
-        continue;
+    if (index >= 0) {
+      const TrainMemory* t = nullptr;
+      const InferMemory* i = nullptr;
+      switch (kKeys[index].first) {
+        case Key::kParamsTotal: v = p.total; break;
+        case Key::kParamsEmbedding: v = when(transformer, p.embedding); break;
+        case Key::kParamsNonEmbedding: v = when(transformer, p.non_embedding); break;
+        case Key::kParamsPerLayer: v = when(transformer, p.per_layer); break;
+        case Key::kParamsActive: v = when(p.active != p.total, p.active); break;
+        case Key::kParamsTrainable: v = when(p.trainable != p.total, p.trainable); break;
+        case Key::kFlopsForward: v = f.forward; break;
+        case Key::kFlopsBackward: v = f.backward; break;
+        case Key::kFlopsRecompute: v = flops.recompute; break;
+        case Key::kFlopsStep: v = flops.step; break;
+        case Key::kPerTokenForward: if (transformer) v = PerUnit(f.forward, flops.units); break;
+        case Key::kPerTokenBackward: if (transformer) v = PerUnit(f.backward, flops.units); break;
+        case Key::kPerTokenStep: if (transformer) v = PerUnit(flops.step, flops.units); break;
+        case Key::kPerSampleForward: if (!transformer) v = PerUnit(f.forward, flops.units); break;
+        case Key::kPerSampleBackward: if (!transformer) v = PerUnit(f.backward, flops.units); break;
+        case Key::kPerSampleStep: if (!transformer) v = PerUnit(flops.step, flops.units); break;
+        case Key::kMacsForward: v = f.forward / 2; break;
+        case Key::kNonMatmulForward: v = f.non_matmul_forward; break;
+        case Key::kTrainWeights: if ((t = training())) v = t->weights; break;
+        case Key::kTrainGradients: if ((t = training())) v = t->gradients; break;
+        case Key::kTrainMaster: if ((t = training())) v = t->master_weights; break;
+        case Key::kTrainOptimizer: if ((t = training())) v = t->optimizer; break;
+        case Key::kTrainActivations: if ((t = training())) v = t->activations; break;
+        case Key::kTrainOverhead: if ((t = training())) v = when(t->overhead > 0, t->overhead); break;
+        case Key::kTrainTotal: if ((t = training())) v = t->total; break;
+        case Key::kActivationsPerLayer: if (transformer && (t = training())) v = t->per_layer_activations; break;
+        case Key::kInferWeights: if ((i = inference())) v = i->weights; break;
+        case Key::kInferKvCache: if (transformer && (i = inference())) v = i->kv_cache; break;
+        case Key::kInferActivations: if ((i = inference())) v = i->activations; break;
+        case Key::kInferOverhead: if ((i = inference())) v = when(i->overhead > 0, i->overhead); break;
+        case Key::kInferTotal: if ((i = inference())) v = i->total; break;
+        case Key::kKvPerToken:
+          if (transformer && s.mode != Mode::kTrain) v = KvBytesPerToken(g.memory, KvDtype(s));
+          break;
       }
-      if (!train) train = Training(c, s);
-      if (k == "memory.train.weights")
-        v = train->weights;
-      else if (k == "memory.train.gradients")
-        v = train->gradients;
-      else if (k == "memory.train.master_weights")
-        v = train->master_weights;
-      else if (k == "memory.train.optimizer")
-        v = train->optimizer;
-      else if (k == "memory.train.activations")
-        v = train->activations;
-      else if (k == "memory.train.overhead" && train->overhead > 0)
-        v = train->overhead;
-      else if (k == "memory.train.total")
-        v = train->total;
-      else if (k == "activations.per_layer" && transformer)
-        v = train->per_layer_activations;
-    } else if (k.rfind("memory.infer.", 0) == 0) {
-      if (s.mode == Mode::kTrain) {
-        out.push_back(v);
-        continue;
-      }
-      if (!infer) infer = InferenceMemory(evaluation_.spec(), s, g.memory, InferenceBatch(s));
-      if (k == "memory.infer.weights")
-        v = infer->weights;
-      else if (k == "memory.infer.kv_cache" && transformer)
-        v = infer->kv_cache;
-      else if (k == "memory.infer.activations")
-        v = infer->activations;
-      else if (k == "memory.infer.overhead" && infer->overhead > 0)
-        v = infer->overhead;
-      else if (k == "memory.infer.total")
-        v = infer->total;
-    } else if (k == "kv_cache.per_token" && transformer && s.mode != Mode::kTrain) {
-      v = KvBytesPerToken(g.memory, KvDtype(s));
     }
-    out.push_back(v);
+    out.push_back(std::move(v));
   }
   return out;
 }

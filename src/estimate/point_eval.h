@@ -1,13 +1,13 @@
-// Report keys for many settings of one model, fast: the graph summary, parameter counts and
-// per-sample FLOPs are computed once per sequence length (and whatever else changes the graph),
-// and each point is arithmetic on them. `sweep` and tests use it; keys it does not know fall back
-// to the full report (Evaluate returns nullopt for them).
+// Report keys for many settings of one model, fast: the values of the report's numeric keys without
+// its labels and formulas. Every value comes from the functions the report itself calls
+// (FlopTotalsOf, TrainingMemory, InferenceMemory, KvBytesPerToken) on the evaluation's cached
+// summary, so nothing here is cached by hand and no setting can be missed; this file only names
+// the keys (a unit test compares each with the full report over a grid of settings). `sweep` uses
+// it; keys it does not know fall back to the full report (Evaluate returns nullopt for them).
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "config/model_spec.h"
@@ -21,27 +21,18 @@ namespace tally {
 
 class PointEvaluator {
  public:
-  explicit PointEvaluator(const ModelSpec& spec) : evaluation_(spec) {}
+  // `keys` are named once here; each point then costs no string comparison.
+  PointEvaluator(const ModelSpec& spec, const std::vector<std::string>& keys);
 
-  // Values of `keys` at `settings`, each nullopt when the key is not a fast key.
-  std::vector<std::optional<Value>> Evaluate(const std::vector<std::string>& keys, const Settings& settings);
+  // The keys' values at `settings`, each nullopt when the key is not a fast key (or the point
+  // lacks it: an inference key in a training run).
+  std::vector<std::optional<Value>> Evaluate(const Settings& settings);
 
   static bool IsFastKey(const std::string& key);
 
  private:
-  // Everything that depends on the graph but not on batch, dtypes, optimizer or parallelism.
-  struct GraphCache {
-    std::shared_ptr<const GraphSummary> summary;
-    // The training ledger's parts, each keyed by the settings it depends on.
-    std::map<std::vector<uint64_t>, ModelStates> states;
-    std::map<std::vector<uint64_t>, ActivationMemory> activations;
-  };
-  TrainMemory Training(GraphCache& cache, const Settings& settings);
-  GraphCache& CacheFor(const Settings& settings);
-
   Evaluation evaluation_;
-  std::map<const GraphSummary*, GraphCache> caches_;
-  GraphCache scratch_;  // the point's parts when caches_ is full
+  std::vector<int> keys_;  // an index into the fast keys' table, or -1
 };
 
 }  // namespace tally

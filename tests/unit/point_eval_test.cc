@@ -45,7 +45,6 @@ TEST_CASE("point evaluator: every fast key equals the full report") {
   for (const char* model : {"llama-2-7b", "gpt2-small", "mixtral-8x7b", "seed-cnn"}) {
     CAPTURE(model);
     ModelSpec spec = ResolveModel(model);
-    PointEvaluator eval(spec);
     for (size_t i = 0; i < grid.size(); ++i) {
       CAPTURE(i);
       Settings s = grid[i];
@@ -55,7 +54,7 @@ TEST_CASE("point evaluator: every fast key equals the full report") {
       }
       Report full = EstimateReport(*std::make_unique<Evaluation>(spec), s, {.memory = true});
       std::vector<std::string> keys = full.LeafKeys();
-      std::vector<std::optional<Value>> fast = eval.Evaluate(keys, s);
+      std::vector<std::optional<Value>> fast = PointEvaluator(spec, keys).Evaluate(s);
       int compared = 0;
       for (size_t k = 0; k < keys.size(); ++k) {
         CAPTURE(keys[k]);
