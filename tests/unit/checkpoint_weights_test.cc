@@ -14,6 +14,7 @@
 namespace tally {
 namespace {
 
+namespace fs = std::filesystem;
 using testing::Gguf;
 using testing::RunTally;
 using testing::TempDir;
@@ -92,6 +93,41 @@ TEST_CASE("checkpoint weights: a decode step reads the stored bytes") {
         .bytes;
   };
   CHECK(bytes(true) - bytes(false) == doctest::Approx(saved));
+}
+
+TEST_CASE("checkpoint weights: a W4A16 snapshot's stored bytes are what the compressed-tensors rule predicts") {
+  // Llama-3.1-8B as llm-compressor saves W4A16 (PackedQuantizationCompressor): per Linear
+  // weight_packed I32 [out, in/8], weight_scale BF16 [out, in/128], weight_shape I64 [2]; the norms,
+  // the embedding and lm_head (ignored) in BF16. One sparse file: headers only.
+  TempDir tmp;
+  std::vector<std::tuple<std::string, std::string, std::vector<uint64_t>, uint64_t>> tensors = {
+      {"model.embed_tokens.weight", "BF16", {128256, 4096}, 2}};
+  const std::pair<const char*, std::pair<uint64_t, uint64_t>> linears[] = {
+      {"self_attn.q_proj", {4096, 4096}}, {"self_attn.k_proj", {1024, 4096}}, {"self_attn.v_proj", {1024, 4096}},
+      {"self_attn.o_proj", {4096, 4096}}, {"mlp.gate_proj", {14336, 4096}},   {"mlp.up_proj", {14336, 4096}},
+      {"mlp.down_proj", {4096, 14336}}};
+  for (int i = 0; i < 32; ++i) {
+    const std::string b = "model.layers." + std::to_string(i) + ".";
+    tensors.push_back({b + "input_layernorm.weight", "BF16", {4096}, 2});
+    tensors.push_back({b + "post_attention_layernorm.weight", "BF16", {4096}, 2});
+    for (const auto& [name, shape] : linears) {
+      const auto [out, in] = shape;
+      tensors.push_back({b + name + ".weight_packed", "I32", {out, in / 8}, 4});
+      tensors.push_back({b + name + ".weight_scale", "BF16", {out, in / 128}, 2});
+      tensors.push_back({b + name + ".weight_shape", "I64", {2}, 8});
+    }
+  }
+  tensors.push_back({"model.norm.weight", "BF16", {4096}, 2});
+  tensors.push_back({"lm_head.weight", "BF16", {128256, 4096}, 2});
+  uint64_t data = 0;
+  const std::string json = testing::Header(tensors, &data).dump();
+  WriteFile(tmp.path() / "model.safetensors", testing::Safetensors(json, data, false), 8 + json.size() + data);
+  fs::copy_file(fs::path(TALLY_TEST_DATA) / "hf" / "llama-3.1-8b-w4a16.json", tmp.path() / "config.json");
+  const std::string dir = tmp.path().string();
+  // The stored bytes: compressed_tensors_test.cc derives the same 5,700,595,200 from the config alone.
+  CHECK(Get({"params", dir, "--get", "checkpoint.bytes"}) == 5'700'595'200);
+  CHECK(Get({"memory", dir, "--get", "memory.infer.weights"}) == 5'700'595'200);
+  CHECK(RunTally({"memory", dir, "--get", "memory.weights_source"}).out == "checkpoint\n");
 }
 
 TEST_CASE("checkpoint weights: a config's quantization_config keeps the frozen base quantized under --lora") {
