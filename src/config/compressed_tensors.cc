@@ -139,6 +139,12 @@ void ReadCompressedTensors(const std::string& file, const Json& root, const Json
       Text(q["sparsity_config"], "format", "dense") != "dense") {
     Refuse(file, "sparse formats (sparsity_config) are not modelled");
   }
+  // A model saved before compression (status initialized, calibration or frozen) keeps its weights
+  // unpacked at the model's dtype beside the scales: not the format's bytes.
+  const std::string status = Text(q, "quantization_status", "compressed");
+  if (status != "compressed") {
+    Refuse(file, "quantization_status '" + status + "': only compressed checkpoints are modelled");
+  }
   const Json groups = q.value("config_groups", Json());
   if (!groups.is_object() || groups.size() != 1) {
     Refuse(file, "tally reads exactly one config group (one scheme for every Linear), got " +

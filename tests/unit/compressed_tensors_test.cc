@@ -123,6 +123,9 @@ TEST_CASE("compressed-tensors: what cannot be stored exactly is refused") {
   CHECK(Refusal(projection) == prefix +
                                    "ignore entry 're:.*self_attn.kv_b_proj$' names one projection; tally quantizes "
                                    "whole modules (attention, mlp, experts, router, lm_head)");
+  std::string frozen = Config(w4);
+  frozen.replace(frozen.find("\"format\""), 8, R"("quantization_status": "frozen", "format")");
+  CHECK(Refusal(frozen) == prefix + "quantization_status 'frozen': only compressed checkpoints are modelled");
   CHECK(Refusal(Config(R"({"num_bits": 4, "type": "float"})")) ==
         prefix + "float weights are modelled at 8 bits (fp8 e4m3), unpacked; fp4 formats are not");
   CHECK(Refusal(Config(R"({"num_bits": 4, "strategy": "tensor_group", "group_size": 16})")) ==
