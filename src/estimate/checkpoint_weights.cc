@@ -51,6 +51,19 @@ std::optional<double> CheckpointRates::PerElement(int role) const {
   return static_cast<double>(it->second.stored_bytes) / static_cast<double>(it->second.graph_elements);
 }
 
+const char* CheckpointRates::Coverage() const {
+  bool some = false, all = true;
+  for (const auto& [role, r] : roles) {
+    if (r.graph_elements == 0) continue;
+    if (r.stored_bytes > 0) {
+      some = true;
+    } else {
+      all = false;
+    }
+  }
+  return !some ? "rules" : all ? "checkpoint" : "checkpoint and rules";
+}
+
 bool UsesCheckpointWeights(const ModelSpec& spec, const Settings& s) {
   return spec.checkpoint && s.quant == Quant::kNone && !s.param_dtype_given;
 }

@@ -29,6 +29,9 @@ struct CheckpointRates {
   std::optional<uint64_t> Bytes(int role, uint64_t elements) const;
   // The same per element, for the roofline's approximate reads.
   std::optional<double> PerElement(int role) const;
+  // "checkpoint" when the checkpoint stores every role the graph has, "checkpoint and rules" when
+  // some, "rules" when none (tensor names tally cannot place).
+  const char* Coverage() const;
 };
 
 // Whether inference takes its weight bytes from the checkpoint: weights were read, and neither

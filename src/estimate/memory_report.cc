@@ -152,7 +152,7 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
                      TensorParallelShare(spec, s));
   if (spec.checkpoint) {
     r.Set("memory.weights_source", "inference weight bytes from",
-          stored                    ? "checkpoint"
+          stored                    ? CheckpointRatesOf(*spec.checkpoint, model).Coverage()
           : s.quant != Quant::kNone ? "--quant"
                                     : "--param-dtype",
           Unit::kText);

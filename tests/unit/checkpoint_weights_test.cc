@@ -29,12 +29,12 @@ uint64_t Get(const std::vector<std::string>& args) {
 // A two-block Llama (d_model 256, 4 heads, 2 KV heads of 64, d_ff 512, vocabulary 100) in
 // llama.cpp's Q4_K_M mix: q4_K, with q6_K for the head and ffn_down, q8_0 for attn_v, f32 norms.
 // Bytes per tensor from ggml-common.h's blocks: q4_K 144 per 256, q6_K 210 per 256, q8_0 34 per 32.
-Gguf Q4KLlama() {
+Gguf Q4KLlama(const std::string& final_norm = "output_norm.weight") {
   Gguf g;
   g.Text("general.architecture", "llama").Text("general.name", "q4k").U32("llama.block_count", 2);
   g.U32("llama.embedding_length", 256).U32("llama.feed_forward_length", 512).U32("llama.attention.head_count", 4);
   g.U32("llama.attention.head_count_kv", 2).U32("llama.context_length", 256).Tokens(100);
-  g.Tensor("token_embd.weight", {256, 100}, 12, 100 * 144).Tensor("output_norm.weight", {256}, 0, 1024);
+  g.Tensor("token_embd.weight", {256, 100}, 12, 100 * 144).Tensor(final_norm, {256}, 0, 1024);
   g.Tensor("output.weight", {256, 100}, 14, 100 * 210);
   for (int i = 0; i < 2; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -66,6 +66,19 @@ TEST_CASE("checkpoint weights: a GGUF of k-quants holds its stored bytes in infe
   // Two pipeline stages: the first holds block 0 and the embedding, the second block 1, the norm
   // and the head; the most-loaded is the second.
   CHECK(Get({"memory", file, "--pp", "2", "--get", "memory.infer.weights"}) == block + 1024 + 100 * 210);
+}
+
+TEST_CASE("checkpoint weights: a role whose tensors have no name tally places keeps the rules") {
+  // The final norm stored under a name no role convention knows: the graph's final norm (256
+  // elements) falls back to the weight dtype (bf16), everything else is the stored bytes.
+  const Gguf g = Q4KLlama("final.weight");
+  TempDir tmp;
+  uint64_t size = 0;
+  const std::string header = g.Bytes(&size);
+  WriteFile(tmp.path() / "q4k.gguf", header, size);
+  const std::string file = (tmp.path() / "q4k.gguf").string();
+  CHECK(RunTally({"memory", file, "--get", "memory.weights_source"}).out == "checkpoint and rules\n");
+  CHECK(Get({"memory", file, "--get", "memory.infer.weights"}) == 804'424 - 1024 + 256 * 2);
 }
 
 TEST_CASE("checkpoint weights: a decode step reads the stored bytes") {
