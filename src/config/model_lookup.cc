@@ -68,10 +68,23 @@ ModelSpec WithQuantization(ModelSpec spec, const std::string& config) {
   const std::string text = ReadFileText(config);
   if (ReadQuantization(config, text, q)) {
     spec.quantization = q;
+    if (q.ct.kv_cache_scheme) {
+      spec.notes.push_back(config +
+                           ": quantization_config.kv_cache_scheme is not applied (--kv-dtype sets the "
+                           "KV cache dtype; its k_scale and v_scale are not counted)");
+    }
+    // A tied head is the embedding matrix, which compressed-tensors leaves alone (it quantizes Linear
+    // modules): tally cannot say how such a checkpoint stores the head.
+    if (spec.family == Family::kTransformer && spec.transformer.tied_embeddings &&
+        q.method == QuantMethod::kCompressedTensors && Quantizes(q, QuantModule::kHead)) {
+      throw InputError({config, 0, 0},
+                       "quantization_config (compressed-tensors): the head is tied to the embedding and not in "
+                       "'ignore'; tally cannot tell how the tied head is stored (add \"lm_head\" to ignore)");
+    }
   } else if (text.find("\"quantization_config\"") != std::string::npos) {
     spec.notes.push_back(config +
                          ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, "
-                         "gptq, awq)");
+                         "gptq, awq, compressed-tensors)");
   }
   return spec;
 }

@@ -38,15 +38,19 @@ std::vector<std::string> Strings(const Json& q, const char* key) {
 uint64_t Groups(uint64_t in, uint64_t group_size) { return group_size == 0 ? 1 : CeilDiv(in, group_size); }
 
 // The dot-separated names of a module path ("model.layers.*.self_attn" -> model, layers, *, self_attn).
+// A compressed-tensors regex entry ("re:.*mlp.gate$") is read as the names it spells (mlp, gate).
 std::vector<std::string> Names(const std::string& path) {
+  const bool regex = path.rfind("re:", 0) == 0;
   std::vector<std::string> out(1);
-  for (char c : path) {
+  for (char c : regex ? path.substr(3) : path) {
     if (c == '.') {
       out.emplace_back();
-    } else {
+    } else if (!regex || (c != '^' && c != '$' && c != '*' && c != '\\')) {
       out.back() += c;
     }
   }
+  if (regex) std::erase(out, std::string());
+  if (out.empty()) out.emplace_back();
   return out;
 }
 
@@ -73,6 +77,8 @@ bool Names(const std::string& entry, QuantModule module) {
       return mlp || experts;
     case QuantModule::kRouter:
       return mlp || router;
+    case QuantModule::kHead:
+      return last == "lm_head";
     default:
       return false;
   }
@@ -110,6 +116,10 @@ bool ReadQuantization(const std::string& file, const std::string& json_text, Qua
                          ? q["bnb_4bit_quant_type"].get<std::string>()
                          : "fp4";
     out.skipped = Strings(q, "llm_int8_skip_modules");
+    return true;
+  } else if (out.name == "compressed-tensors") {
+    out.method = QuantMethod::kCompressedTensors;
+    ReadCompressedTensors(file, root, q, out);
     return true;
   } else if (out.name == "gptq" || out.name == "awq") {
     out.method = out.name == "gptq" ? QuantMethod::kGptq : QuantMethod::kAwq;
@@ -170,7 +180,11 @@ bool Quantizes(const QuantizationSpec& q, QuantModule module) {
       target = true;
       break;
     case QuantModule::kRouter:
-      target = q.method == QuantMethod::kBnb4bit || q.method == QuantMethod::kBnb8bit;
+      target = q.method == QuantMethod::kBnb4bit || q.method == QuantMethod::kBnb8bit ||
+               q.method == QuantMethod::kCompressedTensors;
+      break;
+    case QuantModule::kHead:
+      target = q.method == QuantMethod::kCompressedTensors;
       break;
     default:
       return false;
@@ -198,6 +212,8 @@ std::string QuantizationPhrase(const QuantizationSpec& q) {
     case QuantMethod::kAwq:
       return q.name + " " + std::to_string(q.bits) + "-bit, " +
              (q.group_size == 0 ? std::string("one group") : "group " + std::to_string(q.group_size));
+    case QuantMethod::kCompressedTensors:
+      return CompressedTensorsPhrase(q);
   }
   return q.name;
 }
@@ -242,6 +258,8 @@ uint64_t QuantizedLinearBytes(const QuantizationSpec& q, uint64_t out_features, 
       if (q.method == QuantMethod::kGptq) bytes = CheckedAdd(bytes, CheckedMul(in_features, 4, what), what);
       return bytes;
     }
+    case QuantMethod::kCompressedTensors:
+      return CompressedTensorsLinearBytes(q, out_features, in_features);
   }
   return n;
 }

@@ -107,6 +107,20 @@ int KindOf(Component c) {
 
 }  // namespace
 
+int StoredRole(const std::string& name, int64_t& block) {
+  const auto [b, role] = Place(name);
+  block = b;
+  if (b >= 0) return static_cast<int>(role);
+  const int kind = KindOf(name);
+  return kind == 0 ? -1 : 10 + kind;
+}
+
+int GraphRole(Component c, bool in_block) {
+  if (in_block) return static_cast<int>(RoleOf(c));
+  const int kind = KindOf(c);
+  return kind == 0 ? -1 : 10 + kind;
+}
+
 void AddCheckpoint(const ModelSpec& spec, Report& r) {
   if (spec.quantization) r.Set("model.quantization", "quantization_config", spec.quantization->name, Unit::kText);
   if (!spec.checkpoint) return;

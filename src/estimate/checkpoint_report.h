@@ -25,4 +25,10 @@ void AddCheckpoint(const ModelSpec& spec, Report& r);
 // not compared (a note says so). `graph` is the model's graph (Expanded() is walked).
 void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& r);
 
+// The roles of that convention as one number, for estimate/checkpoint_weights.h: inside the blocks
+// 0 norm, 1 attention, 2 MLP; outside them 11 embedding, 12 head, 13 norm; -1 anything else.
+// StoredRole also sets `block` to the tensor's block index (-1 outside the blocks).
+int StoredRole(const std::string& name, int64_t& block);
+int GraphRole(Component c, bool in_block);
+
 }  // namespace tally

@@ -49,6 +49,7 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   auto s = std::make_shared<GraphSummary>();
   s->graph = graph;
   s->memory = SummarizeMemory(*graph);
+  s->memory.quantization = spec_.quantization;
   s->flops = CountFlops(*graph);
   s->recompute_selective = RecomputeFlops(*graph, Recompute::kSelective);
   s->recompute_full = RecomputeFlops(*graph, Recompute::kFull);

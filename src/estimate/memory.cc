@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "estimate/activations.h"
+#include "estimate/checkpoint_report.h"
+#include "estimate/checkpoint_weights.h"
 #include "estimate/kv_cache.h"
 #include "estimate/optimizer.h"
 #include "util/checked_math.h"
@@ -20,8 +22,9 @@ uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) { return CeilDiv(t.ele
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "the memory ledger"); }
 
 // What a method of config/quantization.h calls the module of a parameter: only matrices inside the
-// blocks are ever quantized.
+// blocks and the head are ever quantized.
 QuantModule ModuleOf(const ParamEntry& t) {
+  if (t.component == Component::kLmHead && !t.tied_copy) return QuantModule::kHead;
   if (t.block_type < 0) return QuantModule::kOther;
   switch (t.component) {
     case Component::kAttention:
@@ -59,6 +62,16 @@ uint64_t QuantizedBytes(const ParamEntry& t, const QuantizationSpec* q, uint64_t
   return CeilDiv(CheckedMul(matrices, QuantizedLinearBytes(*q, out, in), "weights"), Shards(t, tp));
 }
 
+// Inference bytes of `t` on one device: the checkpoint's (estimate/checkpoint_weights.h) when it
+// stores the tensor's role, else the rules.
+uint64_t InferenceBytes(const ParamEntry& t, const QuantizationSpec* q, const CheckpointRates* rates, uint64_t tp,
+                        DType weight) {
+  if (rates != nullptr) {
+    if (const auto b = rates->Bytes(GraphRole(t.component, t.block_type >= 0), DeviceElements(t, tp))) return *b;
+  }
+  return QuantizedBytes(t, q, tp, weight);
+}
+
 uint64_t Overhead(uint64_t subtotal, const Settings& s) {
   uint64_t fraction = static_cast<uint64_t>(static_cast<double>(subtotal) * s.overhead_fraction);
   return Add(s.overhead_bytes, fraction);
@@ -69,8 +82,7 @@ uint64_t Overhead(uint64_t subtotal, const Settings& s) {
 ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64_t stage) {
   ModelStates ledger;
   const Precisions& d = s.dtypes;
-  const std::optional<QuantizationSpec> flag =
-      s.quant == Quant::kNone ? std::nullopt : std::optional(QuantFlagSpec(s.quant));
+  const std::optional<QuantizationSpec> flag = FrozenQuantization(model, s);
   const QuantizationSpec* quant = flag ? &*flag : nullptr;
   for (const ParamEntry& t : model.params) {
     const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, s.pp);
@@ -96,13 +108,18 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
   return ledger;
 }
 
+std::optional<QuantizationSpec> FrozenQuantization(const MemoryModel& model, const Settings& settings) {
+  if (settings.quant != Quant::kNone) return QuantFlagSpec(settings.quant);
+  return model.quantization;
+}
+
 std::optional<QuantizationSpec> WeightQuantization(const ModelSpec& spec, const Settings& settings) {
   if (settings.quant != Quant::kNone) return QuantFlagSpec(settings.quant);
   return spec.quantization;
 }
 
 uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
-                              const Settings& settings, DType weight) {
+                              const Settings& settings, DType weight, const CheckpointRates* rates) {
   ParamEntry e;
   e.shape = tensor.shape;
   e.elements = 1;
@@ -113,7 +130,7 @@ uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, con
   e.component = layer.component;
   e.expert = layer.n_experts > 0;
   const std::optional<QuantizationSpec> q = WeightQuantization(spec, settings);
-  return QuantizedBytes(e, q ? &*q : nullptr, settings.tp, weight);
+  return InferenceBytes(e, q ? &*q : nullptr, rates, settings.tp, weight);
 }
 
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {
@@ -169,17 +186,28 @@ TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model) {
 InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch) {
   const DType weight = InferenceWeightDtype(spec, settings);
   const std::optional<QuantizationSpec> quant = WeightQuantization(spec, settings);
+  const std::optional<CheckpointRates> rates =
+      UsesCheckpointWeights(spec, settings) ? std::optional(CheckpointRatesOf(*spec.checkpoint, model)) : std::nullopt;
   InferMemory best;
   // Pipeline stages hold their blocks' weights and KV cache; the most-loaded stage is reported.
   for (uint64_t stage = 0; stage < settings.pp; ++stage) {
     InferMemory m;
+    // Checkpoint bytes go by role: the elements this stage holds of each, converted once, so that a
+    // whole model on one device holds exactly the bytes stored.
+    std::map<int, uint64_t> role_elements;
     for (const ParamEntry& t : model.params) {
       const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, settings.pp);
       if (copies == 0) continue;
       if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
-      m.weights = Add(m.weights, CheckedMul(QuantizedBytes(t, quant ? &*quant : nullptr, settings.tp, weight), copies,
-                                            "the memory ledger"));
+      const int role = GraphRole(t.component, t.block_type >= 0);
+      if (rates && rates->Bytes(role, 1)) {
+        role_elements[role] = Add(role_elements[role], CheckedMul(DeviceElements(t, settings.tp), copies, "weights"));
+        continue;
+      }
+      const uint64_t bytes = QuantizedBytes(t, quant ? &*quant : nullptr, settings.tp, weight);
+      m.weights = Add(m.weights, CheckedMul(bytes, copies, "the memory ledger"));
     }
+    for (const auto& [role, elements] : role_elements) m.weights = Add(m.weights, *rates->Bytes(role, elements));
     m.kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage);
     m.activations = InferenceActivations(model, settings, batch);
     const uint64_t subtotal = Add(Add(m.weights, m.kv_cache), m.activations);

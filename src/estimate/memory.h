@@ -61,13 +61,20 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
 // Each data-parallel replica serves `batch` sequences at once.
 inline uint64_t InferenceBatch(const Settings& s) { return s.batch; }
 
+// The quantization of frozen weights in training (QLoRA under --lora or --trainable): --quant's
+// method, else the config's quantization_config (MemoryModel::quantization). Trainable weights are
+// never quantized.
+std::optional<QuantizationSpec> FrozenQuantization(const MemoryModel& model, const Settings& settings);
+
 // The weight quantization inference uses: --quant's method, else the config's quantization_config.
 std::optional<QuantizationSpec> WeightQuantization(const ModelSpec& spec, const Settings& settings);
 
 // Bytes one device holds of a parameter tensor of `layer` for inference: its tensor-parallel share
-// at `weight`, or quantized per WeightQuantization (the modules config/quantization.h's Quantizes names).
+// at `weight`, or quantized per WeightQuantization (the modules config/quantization.h's Quantizes names),
+// or, given `rates` (UsesCheckpointWeights), the checkpoint's bytes for the tensor's role.
+struct CheckpointRates;
 uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
-                              const Settings& settings, DType weight);
+                              const Settings& settings, DType weight, const CheckpointRates* rates = nullptr);
 
 // The inference weight dtype: --param-dtype when given, else the config's dtype, else the policy's.
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings);

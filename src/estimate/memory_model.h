@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "config/model_spec.h"
+#include "config/quantization.h"
 #include "graph/layer_graph.h"
 #include "util/checked_math.h"
 
@@ -59,6 +61,9 @@ struct MemoryModel {
   uint64_t largest_output = 0;        // per sample, without the head, loss and s x s scores
   uint64_t largest_output_eager = 0;  // the same with the s x s scores (eager attention)
   uint64_t vocab = 0;                 // the head's width (0 without one)
+  // The config's quantization_config (Evaluation sets it): how a frozen base is stored when no
+  // --quant says otherwise.
+  std::optional<QuantizationSpec> quantization;
 };
 
 // `graph` must be built with batch 1.

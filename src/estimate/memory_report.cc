@@ -2,6 +2,7 @@
 
 #include "config/names.h"
 #include "config/resolve.h"
+#include "estimate/checkpoint_weights.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
 #include "estimate/optimizer.h"
@@ -97,11 +98,13 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   ReportNode& group = r.Group("memory.train", "training (micro-batch " + N(s.micro_batch) + ", " +
                                                   PrecisionName(s.precision) + ", " + OptimizerName(s.optimizer) + ")");
   group.ledger = true;
-  const bool qlora = s.quant != Quant::kNone && (s.lora_rank > 0 || !s.frozen.empty());
+  const std::optional<QuantizationSpec> frozen = FrozenQuantization(model, s);
+  const bool qlora = frozen && (s.lora_rank > 0 || !s.frozen.empty());
   r.Set("memory.train.weights", "weights", m.weights, Unit::kByte,
         std::string("params x ") + N(BitsPer(d.param) / 8) + " B (" + DTypeName(d.param) + ")" +
-            (qlora ? ", frozen block matrices in " + QuantizationPhrase(QuantFlagSpec(s.quant)) + ", + " +
-                         FormatGrouped(m.dequant) + " B to dequantize the largest at " + DTypeName(d.activation)
+            (qlora ? ", frozen block matrices in " + QuantizationPhrase(*frozen) +
+                         (s.quant == Quant::kNone ? " (quantization_config)" : "") + ", + " + FormatGrouped(m.dequant) +
+                         " B to dequantize the largest at " + DTypeName(d.activation)
                    : "") +
             Sharding(spec, s, 3));
   r.Set("memory.train.gradients", "gradients", m.gradients, Unit::kByte,
@@ -136,12 +139,24 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   const std::string seq = spec.family == Family::kTransformer ? ", seq " + N(model.seq) : "";
   ReportNode& group = r.Group("memory.infer", "inference (batch " + N(batch) + seq + ")");
   group.ledger = true;
+  const bool stored = UsesCheckpointWeights(spec, s);
   r.Set("memory.infer.weights", "weights", m.weights, Unit::kByte,
-        std::string("params x ") + DTypeName(weight) +
-            (quant ? ", quantized: " + QuantizationPhrase(*quant) +
-                         (s.quant == Quant::kNone ? " (quantization_config)" : "")
-                   : "") +
-            TensorParallelShare(spec, s));
+        stored ? "the checkpoint's bytes (" + spec.checkpoint->format +
+                     " headers): each role's stored bytes (attention, MLP, norms, embedding, head) over the graph's "
+                     "tensors of that role by elements; a role it lacks: params x " +
+                     DTypeName(weight) + TensorParallelShare(spec, s)
+               : std::string("params x ") + DTypeName(weight) +
+                     (quant ? ", quantized: " + QuantizationPhrase(*quant) +
+                                  (s.quant == Quant::kNone ? " (quantization_config)" : "")
+                            : "") +
+                     TensorParallelShare(spec, s));
+  if (spec.checkpoint) {
+    r.Set("memory.weights_source", "inference weight bytes from",
+          stored                    ? CheckpointRatesOf(*spec.checkpoint, model).Coverage()
+          : s.quant != Quant::kNone ? "--quant"
+                                    : "--param-dtype",
+          Unit::kText);
+  }
   if (spec.family == Family::kTransformer) {
     r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));
   }
@@ -190,6 +205,12 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
     r.notes.push_back(
         "--quant: training keeps trainable weights unquantized; it applies to inference and to "
         "frozen weights (QLoRA with --lora)");
+  }
+  if (spec.quantization && s.quant == Quant::kNone && s.mode != Mode::kInfer && !frozen) {
+    r.notes.push_back("training: the config's quantization_config (" + spec.quantization->name +
+                      ") stores the weights quantized, and quantized weights do not train (transformers asks for "
+                      "adapters): full training is costed on the weights at the training dtype; --lora R keeps "
+                      "them quantized and frozen (QLoRA)");
   }
   if (spec.family == Family::kSequential && s.kv_dtype)
     r.notes.push_back("--kv-dtype: a sequential model has no KV cache");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimate/checkpoint_report.h"
+#include "estimate/checkpoint_weights.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "util/checked_math.h"
@@ -84,7 +86,8 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
   return c;
 }
 
-OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, const Settings& s, DType weight) {
+OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, const Settings& s, DType weight,
+                const CheckpointRates* rates) {
   const double act = BytesPerElement(s.dtypes.activation), kv = BytesPerElement(KvDtype(s));
   const double tp = TpDivisor(l, s.tp);
   if (l.component == Component::kAttentionCore) return AttentionCost(l, spec, s, act, kv);
@@ -94,11 +97,11 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   const double share = l.component == Component::kLmHead ? 1.0 / static_cast<double>(g.seq) : 1.0;
   double weights = 0;
   for (const ParamTensor& t : l.param_tensors)
-    weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight));
+    weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight, rates));
   // A tied head reads the embedding matrix it shares in full.
   if (l.weights_of) {
     const Layer& owner = g.layers[*l.weights_of];
-    weights += static_cast<double>(InferenceTensorBytes(owner, owner.param_tensors.front(), spec, s, weight));
+    weights += static_cast<double>(InferenceTensorBytes(owner, owner.param_tensors.front(), spec, s, weight, rates));
   }
   // Experts: only those some token is routed to are read. With n tokens each picking k of E,
   // E · (1 - (1 - k/E)^n) experts are touched on average (uniform routing).
@@ -110,7 +113,9 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   if (l.kind == LayerKind::kEmbedding) {
     // A lookup reads one row per token, not the table.
     const double rows = ShapeElements(l.shape);
-    c.bytes = rows * BytesPerElement(weight) + rows * act;
+    const std::optional<double> stored =
+        rates != nullptr ? rates->PerElement(GraphRole(l.component, l.block_type >= 0)) : std::nullopt;
+    c.bytes = rows * stored.value_or(BytesPerElement(weight)) + rows * act;
     c.flops = static_cast<double>(l.non_matmul_flops);
     return c;
   }
@@ -235,8 +240,10 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
   Roofline out;
   const DType weight = InferenceWeightDtype(spec, s);
   const double act = BytesPerElement(s.dtypes.activation);
+  const std::optional<CheckpointRates> rates =
+      UsesCheckpointWeights(spec, s) ? std::optional(CheckpointRatesOf(*spec.checkpoint, graph)) : std::nullopt;
   for (const Layer& l : graph.layers) {
-    OpCost c = NodeCost(l, graph, spec, s, weight);
+    OpCost c = NodeCost(l, graph, spec, s, weight, rates ? &*rates : nullptr);
     // A node of a repeated block stands for `repeat` identical ops.
     c.flops *= static_cast<double>(l.repeat);
     c.bytes *= static_cast<double>(l.repeat);

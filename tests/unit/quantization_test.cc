@@ -82,7 +82,7 @@ TEST_CASE("quantization: GPTQ and AWQ 4-bit, group 128, on a 4096 x 4096 project
 TEST_CASE("quantization: a config's method reaches the report; others are a note") {
   CHECK_FALSE([] {
     QuantizationSpec q;
-    return ReadQuantization("c.json", R"({"quantization_config": {"quant_method": "compressed-tensors"}})", q);
+    return ReadQuantization("c.json", R"({"quantization_config": {"quant_method": "hqq"}})", q);
   }());
   TempDir tmp;
   std::string config = R"({"model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024, "n_embd": 768,
@@ -103,7 +103,7 @@ TEST_CASE("quantization: a config's method reaches the report; others are a note
   REQUIRE(other.notes.size() == 1);
   CHECK(other.notes[0] == path +
                               ": this quantization_config is not one tally reads (fp8, mxfp4, bitsandbytes, gptq, "
-                              "awq)");
+                              "awq, compressed-tensors)");
 }
 
 TEST_CASE("quantization: a decode step reads the quantized weights (the roofline's bytes)") {
