@@ -39,7 +39,7 @@ std::string GemmText(const Gemm& g, const std::string& path) {
 bool Parametric(Component c) {
   return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp || c == Component::kNorm ||
          c == Component::kLmHead || c == Component::kLinear || c == Component::kConv2d || c == Component::kRouter ||
-         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead;
+         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead || c == Component::kSsm;
 }
 
 void AddModel(const ModelSpec& spec, Report& r) {

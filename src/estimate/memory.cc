@@ -181,8 +181,9 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
                                             "the memory ledger"));
     }
     m.kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage);
+    m.ssm_state = SsmStateBytes(model, batch, settings, stage);
     m.activations = InferenceActivations(model, settings, batch);
-    const uint64_t subtotal = Add(Add(m.weights, m.kv_cache), m.activations);
+    const uint64_t subtotal = Add(Add(Add(m.weights, m.kv_cache), m.ssm_state), m.activations);
     m.overhead = Overhead(subtotal, settings);
     m.total = Add(subtotal, m.overhead);
     if (stage == 0 || m.total > best.total) best = m;
