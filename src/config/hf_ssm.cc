@@ -19,7 +19,8 @@ const std::vector<std::string> kUsedKeys = {"model_type",          "_name_or_pat
                                             "tie_word_embeddings", "torch_dtype",    "dtype",      "rms_norm",
                                             "norm_before_gate"};
 
-// Mamba's config.json has no context length: the sequence length tally assumes when --seq is not given.
+// Mamba's config.json has no context length, and a Mamba runs any length: the sequence length
+// tally assumes when --seq is not given (Gu & Dao 2023 train their language models at 2048).
 constexpr uint64_t kDefaultSsmSeq = 2048;
 
 class SsmReader {
@@ -45,9 +46,7 @@ class SsmReader {
     t.n_layers = m_.Has("num_hidden_layers") || !m_.Has("n_layer")
                      ? m_.PositiveInt("num_hidden_layers", mamba2 ? 64 : 32)
                      : m_.PositiveInt("n_layer");
-    t.context_length = kDefaultSsmSeq;
-    spec.notes.push_back("a " + type + " config.json has no context length: --seq defaults to " +
-                         std::to_string(kDefaultSsmSeq) + " tokens");
+    t.context_length = kDefaultSsmSeq;  // --seq's default only (config/resolve.cc says so)
     t.position = PositionKind::kNone;
     t.norm = NormKind::kRmsNorm;
     t.tied_embeddings = m_.Bool("tie_word_embeddings", !mamba2);

@@ -250,7 +250,9 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   if (request.layers) AddCheckpointMatch(spec, *evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());
-  if (graph.family == Family::kTransformer && graph.seq > spec.transformer.context_length) {
+  // A model without attention (Mamba) has no context limit: its context_length is only --seq's default.
+  if (graph.family == Family::kTransformer && spec.transformer.n_heads > 0 &&
+      graph.seq > spec.transformer.context_length) {
     r.notes.push_back("sequence length " + std::to_string(graph.seq) + " exceeds the context length " +
                       std::to_string(spec.transformer.context_length) + " of '" + spec.name + "'");
   }

@@ -223,7 +223,8 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   }
   if (s.lora_rank > 0 && !s.frozen.empty())
     r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
-  if (spec.family == Family::kTransformer && s.tp > spec.transformer.n_kv_heads) {
+  // (A model without attention, Mamba, has no K/V heads.)
+  if (spec.family == Family::kTransformer && spec.transformer.n_kv_heads > 0 && s.tp > spec.transformer.n_kv_heads) {
     r.notes.push_back("--tp " + N(s.tp) + " exceeds the " + N(spec.transformer.n_kv_heads) +
                       " KV heads: each rank holds one K/V head, replicated " + N(s.tp / spec.transformer.n_kv_heads) +
                       " times, in its weights, saved K/V activations, KV cache and K/V compute (vLLM's layout; "
