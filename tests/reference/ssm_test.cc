@@ -42,6 +42,27 @@ TEST_CASE("ssm: mamba-130m against its published count") {
   CHECK(p.embedding == 38'615'040);  // 50280 · 768, the head tied to it
 }
 
+TEST_CASE("ssm: the larger Mamba sizes from the same layout") {
+  // The same model-size table (index id 49071488734) gives "mamba-370m-hf"="371516416" and
+  // "mamba-1_4b-hf"="1372178432". Their configs differ from 130m's in hidden_size, the layer count
+  // and time_step_rank (⌈h/16⌉) among the keys tally reads, so the 130m file is edited to them.
+  // 370m, h 1024, 48 layers, r 64: 48 · 6,667,264 + 50280 · 1024 + 1024 = 371,516,416.
+  // 1.4b, h 2048, 48 layers, r 128: 48 · 26,441,728 + 50280 · 2048 + 2048 = 1,372,178,432.
+  for (const auto& [h, expected] : {std::pair<const char*, uint64_t>{"1024", 371'516'416}, {"2048", 1'372'178'432}}) {
+    CAPTURE(h);
+    std::string text = ReadFileText(Hf("mamba-130m-hf.json"));
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"\"hidden_size\": 768", "\"hidden_size\": " + std::string(h)},
+          {"\"num_hidden_layers\": 24", "\"num_hidden_layers\": 48"},
+          {"\"time_step_rank\": 48", "\"time_step_rank\": \"auto\""}}) {
+      const size_t at = text.find(from);
+      REQUIRE(at != std::string::npos);
+      text.replace(at, from.size(), to);
+    }
+    CHECK(CountParams(GraphOf(LoadModelText("mamba.json", text), 16)).total == expected);
+  }
+}
+
 TEST_CASE("ssm: one Mamba block against a hand derivation") {
   // modeling_mamba.py, MambaBlock of mamba-130m (h = 768, d_inner = 2·768 = 1536, N = 16, r = 48,
   // conv_kernel 4, use_bias false, use_conv_bias true). Parameters:
