@@ -59,7 +59,8 @@ struct MemoryModel {
   std::vector<ParamEntry> params;
   std::vector<SavedEntry> saved;  // unique tensors of each distinct block, the model's input batch left out
   std::vector<KvEntry> kv;
-  std::vector<StateEntry> states;  // state-space layers (Mamba): no KV cache, a constant state instead
+  // State-space layers (Mamba): no KV cache, a constant state per sequence instead.
+  std::vector<StateEntry> states;
   std::vector<BlockRun> runs;  // the blocks in order (LayerGraph::runs)
   uint64_t n_layers = 0;
   uint64_t seq = 1;
