@@ -218,6 +218,8 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   }
   if (spec.family == Family::kSequential && s.kv_dtype)
     r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
+  if (spec.family == Family::kTransformer && spec.transformer.n_heads == 0 && s.kv_dtype)
+    r.notes.push_back("--kv-dtype: '" + spec.name + "' has no KV cache; its SSM state is kept at the activation dtype");
   if (s.zero > 0 && s.dp() == 1) {
     r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
   }

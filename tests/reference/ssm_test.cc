@@ -125,6 +125,11 @@ TEST_CASE("ssm: inference keeps a constant state, no KV cache") {
   CHECK(longer.out == "4423680\n");
   const auto kv = testing::RunTally({"memory", Hf("mamba-130m-hf.json"), "--get", "memory.infer.kv_cache"});
   CHECK(kv.out == "0\n");
+  // --kv-dtype changes nothing, and says so.
+  const auto fp8 = testing::RunTally({"memory", Hf("mamba-130m-hf.json"), "--mode", "infer", "--batch", "3", "--seq",
+                                      "4096", "--kv-dtype", "fp8", "--get", "memory.infer.ssm_state"});
+  CHECK(fp8.out == "4423680\n");
+  CHECK(fp8.err.find("--kv-dtype: 'mamba-130m-hf' has no KV cache") != std::string::npos);
 }
 
 TEST_CASE("ssm: training activations of one block") {
