@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "config/hf_ssm.h"
 #include "config/names.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
@@ -798,14 +799,13 @@ class HfReader {
 
 const std::vector<std::string>& HfFamilies() {
   static const std::vector<std::string> kFamilies = {
-      "bert",        "bloom",       "cohere",     "cohere2",         "deepseek_v2",
-      "deepseek_v3", "distilbert",  "falcon",     "gemma",           "gemma2",
-      "gemma3",      "gemma3_text", "gpt2",       "gpt_bigcode",     "gpt_neox",
-      "gpt_oss",     "gptj",        "llama",      "llama4",          "llama4_text",
-      "mistral",     "mixtral",     "olmo",       "olmo2",           "opt",
-      "phi",         "phi-msft",    "phi3",       "phimoe",          "qwen2",
-      "qwen3",       "qwen3_moe",   "RefinedWeb", "RefinedWebModel", "roberta",
-      "starcoder2",  "vit",         "xlm-roberta"};
+      "bert",       "bloom",       "cohere",   "cohere2",    "deepseek_v2", "deepseek_v3",
+      "distilbert", "falcon",      "gemma",    "gemma2",     "gemma3",      "gemma3_text",
+      "gpt2",       "gpt_bigcode", "gpt_neox", "gpt_oss",    "gptj",        "llama",
+      "llama4",     "llama4_text", "mamba",    "mamba2",     "mistral",     "mixtral",
+      "olmo",       "olmo2",       "opt",      "phi",        "phi-msft",    "phi3",
+      "phimoe",     "qwen2",       "qwen3",    "qwen3_moe",  "RefinedWeb",  "RefinedWebModel",
+      "roberta",    "starcoder2",  "vit",      "xlm-roberta"};
   return kFamilies;
 }
 
@@ -905,6 +905,8 @@ ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
   const YAML::Node& const_root = root;
   YAML::Node type = const_root["model_type"];
   std::string name = type.IsScalar() ? type.Scalar() : "";
+  const std::vector<std::string>& ssm = HfSsmFamilies();
+  if (std::find(ssm.begin(), ssm.end(), name) != ssm.end()) return ReadHfSsmConfig(root, file, name);
   const std::vector<std::string>& families = HfFamilies();
   if (std::find(families.begin(), families.end(), name) == families.end()) {
     std::string list;

@@ -10,6 +10,10 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
     if (t.sliding_window > 0) uniform = {AttentionKind::kSliding, t.sliding_window};
     if (t.mla.kv_lora_rank > 0) uniform.attention = AttentionKind::kLatent;
     uniform.moe = t.n_experts > 0;
+    if (t.ssm.kind != MixerKind::kAttention) {  // Mamba and Mamba-2: a norm and the mixer, no MLP
+      uniform.mixer = t.ssm.kind;
+      uniform.mlp = false;
+    }
     return {{uniform, t.n_layers}};
   }
   std::vector<std::pair<LayerSpec, uint64_t>> runs;
@@ -21,6 +25,13 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
     }
   }
   return runs;
+}
+
+bool HasSsmBlocks(const TransformerSpec& t) {
+  for (const auto& [spec, count] : LayerRuns(t)) {
+    if (spec.mixer != MixerKind::kAttention) return true;
+  }
+  return false;
 }
 
 const char* FamilyName(Family f) { return Name(f); }

@@ -41,13 +41,33 @@ enum class QkNorm { kNone, kPerHead, kProjection };
 // latent attention (DeepSeek-V2 §2.1), every token as one compressed latent vector.
 enum class AttentionKind { kFull, kSliding, kChunked, kLatent };
 
-// What sets one transformer block apart from another: its attention and whether its MLP is a
-// mixture of experts. Blocks with equal LayerSpecs are built once (graph/layer_graph.h).
+// What mixes the tokens of a block: attention, or a selective state-space model whose shapes are
+// TransformerSpec::ssm (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu 2024).
+enum class MixerKind { kAttention, kMamba, kMamba2 };
+
+// What sets one transformer block apart from another: its mixer, its attention and whether its MLP
+// is a mixture of experts. Blocks with equal LayerSpecs are built once (graph/layer_graph.h).
 struct LayerSpec {
   AttentionKind attention = AttentionKind::kFull;
   uint64_t span = 0;  // window (sliding) or chunk (chunked) in tokens; 0 otherwise
   bool moe = false;   // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
+  MixerKind mixer = MixerKind::kAttention;
+  bool mlp = true;  // false: the block is its norm and mixer alone (Mamba's MambaBlock)
   auto operator<=>(const LayerSpec&) const = default;
+};
+
+// A selective state-space mixer (modeling_mamba.py, modeling_mamba2.py in transformers).
+struct SsmSpec {
+  MixerKind kind = MixerKind::kAttention;  // kMamba / kMamba2: every block's mixer, unless layer_specs say
+  uint64_t d_inner = 0;                    // expand · d_model
+  uint64_t d_state = 0;                    // N, the state per channel (Mamba) or per head (Mamba-2)
+  uint64_t conv_kernel = 0;                // the causal depthwise convolution's width
+  uint64_t dt_rank = 0;                    // Mamba: time_step_rank
+  bool proj_bias = false;                  // in_proj and out_proj (use_bias)
+  bool conv_bias = true;                   // use_conv_bias
+  uint64_t n_heads = 0;                    // Mamba-2: num_heads (head_dim = d_inner / n_heads)
+  uint64_t n_groups = 0;                   // Mamba-2: groups sharing B and C
+  auto operator<=>(const SsmSpec&) const = default;
 };
 
 // Multi-head latent attention (DeepSeek-V2 §2.1; modeling_deepseek_v3.py): queries through a
@@ -130,6 +150,7 @@ struct TransformerSpec {
   bool pooler = false;                    // BertPooler: a dense with a bias and tanh over the first token
   EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
   uint64_t num_labels = 0;                // the classifier's classes
+  SsmSpec ssm;                            // the state-space mixer, when a block has one
 };
 
 enum class SeqOp {
@@ -216,6 +237,8 @@ struct ModelSpec {
 // The blocks in order as runs of equal LayerSpecs: {spec, count}. One run for a uniform model,
 // whatever its depth.
 std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t);
+// Whether any block's mixer is a state-space model.
+bool HasSsmBlocks(const TransformerSpec& t);
 
 // The names in config/names.h (kept for the callers that print them).
 const char* FamilyName(Family f);

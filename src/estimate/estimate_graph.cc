@@ -39,7 +39,7 @@ std::string GemmText(const Gemm& g, const std::string& path) {
 bool Parametric(Component c) {
   return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp || c == Component::kNorm ||
          c == Component::kLmHead || c == Component::kLinear || c == Component::kConv2d || c == Component::kRouter ||
-         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead;
+         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead || c == Component::kSsm;
 }
 
 void AddModel(const ModelSpec& spec, Report& r) {
@@ -249,7 +249,9 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   if (request.layers) AddCheckpointMatch(spec, *evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());
-  if (graph.family == Family::kTransformer && graph.seq > spec.transformer.context_length) {
+  // A model without attention (Mamba) has no context limit: its context_length is only --seq's default.
+  if (graph.family == Family::kTransformer && spec.transformer.n_heads > 0 &&
+      graph.seq > spec.transformer.context_length) {
     r.notes.push_back("sequence length " + std::to_string(graph.seq) + " exceeds the context length " +
                       std::to_string(spec.transformer.context_length) + " of '" + spec.name + "'");
   }

@@ -44,4 +44,14 @@ uint64_t KvBytesPerToken(const MemoryModel& model, DType kv) {
   return BytesOf(elements, kv, what);
 }
 
+uint64_t SsmStateBytes(const MemoryModel& model, uint64_t batch, const Settings& s, uint64_t stage) {
+  constexpr std::string_view what = "the SSM state";
+  uint64_t elements = 0;
+  for (const StateEntry& e : model.states) {
+    const uint64_t layers = StageCopies(model, e.block_type, false, stage, s.pp);
+    elements = CheckedAdd(elements, CheckedProduct({e.elements_per_sequence, layers, batch}, what), what);
+  }
+  return BytesOf(elements, s.dtypes.activation, what);
+}
+
 }  // namespace tally

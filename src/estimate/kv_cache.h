@@ -28,4 +28,10 @@ uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch
 // passes a window, sliding and chunked layers stop growing: KvCacheBytes has the exact figure.
 uint64_t KvBytesPerToken(const MemoryModel& model, DType kv);
 
+// The recurrent state state-space layers (Mamba) keep instead of a KV cache: per layer and sequence
+// a constant, the convolution's last inputs and the SSM state, whatever the context. transformers
+// (MambaCache, Mamba2Cache) and mamba_ssm allocate it at the model's dtype: the activation dtype
+// here. Bytes of `batch` sequences on one device of pipeline stage `stage`.
+uint64_t SsmStateBytes(const MemoryModel& model, uint64_t batch, const Settings& settings, uint64_t stage);
+
 }  // namespace tally

@@ -209,8 +209,9 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
     }
     for (const auto& [role, elements] : role_elements) m.weights = Add(m.weights, *rates->Bytes(role, elements));
     m.kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage);
+    m.ssm_state = SsmStateBytes(model, batch, settings, stage);
     m.activations = InferenceActivations(model, settings, batch);
-    const uint64_t subtotal = Add(Add(m.weights, m.kv_cache), m.activations);
+    const uint64_t subtotal = Add(Add(Add(m.weights, m.kv_cache), m.ssm_state), m.activations);
     m.overhead = Overhead(subtotal, settings);
     m.total = Add(subtotal, m.overhead);
     if (stage == 0 || m.total > best.total) best = m;

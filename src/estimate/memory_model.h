@@ -51,10 +51,18 @@ struct KvEntry {
   int block_type = -1;
 };
 
+// One state-space layer of a distinct block: the recurrent state it keeps per sequence.
+struct StateEntry {
+  uint64_t elements_per_sequence = 0;
+  int block_type = -1;
+};
+
 struct MemoryModel {
   std::vector<ParamEntry> params;
   std::vector<SavedEntry> saved;  // unique tensors of each distinct block, the model's input batch left out
   std::vector<KvEntry> kv;
+  // State-space layers (Mamba): no KV cache, a constant state per sequence instead.
+  std::vector<StateEntry> states;
   std::vector<BlockRun> runs;  // the blocks in order (LayerGraph::runs)
   uint64_t n_layers = 0;
   uint64_t seq = 1;

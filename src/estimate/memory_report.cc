@@ -50,6 +50,18 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
   return out + " · " + N(batch) + " · " + bytes + (s.pp > 1 ? "; the most-loaded stage's share" : "");
 }
 
+// The SSM state's formula with its numbers: one term per kind of state-space layer.
+std::string SsmStateExplain(const Settings& s, const MemoryModel& model, uint64_t batch) {
+  std::string out;
+  for (const StateEntry& e : model.states) {
+    out += (out.empty() ? "" : " + ") + N(StageCopies(model, e.block_type, false, 0, 1)) + " layers · " +
+           N(e.elements_per_sequence);
+  }
+  return out + " (conv + SSM state per sequence) · " + N(batch) + " · " +
+         FormatDouble(static_cast<double>(BitsPer(s.dtypes.activation)) / 8) + " (" + DTypeName(s.dtypes.activation) +
+         ")" + (s.pp > 1 ? "; the most-loaded stage's share" : "");
+}
+
 // Korthikanti et al. 2022's per-layer activation bytes, for comparison: Eq. 1 (s·b·h·(34 + 5·a·s/h)),
 // Eq. 2 with tensor parallelism t, Eq. 4 with sequence parallelism, §5's selective (the 5·a·s/h term
 // dropped: Eq. 6; flash attention keeps no s² tensors either) and full (2·s·b·h) recomputation. They
@@ -124,9 +136,12 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   r.Set("memory.train.total", "total", m.total, Unit::kByte, "the sum of the lines above");
   if (s.pp > 1) r.Set("memory.train.stage", "most-loaded pipeline stage", m.stage, Unit::kNumber);
   if (spec.family == Family::kTransformer) {
+    const bool ssm = HasSsmBlocks(spec.transformer);
     r.Set("activations.per_layer", "activations of one block (micro-batch, this device)", m.per_layer_activations,
-          Unit::kByte, "the unique tensors one block saves for backward, as eager PyTorch's autograd does");
-    AddKorthikanti(spec, s, model, m.per_layer_activations, r);
+          Unit::kByte,
+          ssm ? "the unique tensors one block saves for backward, as mamba_ssm's fused kernels do (README)"
+              : "the unique tensors one block saves for backward, as eager PyTorch's autograd does");
+    if (!ssm) AddKorthikanti(spec, s, model, m.per_layer_activations, r);  // a GPT block's formula
   }
 }
 
@@ -158,7 +173,11 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
           Unit::kText);
   }
   if (spec.family == Family::kTransformer) {
-    r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));
+    r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte,
+          model.kv.empty() ? std::string("none: no attention layers") : KvExplain(spec, s, model, batch));
+  }
+  if (!model.states.empty()) {
+    r.Set("memory.infer.ssm_state", "SSM state", m.ssm_state, Unit::kByte, SsmStateExplain(s, model, batch));
   }
   r.Set("memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
         "the largest node input + output of one forward pass, plus fp32 logits of the last position");
@@ -168,6 +187,12 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
     r.Set("kv_cache.per_token", "KV cache per token (all layers)", KvBytesPerToken(model, kv), Unit::kByte,
           "2 · L · g · d · bytes (K and V, or MLA's latent, of every layer; sliding and chunked layers stop "
           "growing at their span: memory.infer.kv_cache is exact)");
+  }
+  if (!model.states.empty()) {
+    Settings whole = s;  // every layer, as kv_cache.per_token counts them
+    whole.pp = 1;
+    r.Set("kv_cache.ssm_state_per_sequence", "SSM state per sequence (all layers)", SsmStateBytes(model, 1, whole, 0),
+          Unit::kByte, "the convolution and SSM states of every state-space layer: constant, whatever the context");
   }
 }
 
@@ -214,12 +239,15 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
   }
   if (spec.family == Family::kSequential && s.kv_dtype)
     r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
+  if (spec.family == Family::kTransformer && spec.transformer.n_heads == 0 && s.kv_dtype)
+    r.notes.push_back("--kv-dtype: '" + spec.name + "' has no KV cache; its SSM state is kept at the activation dtype");
   if (s.zero > 0 && s.dp() == 1) {
     r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
   }
   if (s.lora_rank > 0 && !s.frozen.empty())
     r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
-  if (spec.family == Family::kTransformer && s.tp > spec.transformer.n_kv_heads) {
+  // (A model without attention, Mamba, has no K/V heads.)
+  if (spec.family == Family::kTransformer && spec.transformer.n_kv_heads > 0 && s.tp > spec.transformer.n_kv_heads) {
     r.notes.push_back("--tp " + N(s.tp) + " exceeds the " + N(spec.transformer.n_kv_heads) +
                       " KV heads: each rank holds one K/V head, replicated " + N(s.tp / spec.transformer.n_kv_heads) +
                       " times, in its weights, saved K/V activations, KV cache and K/V compute (vLLM's layout; "

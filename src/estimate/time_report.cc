@@ -258,8 +258,9 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
           "where the whole decode step's compute time overtakes its memory time");
   } else {
     r.notes.push_back(
-        "a decode step stays memory-bound at any batch: each sequence's KV-cache reads take longer "
-        "than its compute");
+        std::string("a decode step stays memory-bound at any batch: each sequence's ") +
+        (spec.transformer.n_heads == 0 ? "SSM-state and activation traffic takes" : "KV-cache reads take") +
+        " longer than its compute");
   }
   if (auto b =
           crossover(r1.gemm_compute_seconds, r2.gemm_compute_seconds, r1.gemm_memory_seconds, r2.gemm_memory_seconds)) {

@@ -17,7 +17,7 @@ void ApplyTrainability(const GraphSettings& settings, LayerGraph& g) {
   }
   for (Layer& l : g.layers) {
     const bool weight_trainable = l.weights_of ? g.layers[*l.weights_of].trainable : l.trainable;
-    if (l.kind != LayerKind::kLinear && l.kind != LayerKind::kConv2d) continue;
+    if (l.kind != LayerKind::kLinear && l.kind != LayerKind::kConv2d && l.kind != LayerKind::kConv1d) continue;
     for (Gemm& gemm : l.gemms) gemm.grad_b = gemm.grad_b && weight_trainable;
   }
 }
@@ -39,6 +39,10 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
     throw InputError("--input: '" + spec.name + "' is a transformer; its input is set by --batch and --seq");
   }
   const TransformerSpec& t = spec.transformer;
+  if (s.tp > 1 && HasSsmBlocks(t)) {
+    throw InputError("--tp: tensor parallelism is not modelled for the state-space (Mamba) mixers of '" + spec.name +
+                     "'");
+  }
   if (t.n_heads % s.tp != 0) {
     throw InputError("--tp: " + std::to_string(s.tp) + " does not divide the " + std::to_string(t.n_heads) +
                      " attention heads of '" + spec.name + "'");

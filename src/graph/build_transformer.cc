@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "graph/build_graph.h"
+#include "graph/build_ssm.h"
 #include "graph/node_costs.h"
 
 namespace tally {
@@ -191,7 +192,9 @@ class TransformerBuilder {
     // A causal kernel skips the masked half only when the queries see the whole sequence.
     causal_ = settings_.causal && !t_.encoder && kv_ == s_;
     const std::string input = cur_;
-    if (t_.norm_placement == NormPlacement::kAfterAdd) {
+    if (spec.mixer != MixerKind::kAttention) {
+      SsmBlock();
+    } else if (t_.norm_placement == NormPlacement::kAfterAdd) {
       // modeling_bert.py (BertSelfOutput, BertOutput): LayerNorm(x + dropout(dense(h))).
       Attention();
       Residual(P("attn.residual"), 1);
@@ -221,6 +224,17 @@ class TransformerBuilder {
       Residual(P("residual"), 2);  // input + attention + MLP
     }
     block_ = -1;
+  }
+
+  // modeling_mamba.py, MambaBlock: x + mixer(RMSNorm(x)); the mixer's nodes come from
+  // graph/build_ssm.cc.
+  void SsmBlock() {
+    Add(Norm(P("norm")), Hidden());
+    for (Layer& l : SsmMixer(t_.ssm, layer_.mixer, {P("mixer"), b_, s_, t_.d_model, cur_})) {
+      std::vector<uint64_t> shape = l.shape;
+      Add(std::move(l), std::move(shape));
+    }
+    Residual(P("residual"), 1);
   }
 
   // What the attention core (scores, softmax, context) works on, from whichever projections made

@@ -28,6 +28,8 @@ enum class LayerKind {
   kFlatten,
   kConcat,    // branches joined along the channels (no saved tensors, no FLOPs)
   kMultiply,  // branches multiplied elementwise, broadcasting (squeeze-excitation)
+  kConv1d,    // a causal depthwise convolution along the sequence (Mamba)
+  kScan,      // the selective state-space recurrence (Mamba's S6, Mamba-2's SSD)
 };
 
 // The rollup a node's cost is reported under.
@@ -43,6 +45,7 @@ enum class Component {
   kLora,             // low-rank adapters
   kLoss,             // softmax cross-entropy over the logits
   kHead,             // an encoder's pooler, masked-LM transform and classifier
+  kSsm,              // a state-space mixer: its projections, convolution and scan
   kLinear,           // sequential models from here on
   kConv2d,
   kPool,
@@ -114,6 +117,9 @@ struct Layer {
   uint64_t attention_span = 0;
   uint64_t kv_elements_per_token = 0;
   uint64_t kv_tp_max_shards = 0;
+  // Selective scan only: the recurrent state one sequence keeps between decode steps (the
+  // convolution's and the SSM's, elements), whatever the context (estimate/kv_cache.h).
+  uint64_t state_elements_per_sequence = 0;
   uint64_t n_experts = 0;  // MoE expert weights: params hold all experts, `active_experts` of them run
   uint64_t active_experts = 0;
 };

@@ -26,6 +26,8 @@ struct EnumNames<LayerKind> {
       {LayerKind::kFlatten, "flatten"},
       {LayerKind::kConcat, "concat"},
       {LayerKind::kMultiply, "multiply"},
+      {LayerKind::kConv1d, "conv1d"},
+      {LayerKind::kScan, "selective_scan"},
   };
 };
 
@@ -43,6 +45,7 @@ struct EnumNames<Component> {
       {Component::kLora, "lora"},
       {Component::kLoss, "loss"},
       {Component::kHead, "head"},
+      {Component::kSsm, "ssm"},
       {Component::kLinear, "linear"},
       {Component::kConv2d, "conv2d"},
       {Component::kPool, "pool"},

@@ -53,8 +53,8 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<PositionKind>(4);
   CheckRoundTrip<ActivationKind>(8);
   CheckRoundTrip<DropoutMask>(2);
-  CheckRoundTrip<LayerKind>(16);
-  CheckRoundTrip<Component>(16);
+  CheckRoundTrip<LayerKind>(18);
+  CheckRoundTrip<Component>(17);
   CheckRoundTrip<Solve>(3);
 }
 

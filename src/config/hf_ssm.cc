@@ -1,0 +1,136 @@
+// The Mamba families' config.json (transformers configuration_mamba.py, configuration_mamba2.py):
+// an embedding, blocks of an RMSNorm and a state-space mixer (graph/build_ssm.cc), a final RMSNorm
+// (norm_f) and the head, tied to the embedding unless tie_word_embeddings is false.
+#include "config/hf_ssm.h"
+
+#include <filesystem>
+
+#include "config/names.h"
+#include "config/yaml_reader.h"
+#include "util/checked_math.h"
+
+namespace tally {
+namespace {
+
+const std::vector<std::string> kUsedKeys = {"model_type",          "_name_or_path",  "vocab_size", "hidden_size",
+                                            "num_hidden_layers",   "n_layer",        "state_size", "expand",
+                                            "conv_kernel",         "time_step_rank", "use_bias",   "use_conv_bias",
+                                            "hidden_act",          "num_heads",      "head_dim",   "n_groups",
+                                            "tie_word_embeddings", "torch_dtype",    "dtype",      "rms_norm",
+                                            "norm_before_gate"};
+
+// Mamba's config.json has no context length, and a Mamba runs any length: the sequence length
+// tally assumes when --seq is not given (Gu & Dao 2023 train their language models at 2048).
+constexpr uint64_t kDefaultSsmSeq = 2048;
+
+class SsmReader {
+ public:
+  SsmReader(const YAML::Node& root, const std::string& file)
+      : m_(root, file, "config.json", kUsedKeys, UnknownKeys::kIgnore) {}
+
+  ModelSpec Read(const std::string& type) {
+    ModelSpec spec;
+    spec.family = Family::kTransformer;
+    spec.source = m_.file();
+    spec.name = m_.String("_name_or_path", std::filesystem::path(m_.file()).stem().string());
+    spec.description = "Hugging Face config.json, model_type " + type;
+    TransformerSpec& t = spec.transformer;
+    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
+    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) t.dtype = d;
+    const std::string act = m_.String("hidden_act", "silu");
+    if (act != "silu") throw InputError(m_.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
+    if (!m_.Bool("rms_norm", true)) throw InputError(m_.Loc("rms_norm"), "'rms_norm: false' is not supported");
+    const bool mamba2 = type == "mamba2";
+    t.vocab_size = m_.PositiveInt("vocab_size", mamba2 ? 32768 : 50280);
+    t.d_model = m_.PositiveInt("hidden_size", mamba2 ? 4096 : 768);
+    t.n_layers = m_.Has("num_hidden_layers") || !m_.Has("n_layer")
+                     ? m_.PositiveInt("num_hidden_layers", mamba2 ? 64 : 32)
+                     : m_.PositiveInt("n_layer");
+    t.context_length = kDefaultSsmSeq;  // --seq's default only (config/resolve.cc says so)
+    t.position = PositionKind::kNone;
+    t.norm = NormKind::kRmsNorm;
+    t.tied_embeddings = m_.Bool("tie_word_embeddings", !mamba2);
+    SsmSpec& s = t.ssm;
+    s.kind = mamba2 ? MixerKind::kMamba2 : MixerKind::kMamba;
+    s.d_state = m_.PositiveInt("state_size", mamba2 ? 128 : 16);
+    s.conv_kernel = m_.PositiveInt("conv_kernel", 4);
+    s.proj_bias = m_.Bool("use_bias", false);
+    s.conv_bias = m_.Bool("use_conv_bias", true);
+    s.d_inner = InnerWidth(t.d_model);
+    if (mamba2) {
+      Mamba2Heads(s);
+    } else {
+      s.dt_rank = DtRank(t.d_model);
+    }
+    return spec;
+  }
+
+ private:
+  // configuration_mamba*.py: intermediate_size = int(expand · hidden_size); a config's own
+  // intermediate_size is not read.
+  uint64_t InnerWidth(uint64_t h) const {
+    if (!m_.Has("expand")) return CheckedMul(2, h, "the inner width");
+    const YAML::Node& e = m_.Get("expand");
+    double expand = 0;
+    if (!e.IsScalar() || !YAML::convert<double>::decode(e, expand) || !(expand > 0) || expand > 1e6) {
+      throw InputError(m_.Loc("expand"), "'expand' must be a positive number, not " + Describe(e));
+    }
+    const double inner = expand * static_cast<double>(h);
+    if (inner < 1) throw InputError(m_.Loc("expand"), "'expand' leaves no inner channels");
+    return static_cast<uint64_t>(inner);  // int() truncates
+  }
+
+  // time_step_rank: "auto" is ceil(hidden_size / 16).
+  uint64_t DtRank(uint64_t h) const {
+    if (!m_.Has("time_step_rank") ||
+        (m_.Get("time_step_rank").IsScalar() && m_.Get("time_step_rank").Scalar() == "auto")) {
+      return (h + 15) / 16;
+    }
+    return m_.PositiveInt("time_step_rank");
+  }
+
+  // Mamba2Mixer: num_heads heads of head_dim channels make up d_inner; n_groups groups share B and C.
+  void Mamba2Heads(SsmSpec& s) const {
+    s.n_heads = m_.PositiveInt("num_heads", 128);
+    const uint64_t head_dim = m_.PositiveInt("head_dim", 64);
+    s.n_groups = m_.PositiveInt("n_groups", 8);
+    if (CheckedMul(s.n_heads, head_dim, "the heads' width") != s.d_inner) {
+      throw InputError(m_.Has("num_heads") ? m_.Loc("num_heads") : m_.MapLoc(),
+                       "num_heads · head_dim (" + std::to_string(s.n_heads) + " · " + std::to_string(head_dim) +
+                           ") is not expand · hidden_size (" + std::to_string(s.d_inner) + ")");
+    }
+    if (s.n_heads % s.n_groups != 0) {
+      throw InputError(m_.Has("n_groups") ? m_.Loc("n_groups") : m_.MapLoc(),
+                       "the " + std::to_string(s.n_heads) + " heads are not divisible by the " +
+                           std::to_string(s.n_groups) + " groups");
+    }
+  }
+
+  ConfigMap m_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& HfSsmFamilies() {
+  static const std::vector<std::string> kFamilies = {"jamba", "mamba", "mamba2", "zamba2"};
+  return kFamilies;
+}
+
+ModelSpec ReadHfSsmConfig(const YAML::Node& root, const std::string& file, const std::string& type) {
+  if (type == "jamba" || type == "zamba2") {
+    const YAML::Node& const_root = root;
+    const char* missing = type == "jamba"
+                              ? "its per-layer mix of attention and Mamba blocks (attn_layer_period/offset) with "
+                                "MoE every expert_layer_period, and the dt/B/C layernorms of its Mamba mixers"
+                              : "its shared transformer blocks reused at the hybrid layers (attention over "
+                                "[hidden, embedding], per-use LoRA adapters) beside Mamba-2 mixers";
+    throw InputError(LocOf(const_root["model_type"], file),
+                     "model_type '" + type +
+                         "' (a hybrid state-space model) is not supported yet: tally does not "
+                         "model " +
+                         missing + "; mamba and mamba2 are read");
+  }
+  return SsmReader(root, file).Read(type);
+}
+
+}  // namespace tally

@@ -1,0 +1,20 @@
+// Hugging Face config.json -> ModelSpec for the state-space families: mamba (MambaForCausalLM) and
+// mamba2 (Mamba2ForCausalLM). Hybrids (jamba, zamba2) are refused with what is missing.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "config/model_spec.h"
+
+namespace tally {
+
+// The model_type values read here, and those recognised only to be refused.
+const std::vector<std::string>& HfSsmFamilies();
+
+// `type` is the config's model_type, one of HfSsmFamilies().
+ModelSpec ReadHfSsmConfig(const YAML::Node& root, const std::string& file, const std::string& type);
+
+}  // namespace tally

@@ -1,0 +1,160 @@
+// Mamba's mixer (Gu & Dao 2023; transformers modeling_mamba.py, MambaMixer) and Mamba-2's
+// (Dao & Gu 2024; modeling_mamba2.py, Mamba2Mixer) as nodes.
+//
+// Saved tensors follow the fused kernels transformers trains with on CUDA, not its slow path (which
+// keeps several [b, d_inner, s, N] fp32 tensors per block): mamba_ssm's MambaInnerFn at its default
+// checkpoint_lvl 1 (mamba_ssm/ops/selective_scan_interface.py) keeps xz, x_dbl, contiguous copies of
+// B and C, the scan output before the gate and the scan's fp32 chunk states [b, d_inner,
+// ceil(s/2048), 2N], and recomputes the convolution, Δ and the gated output; Mamba-2's
+// MambaSplitConv1dScanCombinedFn (ops/triton/ssd_combined.py) keeps zxbcdt, the scan output and the
+// gated norm's fp32 rstd per row and group. Their weights are not activations.
+#include "graph/build_ssm.h"
+
+#include "graph/node_costs.h"
+
+namespace tally {
+namespace {
+
+// selective_scan_fwd (csrc/selective_scan): n_chunks = ceil(seqlen / 2048) chunk states per channel.
+constexpr uint64_t kScanChunk = 2048;
+
+// The selective scan's FLOPs per token and channel per state element: 9, Albert Gu in
+// state-spaces/mamba#110 (discretizing A and B, the state update and the read-out by C: 9·B·L·D·N).
+constexpr uint64_t kScanFlopsPerState = 9;
+
+// Mamba-2's recurrence per token, counted per operation (Dao & Gu 2024, §3 and the decode step of
+// Mamba2Mixer.torch_forward): h ← exp(Δ·A)·h + (Δ·x) ⊗ B is 3 FLOPs per state element and y = h·C 2.
+constexpr uint64_t kSsdFlopsPerState = 5;
+
+class SsmBuilder {
+ public:
+  SsmBuilder(const SsmSpec& ssm, const SsmPlace& place)
+      : ssm_(ssm), p_(place), rows_(Count(place.prefix, {place.batch, place.seq})), cur_(place.input) {}
+
+  std::vector<Layer> Mamba() {
+    const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, r = ssm_.dt_rank;
+    const std::string xz = Linear("in_proj", h, Count(P(""), {2, di}), ssm_.proj_bias, true);
+    Conv(di, xz, Count(P(""), {rows_, 2, di}));
+    Add(MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}),
+                        kFlopsPerElementwise),
+        di);  // SiLU, recomputed with the convolution in backward
+    const uint64_t dbl = CheckedAdd(r, Count(P(""), {2, n}), "the width of " + P("x_proj"));
+    const std::string x_dbl = Linear("x_proj", di, dbl, false, false);
+    Linear("dt_proj", r, di, true, false);
+    layers_.back().saved = {{.id = x_dbl, .elements = Count(P(""), {rows_, dbl})}};
+    Layer scan = Scan(kScanFlopsPerState, n, di);
+    AddParamTensor(scan, {di, n}, false);  // A_log
+    AddParamTensor(scan, {di}, false);     // D
+    // Δ's bias sits in dt_proj; softplus(Δ) and the skip D·x are one FLOP per channel each.
+    scan.non_matmul_flops = CheckedAdd(scan.non_matmul_flops, Count(P(""), {rows_, di, 2}), Flops());
+    scan.saved = {{.id = P("scan:B"), .elements = Count(P(""), {rows_, n})},
+                  {.id = P("scan:C"), .elements = Count(P(""), {rows_, n})},
+                  {.id = P("scan:states"), .elements = ChunkStates(di, n), .cls = SavedClass::kFp32},
+                  {.id = P("scan"), .elements = Count(P(""), {rows_, di})}};
+    // MambaCache: conv_states [b, d_inner, conv_kernel] and ssm_states [b, d_inner, N].
+    scan.state_elements_per_sequence = StateElements(di, di, n);
+    Add(std::move(scan), di);
+    // y · SiLU(z): two FLOPs per element; the kernel recomputes it for out_proj's weight gradient.
+    Add(MakeElementwise(P("gate"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}), 2), di);
+    Linear("out_proj", di, h, ssm_.proj_bias, false);
+    return std::move(layers_);
+  }
+
+  // in_proj gives z (d_inner), x·B·C (conv_dim) and dt (heads); the convolution runs over x·B·C.
+  std::vector<Layer> Mamba2() {
+    const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, heads = ssm_.n_heads;
+    const uint64_t conv_dim = CheckedAdd(di, Count(P(""), {2, ssm_.n_groups, n}), "the width of " + P("conv1d"));
+    const uint64_t width = CheckedAdd(CheckedAdd(di, conv_dim, P("in_proj")), heads, P("in_proj"));
+    const std::string zxbcdt = Linear("in_proj", h, width, ssm_.proj_bias, true);
+    Conv(conv_dim, zxbcdt, Count(P(""), {rows_, width}));
+    Add(MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, conv_dim}),
+                        kFlopsPerElementwise),
+        conv_dim);
+    Layer scan = Scan(kSsdFlopsPerState, n, di);
+    for (int i = 0; i < 3; ++i) AddParamTensor(scan, {heads}, false);  // dt_bias, A_log, D
+    // Per head: dt + dt_bias, softplus, Δ·A and its exp; per channel: Δ·x and the skip y + D·x (2).
+    scan.non_matmul_flops =
+        CheckedAdd(scan.non_matmul_flops,
+                   CheckedAdd(Count(P(""), {rows_, heads, 4}), Count(P(""), {rows_, di, 3}), Flops()), Flops());
+    scan.saved = {{.id = P("scan"), .elements = Count(P(""), {rows_, di})}};
+    // Mamba2Cache: conv_states [b, conv_dim, conv_kernel] and ssm_states [b, heads, head_dim, N].
+    scan.state_elements_per_sequence = StateElements(conv_dim, di, n);
+    Add(std::move(scan), di);
+    // MambaRMSNormGated: y · SiLU(z) (2 FLOPs), then an RMSNorm with a weight of d_inner (4).
+    Layer norm = MakeElementwise(P("norm"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, di}),
+                                 2 + kFlopsPerRmsNormElement);
+    AddParamTensor(norm, {di}, false);
+    norm.saved = {{.id = P("norm:rstd"), .elements = Count(P(""), {rows_, ssm_.n_groups}), .cls = SavedClass::kFp32}};
+    Add(std::move(norm), di);
+    Linear("out_proj", di, h, ssm_.proj_bias, false);
+    return std::move(layers_);
+  }
+
+ private:
+  std::string P(const std::string& name) const { return name.empty() ? p_.prefix : p_.prefix + "." + name; }
+  std::string Flops() const { return "the FLOPs of " + P("scan"); }
+
+  void Add(Layer l, uint64_t width) {
+    l.shape = {p_.batch, p_.seq, width};
+    cur_ = l.path;
+    layers_.push_back(std::move(l));
+  }
+
+  // A linear of the mixer; only in_proj keeps its input (the fused kernels recompute the others').
+  std::string Linear(const std::string& name, uint64_t in, uint64_t out, bool bias, bool keeps_input) {
+    Layer l = MakeLinear(P(name), Component::kSsm, rows_, in, out, bias, cur_, true);
+    if (!keeps_input) l.saved.clear();
+    Add(std::move(l), out);
+    return cur_;
+  }
+
+  // The causal depthwise convolution over `channels`, as an implicit GEMM per channel (the way
+  // conv2d is counted): (b·s) x k times k x 1, 2·k FLOPs per channel and token. It keeps the input
+  // projection's output, which both kernels save whole.
+  void Conv(uint64_t channels, const std::string& projected, uint64_t projected_elements) {
+    Layer conv;
+    conv.path = P("conv1d");
+    conv.kind = LayerKind::kConv1d;
+    conv.component = Component::kSsm;
+    AddParamTensor(conv, {channels, 1, ssm_.conv_kernel}, false);
+    if (ssm_.conv_bias) AddParamTensor(conv, {channels}, false);
+    conv.gemms.push_back({.m = rows_, .n = 1, .k = ssm_.conv_kernel, .count = channels});
+    conv.non_matmul_flops = ssm_.conv_bias ? Count(conv.path, {rows_, channels}) : 0;
+    conv.saved = {{.id = projected, .elements = projected_elements}};
+    Add(std::move(conv), channels);
+  }
+
+  Layer Scan(uint64_t flops_per_state, uint64_t n, uint64_t di) {
+    Layer scan;
+    scan.path = P("scan");
+    scan.kind = LayerKind::kScan;
+    scan.component = Component::kSsm;
+    scan.non_matmul_flops = Count(scan.path, {rows_, di, n, flops_per_state});
+    return scan;
+  }
+
+  uint64_t ChunkStates(uint64_t di, uint64_t n) const {
+    const uint64_t chunks = (p_.seq + kScanChunk - 1) / kScanChunk;
+    return Count(P("scan"), {p_.batch, di, chunks, 2, n});
+  }
+
+  uint64_t StateElements(uint64_t conv_channels, uint64_t di, uint64_t n) const {
+    return CheckedAdd(Count(P("scan"), {conv_channels, ssm_.conv_kernel}), Count(P("scan"), {di, n}),
+                      "the state of " + P("scan"));
+  }
+
+  const SsmSpec& ssm_;
+  const SsmPlace& p_;
+  const uint64_t rows_;
+  std::string cur_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace
+
+std::vector<Layer> SsmMixer(const SsmSpec& ssm, MixerKind kind, const SsmPlace& place) {
+  SsmBuilder b(ssm, place);
+  return kind == MixerKind::kMamba2 ? b.Mamba2() : b.Mamba();
+}
+
+}  // namespace tally
