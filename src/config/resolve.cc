@@ -1,5 +1,6 @@
 #include "config/resolve.h"
 
+#include <cmath>
 #include <string>
 
 namespace tally {
@@ -19,9 +20,15 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
   return s;
 }
 
+uint64_t ClaimedMemory(uint64_t memory, const Settings& s) {
+  if (!s.gpu_memory_utilization) return memory;
+  return static_cast<uint64_t>(std::floor(*s.gpu_memory_utilization * static_cast<double>(memory)));
+}
+
 uint64_t UsableMemory(const HardwareSpec& hw, const Settings& s) {
   const uint64_t reserve = s.reserve.value_or(kDefaultReserve);
-  return hw.memory_bytes > reserve ? hw.memory_bytes - reserve : 0;
+  const uint64_t claimed = ClaimedMemory(hw.memory_bytes, s);
+  return claimed > reserve ? claimed - reserve : 0;
 }
 
 }  // namespace tally

@@ -86,6 +86,7 @@ struct RooflineRates {
   double bandwidth = 0;  // bytes/s
   double mbu = 1;        // memory-bandwidth utilization
   double interconnect = 0;
+  double linear_peak = 0;  // the block matrices' GEMMs when they run in another dtype (W8A8); 0: peak
 };
 
 // One forward pass of `graph` on one device: each node takes max(FLOPs / (peak · mfu),
