@@ -44,10 +44,10 @@ void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, const std::op
   const RooflineRates rates = InferenceRates(*hw, s, 0.4, 0.8);
   const uint64_t context = summary->seq;
   const Roofline d = DecodeStep(ev, s, rates, s.batch, context);
-  r.Set("fit.tpot_seconds", "time per output token at that concurrency (" + hw->name + ")", d.seconds, Unit::kSecond,
+  r.Set("fit.tpot_seconds", "TPOT at that concurrency (decode step)", d.seconds, Unit::kSecond,
         "one decode step of fit.batch sequences, each at --seq cached tokens: sum over ops of max(FLOPs / (peak x "
         "0.4), bytes / (bandwidth x 0.8)) + all-reduces ('tally time --mode infer' for other rates)");
-  r.Set("fit.tokens_per_second", "generated tokens/s per replica at that concurrency", static_cast<double>(s.batch) / d.seconds,
+  r.Set("fit.tokens_per_second", "generated tokens/s at that concurrency", static_cast<double>(s.batch) / d.seconds,
         Unit::kRatio, "fit.batch / fit.tpot_seconds");
   if (auto b = DecodeComputeBoundBatch(ev, s, rates, context, false)) {
     r.Set("fit.decode_compute_bound_batch", "decode turns compute-bound from batch", *b, Unit::kNumber,

@@ -35,9 +35,9 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
   const bool uniform = model.kv.size() == 1 && model.kv[0].kind == AttentionKind::kFull;
   if (uniform && model.kv[0].elements_per_token == 2 * t.n_kv_heads * t.head_dim) {
     const uint64_t heads = CeilDiv(t.n_kv_heads, s.tp);
-    const std::string tokens = s.kv_block ? N(PagedTokens(model.seq, s)) + " (" + N(model.seq) + " in whole pages of " +
-                                                N(*s.kv_block) + ")"
-                                          : N(model.seq);
+    const std::string tokens =
+        s.kv_block ? N(PagedTokens(model.seq, s)) + " (" + N(model.seq) + " in whole pages of " + N(*s.kv_block) + ")"
+                   : N(model.seq);
     return "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(heads) + " · " + N(t.head_dim) + " · " +
            bytes + " · " + N(batch) + " · " + tokens;
   }
@@ -149,11 +149,12 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   if (spec.family == Family::kTransformer) {
     r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));
   }
-  r.Set("memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
-        s.max_batched_tokens
-            ? "the largest node input + output of one forward pass of min(batch x seq, --max-batched-tokens " +
-                  N(*s.max_batched_tokens) + ") tokens (chunked prefill), plus fp32 logits of min(batch, that) positions"
-            : std::string("the largest node input + output of one forward pass, plus fp32 logits of the last position"));
+  r.Set(
+      "memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
+      s.max_batched_tokens
+          ? "the largest node input + output of one forward pass of min(batch x seq, --max-batched-tokens " +
+                N(*s.max_batched_tokens) + ") tokens (chunked prefill), plus fp32 logits of min(batch, that) positions"
+          : std::string("the largest node input + output of one forward pass, plus fp32 logits of the last position"));
   if (m.overhead > 0) r.Set("memory.infer.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.infer.total", "total", m.total, Unit::kByte, "the sum of the lines above");
   if (spec.family == Family::kTransformer) {

@@ -221,8 +221,8 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", rates.peak,
         Unit::kFlopPerSecond);
   if (rates.linear_peak > 0) {
-    r.Set("time.linear_peak_flop_per_s", "dense fp8 peak of the block matrices (W8A8, --quant fp8)",
-          rates.linear_peak, Unit::kFlopPerSecond,
+    r.Set("time.linear_peak_flop_per_s", "dense fp8 peak of the block matrices (W8A8, --quant fp8)", rates.linear_peak,
+          Unit::kFlopPerSecond,
           "fp8 weights and activations into fp8 tensor cores; other --quant methods store weights only (W8A16, "
           "W4A16) and compute at the activation dtype's peak");
   }

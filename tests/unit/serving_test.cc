@@ -23,9 +23,9 @@ nlohmann::json Json(std::vector<std::string> args) {
 
 // The issue's case: Mixtral-8x7B served on two 80 GiB devices, tp 2, int8 weights, an fp8 KV cache,
 // 32,768-token sequences.
-const std::vector<std::string> kMixtral = {"fit",    "mixtral-8x7b", "--mode",  "infer", "--memory",
-                                           "80GiB",  "--gpus",       "2",       "--tp",  "2",
-                                           "--quant", "int8",        "--kv-dtype", "fp8", "--seq", "32768"};
+const std::vector<std::string> kMixtral = {
+    "fit", "mixtral-8x7b", "--mode", "infer",      "--memory", "80GiB", "--gpus", "2", "--tp",
+    "2",   "--quant",      "int8",   "--kv-dtype", "fp8",      "--seq", "32768"};
 
 TEST_CASE("serving: fit --mode infer holds Mixtral-8x7B's sequences as vLLM allocates them") {
   const nlohmann::json j = Json(kMixtral);
@@ -101,7 +101,8 @@ TEST_CASE("serving: the KV cache in whole pages, per layer kind") {
 TEST_CASE("serving: a token budget bounds activations whatever the concurrency") {
   // Llama-2-7B, 4 sequences of 4,096 tokens in passes of 2,048 tokens hold the live pair of one
   // 2,048-token sequence, with logits for 4 positions instead of 1 (32,000 x 4 B each).
-  const uint64_t one = Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "2048"})["memory"]["infer"]["activations"];
+  const uint64_t one =
+      Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "2048"})["memory"]["infer"]["activations"];
   const uint64_t four = Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", "4",
                               "--max-batched-tokens", "2048"})["memory"]["infer"]["activations"];
   CHECK(four == one + 3 * 32'000 * 4);
@@ -119,8 +120,7 @@ TEST_CASE("serving: a token budget bounds activations whatever the concurrency")
 
 TEST_CASE("serving: --gpu-memory-utilization claims a fraction of a named device before the reserve") {
   // floor(0.5 x 85,899,345,920) - 2 GiB = 42,949,672,960 - 2,147,483,648.
-  const nlohmann::json j =
-      Json({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--gpu-memory-utilization", "0.5"});
+  const nlohmann::json j = Json({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--gpu-memory-utilization", "0.5"});
   CHECK(j["memory"]["limit"] == 40'802'189'312ULL);
   CHECK(testing::RunTally({"memory", "llama-2-7b", "--gpu-memory-utilization", "1.5"}).code == 2);
 }
@@ -154,8 +154,8 @@ TEST_CASE("serving: the decode crossover is where a batch sweep of the real cost
   const Roofline one = DecodeStep(ev, s, rates, 1, 576), two = DecodeStep(ev, s, rates, 2, 576);
   const double compute_slope = two.compute_seconds - one.compute_seconds;
   const double memory_slope = two.memory_seconds - one.memory_seconds;
-  const double linear = (one.memory_seconds - memory_slope - (one.compute_seconds - compute_slope)) /
-                        (compute_slope - memory_slope);
+  const double linear =
+      (one.memory_seconds - memory_slope - (one.compute_seconds - compute_slope)) / (compute_slope - memory_slope);
   CHECK((memory_slope > compute_slope || linear > 2.0 * static_cast<double>(*b)));
 }
 
