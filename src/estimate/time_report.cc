@@ -180,6 +180,31 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   CheckFit(TrainingMemory(at, summary->memory).total, hw, s, "training", r);
 }
 
+// --layers: each distinct node's prefill and decode times (a block's node for all its copies), and
+// which side of its own ridge point it is on in decode.
+void AddLayerRoofline(const Roofline& prefill, const Roofline& decode, Report& r) {
+  Table& t = r.AddTable("layers", "Roofline per node (a repeated block's node: all its copies)",
+                        {{.key = "path"},
+                         {.key = "repeat", .unit = Unit::kCount},
+                         {.key = "prefill.compute_seconds", .label = "prefill compute", .unit = Unit::kSecond},
+                         {.key = "prefill.memory_seconds", .label = "prefill memory", .unit = Unit::kSecond},
+                         {.key = "decode.flops", .unit = Unit::kFlop, .shown = false},
+                         {.key = "decode.bytes", .unit = Unit::kByte, .shown = false},
+                         {.key = "decode.compute_seconds", .label = "decode compute", .unit = Unit::kSecond},
+                         {.key = "decode.memory_seconds", .label = "decode memory", .unit = Unit::kSecond},
+                         {.key = "decode.bound", .label = "decode bound"}});
+  for (size_t i = 0; i < decode.nodes.size() && i < prefill.nodes.size(); ++i) {
+    const NodeRoofline& p = prefill.nodes[i];
+    const NodeRoofline& d = decode.nodes[i];
+    // Nodes with neither FLOPs nor bytes (flash's fused softmax) are bound by nothing.
+    const std::string bound = d.compute_seconds == 0 && d.memory_seconds == 0 ? "-"
+                              : d.compute_seconds >= d.memory_seconds         ? "compute"
+                                                                              : "memory";
+    t.rows.push_back({d.path, d.repeat, p.compute_seconds, p.memory_seconds, d.flops, d.bytes, d.compute_seconds,
+                      d.memory_seconds, bound});
+  }
+}
+
 void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
   const ModelSpec& spec = ev.spec();
   if (spec.family != Family::kTransformer) {
@@ -243,6 +268,7 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
     r.Set(key + ".allreduce_seconds", std::string(name) + ": tensor-parallel all-reduces", roof.allreduce_seconds,
           Unit::kSecond, "ring: 2 (t - 1) / t x bytes / interconnect bandwidth, per row-parallel linear");
   }
+  if (req.layers) AddLayerRoofline(p, d, r);
   // Found over integer batches with the real cost of each (MoE: the experts read grow as
   // E (1 - (1 - k/E)^n), not linearly), at the same mean context.
   const uint64_t context = *decode.context;

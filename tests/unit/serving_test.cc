@@ -172,3 +172,29 @@ TEST_CASE("serving: --quant fp8 runs the block matrices at the fp8 peak (W8A8), 
 
 }  // namespace
 }  // namespace tally
+
+namespace tally {
+namespace {
+
+TEST_CASE("serving: time --mode infer --layers gives each node's roofline, summing to the step's") {
+  const nlohmann::json j = Json(
+      {"time", "mixtral-8x7b", "--mode", "infer", "--hardware", "h100-sxm", "--gpus", "2", "--tp", "2", "--layers"});
+  double compute = 0, memory = 0;
+  bool experts_memory_bound = false;
+  for (const nlohmann::json& row : j["layers"]) {
+    compute += row["decode"]["compute_seconds"].get<double>();
+    memory += row["decode"]["memory_seconds"].get<double>();
+    if (row["path"].get<std::string>().ends_with("experts.up"))
+      experts_memory_bound = row["decode"]["bound"] == "memory";
+  }
+  CHECK(compute == doctest::Approx(j["time"]["decode"]["compute_seconds"].get<double>()).epsilon(1e-12));
+  CHECK(memory == doctest::Approx(j["time"]["decode"]["memory_seconds"].get<double>()).epsilon(1e-12));
+  // Batch 1 reads two experts' weights for one token's GEMMs: far below the ridge point.
+  CHECK(experts_memory_bound);
+  const testing::TallyRun train = testing::RunTally({"time", "llama-2-7b", "--hardware", "h100-sxm", "--layers"});
+  CHECK(train.code == 2);
+  CHECK(train.err == "tally: error: --layers: time gives the roofline per node for inference; add --mode infer\n");
+}
+
+}  // namespace
+}  // namespace tally
