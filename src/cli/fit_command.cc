@@ -68,7 +68,7 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
   const std::optional<uint64_t> memory = f.memory ? std::optional(ParseBytes(*f.memory, "--memory")) : std::nullopt;
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
   // Inference is fitted as a server allocates it (estimate/serving.h): vLLM's defaults where unset.
-  const bool serving = base.mode == Mode::kInfer;
+  const bool serving = base.mode == Mode::kInfer && spec.family == Family::kTransformer && !spec.transformer.encoder;
   if (serving) base = WithServingDefaults(base, memory ? *memory : hw->memory_bytes, memory ? "" : hw->name);
   // A named device gives its usable memory (less --reserve) unless --memory says otherwise; a
   // server claims its --gpu-memory-utilization of either.

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <string>
 
+#include "util/error.h"
+
 namespace tally {
 
 Settings ResolveSettings(Settings s, const ModelSpec& spec) {
@@ -17,6 +19,12 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
     }
   }
   if (!s.reserve) s.reserve = kDefaultReserve;
+  // Chunked prefill splits a decoder's prompt tokens; a sequential model or an encoder runs whole samples.
+  const bool decoder = spec.family == Family::kTransformer && !spec.transformer.encoder;
+  if (s.max_batched_tokens && !decoder) {
+    throw InputError("--max-batched-tokens: chunked prefill splits a decoder's tokens; '" + spec.name + "' is " +
+                     (spec.family == Family::kTransformer ? "an encoder" : "sequential"));
+  }
   return s;
 }
 

@@ -110,6 +110,12 @@ TEST_CASE("serving: a token budget bounds activations whatever the concurrency")
   const uint64_t many = Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", "3000",
                               "--max-batched-tokens", "2048"})["memory"]["infer"]["activations"];
   CHECK(many == one + 2047 * 32'000 * 4);
+  const testing::TallyRun mlp =
+      testing::RunTally({"memory", "seed-mlp", "--mode", "infer", "--max-batched-tokens", "2048"});
+  CHECK(mlp.code == 2);
+  CHECK(mlp.err ==
+        "tally: error: --max-batched-tokens: chunked prefill splits a decoder's tokens; 'seed-mlp' is "
+        "sequential\n");
   const testing::TallyRun eager = testing::RunTally(
       {"memory", "llama-2-7b", "--mode", "infer", "--attention", "eager", "--max-batched-tokens", "2048"});
   CHECK(eager.code == 2);
