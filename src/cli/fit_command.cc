@@ -28,7 +28,8 @@ namespace {
 
 // fit --mode infer: the KV tokens the memory left holds and, on a named device, the decode step at
 // the concurrency found (every sequence at --seq tokens).
-void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, const std::optional<HardwareSpec>& hw, Report& r) {
+void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, uint64_t max_seqs,
+                const std::optional<HardwareSpec>& hw, Report& r) {
   if (ev.spec().family != Family::kTransformer) return;
   const auto summary = ev.Summary(s);
   const KvCapacity kv = KvTokenCapacity(ev.spec(), s, summary->memory, limit, s.batch);
@@ -39,6 +40,11 @@ void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, const std::op
             " B (K and V of every attention layer; windowed layers hold at most their span, so at long contexts "
             "they serve more: fit.batch is exact at --seq) (vLLM's num_gpu_blocks x block_size)");
   r.Set("fit.kv_pages", "KV cache pages", kv.pages, Unit::kNumber);
+  // vLLM also caps the running sequences (max_num_seqs); tally answers what memory allows.
+  if (s.batch > max_seqs) {
+    r.notes.push_back("fit.batch " + std::to_string(s.batch) + " is what memory allows; vLLM runs at most " +
+                      std::to_string(max_seqs) + " sequences at once by default (--max-num-seqs)");
+  }
   if (!hw) return;
   // The defaults of 'tally time' (estimate/time_report.cc): MFU 0.4, MBU 0.8.
   const RooflineRates rates = InferenceRates(*hw, s, 0.4, 0.8);
@@ -52,6 +58,10 @@ void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, const std::op
   if (auto b = DecodeComputeBoundBatch(ev, s, rates, context, false)) {
     r.Set("fit.decode_compute_bound_batch", "decode turns compute-bound from batch", *b, Unit::kNumber,
           "the smallest integer batch whose decode step's compute time reaches its memory time at --seq");
+  } else {
+    r.notes.push_back("a decode step at --seq " + std::to_string(context) +
+                      " stays memory-bound up to batch 2^20: each sequence's KV-cache reads take longer than its "
+                      "compute");
   }
 }
 
@@ -69,7 +79,9 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
   // Inference is fitted as a server allocates it (estimate/serving.h): vLLM's defaults where unset.
   const bool serving = base.mode == Mode::kInfer && spec.family == Family::kTransformer && !spec.transformer.encoder;
-  if (serving) base = WithServingDefaults(base, memory ? *memory : hw->memory_bytes, memory ? "" : hw->name);
+  const uint64_t device_memory = memory ? *memory : hw->memory_bytes;
+  const std::string device_name = memory ? "" : hw->name;
+  if (serving) base = WithServingDefaults(base, device_memory, device_name);
   // A named device gives its usable memory (less --reserve) unless --memory says otherwise; a
   // server claims its --gpu-memory-utilization of either.
   const uint64_t limit = memory ? ClaimedMemory(*memory, base) : UsableMemory(*hw, base);
@@ -92,7 +104,9 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
   r.Set("fit.seq", "sequence length", evaluation.Summary(result.settings)->seq, Unit::kNumber);
   r.Set("fit.gpus", "devices", result.settings.gpus, Unit::kNumber);
   r.Set("fit.memory", "memory per device at the answer", result.bytes, Unit::kByte);
-  if (serving && result.fits) AddServing(evaluation, result.settings, limit, hw, r);
+  if (serving && result.fits) {
+    AddServing(evaluation, result.settings, limit, VllmMaxNumSeqs(device_memory, device_name), hw, r);
+  }
   if (!result.note.empty()) r.notes.push_back(result.note);
   if (!result.fits) {
     const std::string what = solve == Solve::kBatch ? "a micro-batch of 1"

@@ -17,6 +17,10 @@ uint64_t VllmMaxBatchedTokens(uint64_t device_memory, std::string_view device_na
   return large ? 8192 : 2048;
 }
 
+uint64_t VllmMaxNumSeqs(uint64_t device_memory, std::string_view device_name) {
+  return VllmMaxBatchedTokens(device_memory, device_name) == 8192 ? 1024 : 256;
+}
+
 Settings WithServingDefaults(Settings s, uint64_t device_memory, std::string_view device_name) {
   if (!s.kv_block) s.kv_block = kVllmKvBlock;
   if (!s.gpu_memory_utilization) s.gpu_memory_utilization = kVllmGpuMemoryUtilization;

@@ -24,6 +24,9 @@ inline constexpr double kVllmGpuMemoryUtilization = 0.9;
 // v0.9-0.11): 8192 on a device of at least 70 GiB that is not an A100, else 2048.
 uint64_t VllmMaxBatchedTokens(uint64_t device_memory, std::string_view device_name);
 
+// vLLM's default max_num_seqs, the running sequences it allows, by the same rule: 1024, else 256.
+uint64_t VllmMaxNumSeqs(uint64_t device_memory, std::string_view device_name);
+
 // A decoder's `settings` with the serving settings left unset given vLLM's defaults for a device of
 // `device_memory` bytes named `device_name` ("" when only --memory is known).
 Settings WithServingDefaults(Settings settings, uint64_t device_memory, std::string_view device_name);

@@ -137,6 +137,8 @@ TEST_CASE("serving: vLLM's default token budget by device") {
   CHECK(VllmMaxBatchedTokens(uint64_t{80} << 30, "a100-80gb") == 2048);
   CHECK(VllmMaxBatchedTokens(uint64_t{48} << 30, "l40s") == 2048);
   CHECK(VllmMaxBatchedTokens(uint64_t{70} << 30, "") == 8192);
+  CHECK(VllmMaxNumSeqs(uint64_t{80} << 30, "h100-sxm") == 1024);
+  CHECK(VllmMaxNumSeqs(uint64_t{24} << 30, "l4") == 256);
 }
 
 TEST_CASE("serving: the decode crossover is where a batch sweep of the real cost turns") {
