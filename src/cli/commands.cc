@@ -53,7 +53,7 @@ const std::vector<Command>& Commands() {
                   {"time llama-2-7b --hardware h100-sxm --gpus 64 --tokens 2T",
                    "time llama-3-8b --hardware h100 --mode infer --prompt 4k --generate 256",
                    "time gpt2-small --hardware h100-sxm --achieved 400T --tokens 10B"},
-                  WorkloadFlagsRead()),
+                  Plus(WorkloadFlagsRead(), "--layers")),
       MakeCommand("hardware", "the hardware catalog: peaks, memory, bandwidth", AddHardwareFlags, RunHardware,
                   {"hardware", "hardware h100", "hardware mi300x --format json"}),
       MakeCommand("sweep", "a grid over comma lists, one row per point", AddSweepCommandFlags, RunSweepCommand,

@@ -156,6 +156,9 @@ const std::vector<TextFlag>& TextFlags() {
       {"dropout_mask", &WorkloadFlags::dropout_mask},
       {"input", &WorkloadFlags::input},
       {"mlp_kernel", &WorkloadFlags::mlp_kernel},
+      {"max_batched_tokens", &WorkloadFlags::max_batched_tokens},
+      {"kv_block", &WorkloadFlags::kv_block},
+      {"gpu_memory_utilization", &WorkloadFlags::gpu_memory_utilization},
   };
   return kFlags;
 }
@@ -219,6 +222,13 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "weight quantization (inference; the frozen base under --lora): " +
           choices(JoinNames<Quant>(" | "), Name(defaults.quant)),
       "KIND");
+  opt("--max-batched-tokens", f.max_batched_tokens,
+      "serving: tokens one forward pass takes (chunked prefill), bounding inference activations; fit --mode infer: "
+      "vLLM's default",
+      "N");
+  opt("--kv-block", f.kv_block, "serving: KV cache in pages of N tokens (fit --mode infer: 16, vLLM's)", "N");
+  opt("--gpu-memory-utilization", f.gpu_memory_utilization,
+      "serving: fraction of device memory a server claims (fit --mode infer: 0.9, vLLM's)", "F");
   opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits",
       "NAME");
   opt("--reserve", f.reserve, "device memory kept from the model with --hardware (default 2GiB)", "SIZE");
@@ -241,6 +251,16 @@ Settings ReadSettings(const WorkloadFlags& f) {
   s.causal = f.causal;
   s.causal_kernels = !f.no_causal;
   if (f.reserve) s.reserve = ParseBytes(*f.reserve, "--reserve");
+  if (f.max_batched_tokens) s.max_batched_tokens = ParseLength(*f.max_batched_tokens, "--max-batched-tokens");
+  if (s.max_batched_tokens && s.attention == Attention::kEager) {
+    throw InputError(
+        "--max-batched-tokens: chunked prefill runs fused attention, which never holds the s x s scores; drop "
+        "--attention eager");
+  }
+  if (f.kv_block) s.kv_block = ParseCount(*f.kv_block, "--kv-block");
+  if (f.gpu_memory_utilization) {
+    s.gpu_memory_utilization = ParseReal(*f.gpu_memory_utilization, "--gpu-memory-utilization", kRatio);
+  }
   if (f.overhead) {
     const std::string& o = *f.overhead;
     if (o.ends_with('%')) {

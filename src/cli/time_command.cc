@@ -82,6 +82,10 @@ std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
                      ": training time does not use it; add --mode infer for TTFT and TPOT");
   }
   TimeRequest request = ReadTimeRequest(f.time, f.model.workload.gpus.has_value(), settings.gpus);
+  if (f.model.layers && settings.mode != Mode::kInfer) {
+    throw InputError("--layers: time gives the roofline per node for inference; add --mode infer");
+  }
+  request.layers = f.model.layers;
   Evaluation evaluation(ResolveModel(f.model.model));
   settings = ResolveSettings(settings, evaluation.spec());
   Report report =

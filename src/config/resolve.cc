@@ -1,6 +1,9 @@
 #include "config/resolve.h"
 
+#include <cmath>
 #include <string>
+
+#include "util/error.h"
 
 namespace tally {
 
@@ -16,12 +19,24 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
     }
   }
   if (!s.reserve) s.reserve = kDefaultReserve;
+  // Chunked prefill splits a decoder's prompt tokens; a sequential model or an encoder runs whole samples.
+  const bool decoder = spec.family == Family::kTransformer && !spec.transformer.encoder;
+  if (s.max_batched_tokens && !decoder) {
+    throw InputError("--max-batched-tokens: chunked prefill splits a decoder's tokens; '" + spec.name + "' is " +
+                     (spec.family == Family::kTransformer ? "an encoder" : "sequential"));
+  }
   return s;
+}
+
+uint64_t ClaimedMemory(uint64_t memory, const Settings& s) {
+  if (!s.gpu_memory_utilization) return memory;
+  return static_cast<uint64_t>(std::floor(*s.gpu_memory_utilization * static_cast<double>(memory)));
 }
 
 uint64_t UsableMemory(const HardwareSpec& hw, const Settings& s) {
   const uint64_t reserve = s.reserve.value_or(kDefaultReserve);
-  return hw.memory_bytes > reserve ? hw.memory_bytes - reserve : 0;
+  const uint64_t claimed = ClaimedMemory(hw.memory_bytes, s);
+  return claimed > reserve ? claimed - reserve : 0;
 }
 
 }  // namespace tally

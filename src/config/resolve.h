@@ -21,6 +21,10 @@ inline constexpr uint64_t kDefaultReserve = uint64_t{2} << 30;
 // the reserve takes it all). Needs ResolveSettings first.
 uint64_t UsableMemory(const HardwareSpec& hw, const Settings& settings);
 
+// The part of `memory` bytes a server claims under --gpu-memory-utilization F: ⌊F x memory⌋ (vLLM's
+// gpu_memory_utilization; the runtime's own memory, tally's --reserve, counts inside it), or all.
+uint64_t ClaimedMemory(uint64_t memory, const Settings& settings);
+
 // Fills in the sequence length (transformers: the pre-training context, capped at kDefaultSeqCap
 // with a note) and the memory reserve; notes go to settings.notes.
 Settings ResolveSettings(Settings settings, const ModelSpec& spec);

@@ -80,6 +80,12 @@ struct Settings {
   // Inference.
   std::optional<DType> kv_dtype;  // default: the activation dtype
   Quant quant = Quant::kNone;
+  // Serving (estimate/serving.h): the tokens one forward pass takes (chunked prefill), the KV cache in
+  // pages of this many tokens, and the fraction of a device's memory a server claims. Unset: the
+  // whole batch in one pass, a contiguous cache, all of the memory (fit --mode infer sets vLLM's).
+  std::optional<uint64_t> max_batched_tokens;
+  std::optional<uint64_t> kv_block;
+  std::optional<double> gpu_memory_utilization;
 
   // Memory not modelled (allocator, CUDA context, communication buffers), added on request.
   uint64_t overhead_bytes = 0;

@@ -19,7 +19,8 @@ struct ActivationMemory {
 ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& settings, uint64_t stage);
 
 // The largest live input + output of any node in one forward pass over `batch` sequences, plus
-// fp32 logits of the last position (what generation samples from).
+// fp32 logits of the last position (what generation samples from). With --max-batched-tokens T, one
+// pass takes min(batch x seq, T) tokens and samples min(batch, T) positions (fused attention).
 uint64_t InferenceActivations(const MemoryModel& model, const Settings& settings, uint64_t batch);
 
 }  // namespace tally

@@ -18,6 +18,11 @@ uint64_t KvTokens(AttentionKind kind, uint64_t span, uint64_t context) {
   return context;
 }
 
+uint64_t PagedTokens(uint64_t tokens, const Settings& s) {
+  const uint64_t block = s.kv_block.value_or(1);
+  return CheckedMul(CeilDiv(tokens, block), block, "the KV cache");
+}
+
 DType KvDtype(const Settings& settings) { return settings.kv_dtype.value_or(settings.dtypes.activation); }
 
 uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch, const Settings& s, uint64_t stage) {
@@ -28,7 +33,7 @@ uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch
     if (layers == 0) continue;
     // 2 · g · d per token for K and V (formulas.md), g split over the tensor-parallel ranks.
     const uint64_t per_token = CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp));
-    const uint64_t tokens = KvTokens(e.kind, e.span, context);
+    const uint64_t tokens = PagedTokens(KvTokens(e.kind, e.span, context), s);
     elements = CheckedAdd(elements, CheckedProduct({per_token, tokens, layers, batch}, what), what);
   }
   return BytesOf(elements, KvDtype(s), what);

@@ -14,12 +14,17 @@ namespace tally {
 // vLLM allocates min(context, chunk) for it).
 uint64_t KvTokens(AttentionKind kind, uint64_t span, uint64_t context);
 
+// The token slots `tokens` kept tokens take: whole pages of --kv-block tokens (vLLM's PagedAttention,
+// Kwon et al. 2023, §4.1: a sequence's last page is partly empty), or `tokens` without paging.
+uint64_t PagedTokens(uint64_t tokens, const Settings& settings);
+
 // The KV cache dtype: --kv-dtype, else the activation dtype.
 DType KvDtype(const Settings& settings);
 
 // Bytes the KV cache of `batch` sequences of `context` tokens takes on one device of pipeline stage
 // `stage`: per attention layer, its elements per token split over the tensor-parallel ranks (K/V
-// heads over at most their number; a latent cache is not split) times the tokens it keeps.
+// heads over at most their number; a latent cache is not split) times the tokens it keeps, in
+// whole pages.
 uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch, const Settings& settings,
                       uint64_t stage);
 

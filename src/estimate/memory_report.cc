@@ -36,8 +36,11 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
   const bool uniform = model.kv.size() == 1 && model.kv[0].kind == AttentionKind::kFull;
   if (uniform && model.kv[0].elements_per_token == 2 * t.n_kv_heads * t.head_dim) {
     const uint64_t heads = CeilDiv(t.n_kv_heads, s.tp);
+    const std::string tokens =
+        s.kv_block ? N(PagedTokens(model.seq, s)) + " (" + N(model.seq) + " in whole pages of " + N(*s.kv_block) + ")"
+                   : N(model.seq);
     return "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(heads) + " · " + N(t.head_dim) + " · " +
-           bytes + " · " + N(batch) + " · " + N(model.seq);
+           bytes + " · " + N(batch) + " · " + tokens;
   }
   // Σ over layer kinds: layers · elements per token per device · tokens kept · b · bytes.
   std::string out;
@@ -45,9 +48,10 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
     const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
     out += (out.empty() ? "" : " + ") + N(layers) + " " + Name(e.kind) + (e.span > 0 ? "(" + N(e.span) + ")" : "") +
            " layers · " + N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
-           N(KvTokens(e.kind, e.span, model.seq)) + " tokens";
+           N(PagedTokens(KvTokens(e.kind, e.span, model.seq), s)) + " tokens";
   }
-  return out + " · " + N(batch) + " · " + bytes + (s.pp > 1 ? "; the most-loaded stage's share" : "");
+  return out + " · " + N(batch) + " · " + bytes + (s.kv_block ? "; tokens in whole pages of " + N(*s.kv_block) : "") +
+         (s.pp > 1 ? "; the most-loaded stage's share" : "");
 }
 
 // The SSM state's formula with its numbers: one term per kind of state-space layer.
@@ -179,8 +183,12 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   if (!model.states.empty()) {
     r.Set("memory.infer.ssm_state", "SSM state", m.ssm_state, Unit::kByte, SsmStateExplain(s, model, batch));
   }
-  r.Set("memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
-        "the largest node input + output of one forward pass, plus fp32 logits of the last position");
+  r.Set(
+      "memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
+      s.max_batched_tokens
+          ? "the largest node input + output of one forward pass of min(batch x seq, --max-batched-tokens " +
+                N(*s.max_batched_tokens) + ") tokens (chunked prefill), plus fp32 logits of min(batch, that) positions"
+          : std::string("the largest node input + output of one forward pass, plus fp32 logits of the last position"));
   if (m.overhead > 0) r.Set("memory.infer.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.infer.total", "total", m.total, Unit::kByte, "the sum of the lines above");
   if (spec.family == Family::kTransformer) {
@@ -221,6 +229,14 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
   r.Set("settings.zero", "ZeRO stage", s.zero, Unit::kNumber);
   r.Set("settings.kv_dtype", "KV cache dtype", DTypeName(KvDtype(s)), Unit::kText);
   r.Set("settings.quant", "inference weight quantization", QuantName(s.quant), Unit::kText);
+  if (s.max_batched_tokens) {
+    r.Set("settings.max_batched_tokens", "serving: tokens per forward pass", *s.max_batched_tokens, Unit::kNumber);
+  }
+  if (s.kv_block) r.Set("settings.kv_block", "serving: KV cache page (tokens)", *s.kv_block, Unit::kNumber);
+  if (s.gpu_memory_utilization) {
+    r.Set("settings.gpu_memory_utilization", "serving: memory fraction claimed", *s.gpu_memory_utilization,
+          Unit::kRatio);
+  }
 }
 
 // Settings that change nothing here, said rather than silently ignored.
@@ -261,7 +277,8 @@ void AddFit(const ModelSpec& spec, const Settings& s, Report& r) {
   const HardwareSpec hw = ResolveHardware(s.hardware);
   const uint64_t limit = UsableMemory(hw, s);
   r.Set("memory.limit", "usable per device (" + hw.name + ")", limit, Unit::kByte,
-        FormatBytes(hw.memory_bytes, UnitSystem::kIec) + " - " + FormatBytes(*s.reserve, UnitSystem::kIec) +
+        (s.gpu_memory_utilization ? FormatFixed(*s.gpu_memory_utilization, 2) + " (--gpu-memory-utilization) x " : "") +
+            FormatBytes(hw.memory_bytes, UnitSystem::kIec) + " - " + FormatBytes(*s.reserve, UnitSystem::kIec) +
             " reserved for the runtime (CUDA context, workspaces, communication buffers; --reserve)");
   for (const char* mode : {"train", "infer"}) {
     const ReportNode* total = r.Find(std::string("memory.") + mode + ".total");

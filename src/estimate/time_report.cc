@@ -8,6 +8,7 @@
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
+#include "estimate/serving.h"
 #include "estimate/step_time.h"
 #include "util/checked_math.h"
 #include "util/units.h"
@@ -179,6 +180,31 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   CheckFit(TrainingMemory(at, summary->memory).total, hw, s, "training", r);
 }
 
+// --layers: each distinct node's prefill and decode times (a block's node for all its copies), and
+// which side of its own ridge point it is on in decode.
+void AddLayerRoofline(const Roofline& prefill, const Roofline& decode, Report& r) {
+  Table& t = r.AddTable("layers", "Roofline per node (a repeated block's node: all its copies)",
+                        {{.key = "path"},
+                         {.key = "repeat", .unit = Unit::kCount},
+                         {.key = "prefill.compute_seconds", .label = "prefill compute", .unit = Unit::kSecond},
+                         {.key = "prefill.memory_seconds", .label = "prefill memory", .unit = Unit::kSecond},
+                         {.key = "decode.flops", .unit = Unit::kFlop, .shown = false},
+                         {.key = "decode.bytes", .unit = Unit::kByte, .shown = false},
+                         {.key = "decode.compute_seconds", .label = "decode compute", .unit = Unit::kSecond},
+                         {.key = "decode.memory_seconds", .label = "decode memory", .unit = Unit::kSecond},
+                         {.key = "decode.bound", .label = "decode bound"}});
+  for (size_t i = 0; i < decode.nodes.size() && i < prefill.nodes.size(); ++i) {
+    const NodeRoofline& p = prefill.nodes[i];
+    const NodeRoofline& d = decode.nodes[i];
+    // Nodes with neither FLOPs nor bytes (flash's fused softmax) are bound by nothing.
+    const std::string bound = d.compute_seconds == 0 && d.memory_seconds == 0 ? "-"
+                              : d.compute_seconds >= d.memory_seconds         ? "compute"
+                                                                              : "memory";
+    t.rows.push_back({d.path, d.repeat, p.compute_seconds, p.memory_seconds, d.flops, d.bytes, d.compute_seconds,
+                      d.memory_seconds, bound});
+  }
+}
+
 void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw, Report& r) {
   const ModelSpec& spec = ev.spec();
   if (spec.family != Family::kTransformer) {
@@ -194,8 +220,7 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
     throw InputError("--generate: prompt + generated tokens (" + std::to_string(req.prompt + req.generate) +
                      ") exceed the " + std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");
   }
-  const RooflineRates rates{PeakFor(hw, s), req.train.mfu.value_or(0.4), hw.memory_bandwidth,
-                            req.mbu.value_or(kDefaultMbu), hw.interconnect_bandwidth};
+  const RooflineRates rates = InferenceRates(hw, s, req.train.mfu.value_or(0.4), req.mbu.value_or(kDefaultMbu));
   const uint64_t batch = InferenceBatch(s);
   // Inference runs without dropout, and a decoder's prefill is causal.
   Settings prefill = s;
@@ -220,6 +245,12 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   r.Set("time.hardware", "device", hw.name, Unit::kText);
   r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", rates.peak,
         Unit::kFlopPerSecond);
+  if (rates.linear_peak > 0) {
+    r.Set("time.linear_peak_flop_per_s", "dense fp8 peak of the block matrices (W8A8, --quant fp8)", rates.linear_peak,
+          Unit::kFlopPerSecond,
+          "fp8 weights and activations into fp8 tensor cores; other --quant methods store weights only (W8A16, "
+          "W4A16) and compute at the activation dtype's peak");
+  }
   r.Set("time.memory_bandwidth", "memory bandwidth per device", rates.bandwidth, Unit::kBytePerSecond);
   r.Set("time.ttft_seconds", "time to first token (prefill)", p.seconds, Unit::kSecond,
         "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + all-reduces (Williams et al. 2009)");
@@ -237,35 +268,22 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
     r.Set(key + ".allreduce_seconds", std::string(name) + ": tensor-parallel all-reduces", roof.allreduce_seconds,
           Unit::kSecond, "ring: 2 (t - 1) / t x bytes / interconnect bandwidth, per row-parallel linear");
   }
-  // Decode time is linear in the batch on both sides (weights once, KV and compute per sequence), so
-  // two batches give the crossover where compute time overtakes memory time.
-  Settings one = decode;
-  one.batch = 1;
-  Settings two = decode;
-  two.batch = 2;
-  const Roofline r1 = ForwardRoofline(*ev.Graph(GraphSettingsOf(one)), spec, one, rates);
-  const Roofline r2 = ForwardRoofline(*ev.Graph(GraphSettingsOf(two)), spec, two, rates);
-  // Both sides are linear in the batch (weights once; compute, KV reads and activations per sequence),
-  // so two batches give the crossover where compute time overtakes memory time.
-  auto crossover = [](double c1, double c2, double m1, double m2) -> std::optional<double> {
-    const double compute_slope = c2 - c1, memory_slope = m2 - m1;
-    if (compute_slope <= memory_slope) return std::nullopt;
-    const double b = ((m1 - memory_slope) - (c1 - compute_slope)) / (compute_slope - memory_slope);
-    return std::ceil(std::max(b, 1.0));
-  };
-  if (auto b = crossover(r1.compute_seconds, r2.compute_seconds, r1.memory_seconds, r2.memory_seconds)) {
+  if (req.layers) AddLayerRoofline(p, d, r);
+  // Found over integer batches with the real cost of each (MoE: the experts read grow as
+  // E (1 - (1 - k/E)^n), not linearly), at the same mean context.
+  const uint64_t context = *decode.context;
+  if (auto b = DecodeComputeBoundBatch(ev, decode, rates, context, false)) {
     r.Set("time.decode_compute_bound_batch", "decode step turns compute-bound from batch", *b, Unit::kCount,
-          "where the whole decode step's compute time overtakes its memory time");
+          "the smallest integer batch whose whole decode step's compute time reaches its memory time (searched)");
   } else {
     r.notes.push_back(
-        std::string("a decode step stays memory-bound at any batch: each sequence's ") +
+        std::string("a decode step stays memory-bound up to batch 2^20: each sequence's ") +
         (spec.transformer.n_heads == 0 ? "SSM-state and activation traffic takes" : "KV-cache reads take") +
         " longer than its compute");
   }
-  if (auto b =
-          crossover(r1.gemm_compute_seconds, r2.gemm_compute_seconds, r1.gemm_memory_seconds, r2.gemm_memory_seconds)) {
+  if (auto b = DecodeComputeBoundBatch(ev, decode, rates, context, true)) {
     r.Set("time.decode_gemm_compute_bound_batch", "weight GEMMs turn compute-bound from batch", *b, Unit::kCount,
-          "the ridge point of the linear layers alone: peak · MFU · bytes per weight / (2 · bandwidth · MBU)");
+          "the smallest integer batch whose linear layers' compute time reaches their memory time (searched)");
   }
   Settings whole = prefill;  // the cache holds the prompt and everything generated
   whole.seq = req.prompt + req.generate;

@@ -16,6 +16,7 @@ struct TimeRequest {
   std::optional<double> mbu;  // memory-bandwidth utilization for the roofline (default 0.8)
   uint64_t prompt = 512;
   uint64_t generate = 128;
+  bool layers = false;  // inference: the roofline of each node (--layers)
 };
 
 // Adds time.* for settings.mode: training (train or both) or inference (infer). Needs a hardware.

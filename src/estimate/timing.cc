@@ -252,7 +252,11 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     // A node of a repeated block stands for `repeat` identical ops.
     c.flops *= static_cast<double>(l.repeat);
     c.bytes *= static_cast<double>(l.repeat);
-    const double compute = c.flops / (r.peak * r.mfu), memory = c.bytes / (r.bandwidth * r.mbu);
+    const bool block_matrix =
+        l.kind == LayerKind::kLinear && l.block_type >= 0 && l.component != Component::kRouter && r.linear_peak > 0;
+    const double compute = c.flops / ((block_matrix ? r.linear_peak : r.peak) * r.mfu);
+    const double memory = c.bytes / (r.bandwidth * r.mbu);
+    out.nodes.push_back({l.path, l.repeat, c.flops, c.bytes, compute, memory});
     out.flops += c.flops;
     out.bytes += c.bytes;
     out.compute_seconds += compute;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "config/hardware.h"
 #include "config/model_spec.h"
@@ -69,10 +71,19 @@ bool RowParallel(const Layer& l);
 // default) or fp8.
 const char* ComputeDtype(Precision p);
 
+// One node of the graph in a roofline: a node of a repeated block stands for all its copies.
+struct NodeRoofline {
+  std::string path;
+  uint64_t repeat = 1;
+  double flops = 0, bytes = 0;
+  double compute_seconds = 0, memory_seconds = 0;
+};
+
 struct Roofline {
-  double seconds = 0;          // sum over ops of max(compute, memory), plus tensor-parallel all-reduces
-  double compute_seconds = 0;  // the sum of the ops' compute times
-  double memory_seconds = 0;   // the sum of the ops' memory times
+  std::vector<NodeRoofline> nodes;  // per distinct node, in graph order
+  double seconds = 0;               // sum over ops of max(compute, memory), plus tensor-parallel all-reduces
+  double compute_seconds = 0;       // the sum of the ops' compute times
+  double memory_seconds = 0;        // the sum of the ops' memory times
   double allreduce_seconds = 0;
   double gemm_compute_seconds = 0;  // the linear layers' share: weight GEMMs
   double gemm_memory_seconds = 0;
@@ -86,6 +97,7 @@ struct RooflineRates {
   double bandwidth = 0;  // bytes/s
   double mbu = 1;        // memory-bandwidth utilization
   double interconnect = 0;
+  double linear_peak = 0;  // the block matrices' GEMMs when they run in another dtype (W8A8); 0: peak
 };
 
 // One forward pass of `graph` on one device: each node takes max(FLOPs / (peak · mfu),

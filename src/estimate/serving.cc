@@ -1,0 +1,101 @@
+#include "estimate/serving.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "estimate/kv_cache.h"
+#include "estimate/memory.h"
+#include "util/checked_math.h"
+#include "util/error.h"
+
+namespace tally {
+
+uint64_t VllmMaxBatchedTokens(uint64_t device_memory, std::string_view device_name) {
+  // vLLM measured that the larger budget lowers an A100's throughput (vLLM PR #17885), hence the name check.
+  const bool large = device_memory >= (uint64_t{70} << 30) && device_name.find("a100") == std::string_view::npos;
+  return large ? 8192 : 2048;
+}
+
+uint64_t VllmMaxNumSeqs(uint64_t device_memory, std::string_view device_name) {
+  return VllmMaxBatchedTokens(device_memory, device_name) == 8192 ? 1024 : 256;
+}
+
+Settings WithServingDefaults(Settings s, uint64_t device_memory, std::string_view device_name) {
+  if (!s.kv_block) s.kv_block = kVllmKvBlock;
+  if (!s.gpu_memory_utilization) s.gpu_memory_utilization = kVllmGpuMemoryUtilization;
+  // Chunked prefill takes fused attention; an eager run keeps its whole-batch prefill.
+  if (!s.max_batched_tokens && s.attention == Attention::kFlash) {
+    s.max_batched_tokens = VllmMaxBatchedTokens(device_memory, device_name);
+  }
+  return s;
+}
+
+KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t limit,
+                           uint64_t batch) {
+  KvCapacity c;
+  // The ledger with no cache: weights and activations of the most-loaded stage.
+  const InferMemory m = InferenceMemory(spec, s, model, batch);
+  const uint64_t placed = CheckedAdd(m.weights, m.activations, "the memory ledger");
+  // The overhead (--overhead) grows with the cache: (placed + kv) (1 + f) + bytes <= limit.
+  const double room = (static_cast<double>(limit) - static_cast<double>(s.overhead_bytes)) / (1 + s.overhead_fraction) -
+                      static_cast<double>(placed);
+  c.free_bytes = room > 0 ? static_cast<uint64_t>(std::floor(room)) : 0;
+  const uint64_t page = s.kv_block.value_or(1);
+  for (uint64_t stage = 0; stage < s.pp; ++stage) {
+    // A page holds `page` tokens in every layer: a window shorter than a page still takes a whole one.
+    c.page_bytes = std::max(c.page_bytes, KvCacheBytes(model, page, 1, s, stage));
+  }
+  if (c.page_bytes == 0) return c;
+  c.pages = c.free_bytes / c.page_bytes;
+  c.tokens = CheckedMul(c.pages, page, "the KV tokens");
+  return c;
+}
+
+RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, double mfu, double mbu) {
+  const char* dtype = ComputeDtype(s.precision);
+  std::optional<double> peak = hw.Peak(dtype);
+  if (!peak || *peak <= 0) {
+    throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + dtype + " peak for --precision " +
+                     PrecisionName(s.precision) + "; choose another precision or device");
+  }
+  RooflineRates r{*peak, mfu, hw.memory_bandwidth, mbu, hw.interconnect_bandwidth};
+  if (s.quant == Quant::kFp8) {
+    if (std::optional<double> fp8 = hw.Peak("fp8"); fp8 && *fp8 > 0) r.linear_peak = *fp8;
+  }
+  return r;
+}
+
+Roofline DecodeStep(Evaluation& ev, const Settings& s, const RooflineRates& rates, uint64_t batch, uint64_t context) {
+  // Inference runs without dropout; one causal query per sequence against the cache.
+  Settings step = s;
+  step.batch = step.micro_batch = batch;
+  step.grad_accum = 1;
+  step.seq = 1;
+  step.context = context;
+  step.dropout = 0.0;
+  step.causal = true;
+  return ForwardRoofline(*ev.Graph(GraphSettingsOf(step)), ev.spec(), step, rates);
+}
+
+std::optional<uint64_t> DecodeComputeBoundBatch(Evaluation& ev, const Settings& s, const RooflineRates& rates,
+                                                uint64_t context, bool gemm, uint64_t cap) {
+  auto compute_bound = [&](uint64_t batch) {
+    const Roofline r = DecodeStep(ev, s, rates, batch, context);
+    return gemm ? r.gemm_compute_seconds >= r.gemm_memory_seconds : r.compute_seconds >= r.memory_seconds;
+  };
+  // compute - memory is convex in the batch (compute and KV reads linear in it, the experts read
+  // E (1 - (1 - k/E)^n) concave) and negative at batch 0 (weights are read, nothing computed), so it
+  // changes sign at most once: the compute-bound batches are [b, inf). Double, then bisect.
+  uint64_t hi = 1;
+  while (hi < cap && !compute_bound(hi)) hi = std::min(cap, hi * 2);
+  if (!compute_bound(hi)) return std::nullopt;
+  uint64_t lo = hi / 2;  // memory-bound (or 0)
+  while (hi - lo > 1) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (compute_bound(mid) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace tally
