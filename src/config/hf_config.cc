@@ -33,7 +33,10 @@ const std::vector<std::string> kUsedKeys = {
     // encoders (issue 16)
     "architectures", "type_vocab_size", "hidden_act", "hidden_dropout_prob", "id2label", "num_labels", "dim",
     "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type", "image_size",
-    "patch_size", "num_channels", "qkv_bias"};
+    "patch_size", "num_channels", "qkv_bias",
+    // encoder–decoders (issue 16)
+    "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads", "relative_attention_num_buckets",
+    "feed_forward_proj", "dropout_rate"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -74,6 +77,8 @@ class HfReader {
       Bert(type);
     else if (type == "distilbert")
       DistilBert();
+    else if (type == "t5" || type == "mt5" || type == "umt5")
+      T5(type);
     else if (type == "gpt2" || type == "gpt_bigcode")
       Gpt2(type);
     else if (type == "phi")
@@ -549,6 +554,64 @@ class HfReader {
     EncoderHeadOf("DistilBertModel", false);
   }
 
+  // modeling_t5.py (T5ForConditionalGeneration; modeling_mt5.py is the same code) and
+  // modeling_umt5.py: a shared embedding, an encoder stack of num_layers blocks and a decoder stack
+  // of num_decoder_layers (default num_layers), each pre-norm with T5's RMS-style LayerNorm (a
+  // weight, no bias, no mean), projections without biases to n_heads·d_kv (which need not be
+  // d_model), no position embedding but a relative-position bias table of [num_buckets, heads] in
+  // the first block of each stack (UMT5: in every block; never in cross-attention), each stack
+  // ending in a norm and a dropout. The feed-forward is feed_forward_proj: "relu" (wi, wo) or
+  // "gated-gelu" (wi_0, wi_1, wo), with a dropout before wo. A tied head (t5-small) reads the
+  // decoder's output scaled by d_model^-0.5; mT5 and T5 v1.1 untie it.
+  void T5(const std::string& type) {
+    const std::string arch = Architecture();
+    const std::string model = type == "t5" ? "T5" : type == "mt5" ? "MT5" : "UMT5";
+    if (!arch.empty() && arch != model + "ForConditionalGeneration" && arch != "T5WithLMHeadModel") {
+      throw InputError(m_.Loc("architectures"),
+                       "unsupported architecture '" + arch + "'; tally reads " + model + "ForConditionalGeneration");
+    }
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = m_.PositiveInt("d_model");
+    t_.head_dim = m_.PositiveInt("d_kv");
+    t_.n_heads = m_.PositiveInt("num_heads");
+    t_.d_ff = m_.PositiveInt("d_ff");
+    const uint64_t encoder = m_.PositiveInt("num_layers");
+    const uint64_t decoder = m_.PositiveInt("num_decoder_layers", encoder);
+    for (const char* key : {"num_layers", "num_decoder_layers"}) {
+      if (m_.Has(key) && m_.PositiveInt(key) > 100'000) throw InputError(m_.Loc(key), "more than 100000 layers");
+    }
+    t_.relative_buckets = m_.PositiveInt("relative_attention_num_buckets", 32);
+    // n_positions is only the tokenizer's length; it sets the default --seq (T5Config: 512).
+    t_.context_length = Context("n_positions", 512);
+    const std::string ff = m_.String("feed_forward_proj", "relu");
+    if (ff == "relu") {
+      t_.mlp = MlpKind::kRelu;
+    } else if (ff == "gelu") {
+      t_.mlp = MlpKind::kGelu;
+    } else if (ff == "gated-gelu") {
+      t_.mlp = MlpKind::kGeglu;
+    } else if (ff == "gated-silu") {
+      t_.mlp = MlpKind::kSwiglu;
+    } else {
+      throw InputError(m_.Loc("feed_forward_proj"), "unsupported feed_forward_proj '" + ff +
+                                                        "'; tally reads relu, gelu, gated-gelu and gated-silu");
+    }
+    t_.norm = NormKind::kRmsNorm;
+    t_.position = PositionKind::kNone;
+    t_.qkv_bias = t_.out_bias = t_.mlp_bias = false;
+    t_.dropout = m_.Probability("dropout_rate", 0.1);
+    t_.mlp_dropout = t_.stack_dropout = true;
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    t_.head_scale = t_.tied_embeddings;
+    t_.encoder_layers = encoder;
+    t_.n_layers = encoder + decoder;
+    const bool every = type == "umt5";
+    for (uint64_t i = 0; i < encoder; ++i) t_.layer_specs.push_back({.relative_bias = every || i == 0});
+    for (uint64_t i = 0; i < decoder; ++i) {
+      t_.layer_specs.push_back({.cross_attention = true, .relative_bias = every || i == 0, .encoder_output = i == 0});
+    }
+  }
+
   // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases (Conv1D), tied head.
   // modeling_gpt_bigcode.py: the same with one K/V head under multi_query, always tied.
   void Gpt2(const std::string& type) {
@@ -802,10 +865,11 @@ const std::vector<std::string>& HfFamilies() {
       "deepseek_v3", "distilbert",  "falcon",     "gemma",           "gemma2",
       "gemma3",      "gemma3_text", "gpt2",       "gpt_bigcode",     "gpt_neox",
       "gpt_oss",     "gptj",        "llama",      "llama4",          "llama4_text",
-      "mistral",     "mixtral",     "olmo",       "olmo2",           "opt",
-      "phi",         "phi-msft",    "phi3",       "phimoe",          "qwen2",
-      "qwen3",       "qwen3_moe",   "RefinedWeb", "RefinedWebModel", "roberta",
-      "starcoder2",  "vit",         "xlm-roberta"};
+      "mistral",     "mixtral",     "mt5",        "olmo",            "olmo2",
+      "opt",         "phi",         "phi-msft",   "phi3",            "phimoe",
+      "qwen2",       "qwen3",       "qwen3_moe",  "RefinedWeb",      "RefinedWebModel",
+      "roberta",     "starcoder2",  "t5",         "umt5",            "vit",
+      "xlm-roberta"};
   return kFamilies;
 }
 

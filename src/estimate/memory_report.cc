@@ -27,8 +27,10 @@ std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_sta
   return out;
 }
 
-// The KV cache's formula with its numbers: one term per kind of attention layer.
-std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t batch) {
+// The KV cache's formula with its numbers: one term per kind of attention layer; `cross`: the
+// cross-attention layers' alone (an encoder–decoder's, at the source length), else the others'.
+std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t batch,
+                      bool cross = false) {
   const DType kv = KvDtype(s);
   const std::string bytes = FormatDouble(static_cast<double>(BitsPer(kv)) / 8) + " (" + DTypeName(kv) + ")";
   const TransformerSpec& t = spec.transformer;
@@ -39,13 +41,16 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
            bytes + " · " + N(batch) + " · " + N(model.seq);
   }
   // Σ over layer kinds: layers · elements per token per device · tokens kept · b · bytes.
+  const uint64_t context = model.target_seq > 0 ? model.target_seq : model.seq;
   std::string out;
   for (const KvEntry& e : model.kv) {
+    if ((e.kind == AttentionKind::kCross) != cross) continue;
     const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
     out += (out.empty() ? "" : " + ") + N(layers) + " " + Name(e.kind) + (e.span > 0 ? "(" + N(e.span) + ")" : "") +
            " layers · " + N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
-           N(KvTokens(e.kind, e.span, model.seq)) + " tokens";
+           N(KvTokens(e.kind, e.span, context)) + " tokens";
   }
+  if (out.empty() && cross) out = "0";
   return out + " · " + N(batch) + " · " + bytes + (s.pp > 1 ? "; the most-loaded stage's share" : "");
 }
 
@@ -133,7 +138,8 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   const DType weight = InferenceWeightDtype(spec, s);
   const std::optional<QuantizationSpec> quant = WeightQuantization(spec, s);
   const DType kv = KvDtype(s);
-  const std::string seq = spec.family == Family::kTransformer ? ", seq " + N(model.seq) : "";
+  std::string seq = spec.family == Family::kTransformer ? ", seq " + N(model.seq) : "";
+  if (model.target_seq > 0) seq += ", target " + N(model.target_seq);
   ReportNode& group = r.Group("memory.infer", "inference (batch " + N(batch) + seq + ")");
   group.ledger = true;
   r.Set("memory.infer.weights", "weights", m.weights, Unit::kByte,
@@ -144,6 +150,10 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
             TensorParallelShare(spec, s));
   if (spec.family == Family::kTransformer) {
     r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte, KvExplain(spec, s, model, batch));
+  }
+  if (model.target_seq > 0) {
+    r.Set("memory.infer.cross_kv_cache", "cross-attention KV cache (source tokens)", m.cross_kv_cache, Unit::kByte,
+          KvExplain(spec, s, model, batch, true));
   }
   r.Set("memory.infer.activations", "activations (largest live pair)", m.activations, Unit::kByte,
         "the largest node input + output of one forward pass, plus fp32 logits of the last position");

@@ -52,6 +52,11 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
   if (s.pp > t.n_layers) {
     throw InputError("--pp: " + std::to_string(s.pp) + " stages for " + std::to_string(t.n_layers) + " blocks");
   }
+  if (s.pp > 1 && t.encoder_layers > 0) {
+    // The shared embedding is read at both ends of the pipeline and the encoder's output by every
+    // decoder stage: not modelled.
+    throw InputError("--pp: pipeline stages of an encoder-decoder ('" + spec.name + "') are not modelled yet");
+  }
 }
 
 namespace {
@@ -82,6 +87,7 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
 GraphSettings GraphSettingsOf(const Settings& s) {
   return {.batch = s.batch,
           .seq = s.seq,
+          .target_seq = s.target_seq,
           .context = s.context,
           .causal = s.causal,
           .attention = s.attention,

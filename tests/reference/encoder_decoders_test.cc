@@ -1,0 +1,145 @@
+// Issue 16's encoder–decoders (T5, mT5, UMT5) from their real config.json files (tests/data/hf/,
+// provenance in SOURCES.md) against published parameter counts, and their FLOPs and KV caches
+// derived by hand from modeling_t5.py.
+#include <doctest/doctest.h>
+
+#include "config/load_config.h"
+#include "estimate/kv_cache.h"
+#include "estimate/memory.h"
+#include "estimate/params.h"
+#include "graph/build_graph.h"
+#include "unit/run_tally.h"
+#include "unit/test_util.h"
+
+namespace tally {
+namespace {
+
+std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
+
+// The fixture with every `from` replaced by `to`.
+ModelSpec Edited(const std::string& file, const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::string text = ReadFileText(Hf(file));
+  for (const auto& [from, to] : edits) {
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  }
+  return LoadModelText(file, text);
+}
+
+Settings Seqs(uint64_t source, uint64_t target) {
+  Settings s;
+  s.seq = source;
+  s.target_seq = target;
+  return s;
+}
+
+uint64_t Total(const ModelSpec& spec) { return CountParams(BuildGraph(spec, GraphSettingsOf(Seqs(8, 4)))).total; }
+
+TEST_CASE("encoder-decoders: parameters against the published counts") {
+  // t5-small (T5ForConditionalGeneration, head tied to the shared embedding): keras-hub's t5_small
+  // preset, "params": 60506624 (index id 21814615183), and a DeepSpeed zero_to_fp32 log of a
+  // t5-small checkpoint, total_numel=60506624 (45291630074). By hand (modeling_t5.py): shared
+  // 32128·512 = 16,449,536; an encoder block q, k, v, o 4·512·512 + wi, wo 2·512·2048 + 2 norms
+  // of 512 = 3,146,752; a decoder block adds cross-attention 4·512·512 and a norm: 4,195,840;
+  // a relative bias 32·8 = 256 and a final norm 512 per stack:
+  // 16,449,536 + 6·3,146,752 + 6·4,195,840 + 2·(256 + 512) = 60,506,624.
+  const ModelSpec t5 = LoadModelFile(Hf("t5-small.json"));
+  CHECK(Total(t5) == 60'506'624);
+  CHECK(t5.transformer.encoder_layers == 6);
+  CHECK(t5.transformer.n_layers == 12);
+  // mt5-small (untied head, gated-GELU, 6 heads of d_kv 64 = 384 wide on d_model 512): the full
+  // model of a vocabulary-trimming study, "full": 300176768 with "embedding": 256114688 for
+  // vocab_size 250112 (index ids 3786641187, 3920077423). By hand: 2·250112·512 = 256,114,688
+  // for the shared table and lm_head; an encoder block 4·512·384 + 3·512·1024 + 2·512 =
+  // 2,360,320, a decoder block 2·786,432 + 1,572,864 + 3·512 = 3,147,264; per stack 6·32 + 512:
+  // 256,114,688 + 8·2,360,320 + 8·3,147,264 + 2·704 = 300,176,768.
+  CHECK(Total(LoadModelFile(Hf("mt5-small.json"))) == 300'176'768);
+  // UMT5 keeps a relative bias in every self-attention (modeling_umt5.py, UMT5LayerSelfAttention:
+  // has_relative_attention_bias=True): 10 more tables of 32·8 = 60,506,624 + 2,560 (by hand).
+  CHECK(Total(Edited("t5-small.json", {{"\"t5\"", "\"umt5\""},
+                                       {"T5ForConditionalGeneration", "UMT5ForConditionalGeneration"}})) ==
+        60'509'184);
+  // num_decoder_layers 8 beside num_layers 6: two decoder blocks more, 60,506,624 + 2·4,195,840
+  // = 68,898,304 (by hand).
+  CHECK(Total(Edited("t5-small.json", {{"\"num_layers\": 6,", "\"num_decoder_layers\": 8, \"num_layers\": 6,"}})) ==
+        68'898'304);
+}
+
+TEST_CASE("encoder-decoders: forward FLOPs over a source and a target") {
+  const ModelSpec t5 = LoadModelFile(Hf("t5-small.json"));
+  // Source 512, target 128, by hand: an encoder block's linears 2·512·(4·512·512 + 2·512·2048) =
+  // 3,221,225,472 and QK^T + AV 2·2·512·512·64·8 = 536,870,912. A decoder block: self q, k, v, o
+  // 2·128·4·512·512 = 268,435,456; cross q and o 2·128·2·512·512 = 134,217,728; cross k and v
+  // over the source 2·512·2·512·512 = 536,870,912; wi, wo 2·128·2·512·2048 = 536,870,912; self
+  // QK^T + AV 2·2·128·128·512 = 33,554,432; cross 2·2·128·512·512 = 134,217,728. The head
+  // 2·128·512·32128 = 4,211,081,216.
+  const uint64_t encoder = 3'221'225'472ULL + 536'870'912ULL;
+  const uint64_t decoder =
+      268'435'456ULL + 134'217'728ULL + 536'870'912ULL + 536'870'912ULL + 33'554'432ULL + 134'217'728ULL;
+  const uint64_t forward = 6 * encoder + 6 * decoder + 4'211'081'216ULL;
+  CHECK(forward == 36'624'662'528ULL);
+  Settings s = Seqs(512, 128);
+  CHECK(Evaluation(t5).Summary(s)->flops.forward == forward);
+  // --causal halves the decoder's self-attention only (6·33,554,432 / 2): the encoder and the
+  // cross-attention see every source token.
+  s.causal = true;
+  CHECK(Evaluation(t5).Summary(s)->flops.forward == forward - 3 * 33'554'432ULL);
+  // The target defaults to the source's length.
+  Settings same;
+  same.seq = 64;
+  Settings explicit_target = Seqs(64, 64);
+  CHECK(Evaluation(t5).Summary(same)->flops.forward == Evaluation(t5).Summary(explicit_target)->flops.forward);
+}
+
+TEST_CASE("encoder-decoders: the KV cache and the cross-attention KV cache") {
+  const ModelSpec t5 = LoadModelFile(Hf("t5-small.json"));
+  Settings s = Seqs(512, 128);
+  const MemoryModel model = testing::MemoryOf(t5, s);
+  // Self-attention K and V of the 6 decoder blocks, 2·8·64 = 1,024 elements a token at bf16:
+  // 6·1,024·2 = 12,288 bytes per generated token; the encoder keeps none.
+  CHECK(KvBytesPerToken(model, DType::kBf16) == 12'288);
+  const InferMemory m = InferenceMemory(t5, s, model, 1);
+  // At the 128-token target: 12,288·128 = 1,572,864 bytes; the cross-attention caches K and V of
+  // the 512 source tokens in each decoder block: 12,288·512 = 6,291,456 bytes.
+  CHECK(m.kv_cache == 1'572'864);
+  CHECK(m.cross_kv_cache == 6'291'456);
+  CHECK(m.total == m.weights + m.kv_cache + m.cross_kv_cache + m.activations + m.overhead);
+}
+
+TEST_CASE("encoder-decoders: the CLI") {
+  const auto cross = testing::RunTally({"memory", Hf("t5-small.json"), "--seq", "512", "--target-seq", "128",
+                                        "--mode", "infer", "--get", "memory.infer.cross_kv_cache"});
+  CHECK(cross.out == "6291456\n");
+  CHECK(testing::RunTally({"estimate", Hf("t5-small.json"), "--seq", "128", "--target-seq", "32", "--tp", "2"}).code ==
+        0);
+  CHECK(testing::RunTally({"estimate", Hf("mt5-small.json"), "--seq", "256", "--batch", "2", "--attention", "eager"})
+            .code == 0);
+  const auto decoder = testing::RunTally({"flops", "gpt2-small", "--target-seq", "16"});
+  CHECK(decoder.code == 2);
+  CHECK(decoder.err ==
+        "tally: error: --target-seq: 'gpt2-small' has no decoder stack over a separate target (it is not an "
+        "encoder-decoder); --seq sets its tokens\n");
+  const auto infer =
+      testing::RunTally({"time", Hf("t5-small.json"), "--hardware", "h100-sxm", "--mode", "infer", "--seq", "64"});
+  CHECK(infer.code == 2);
+  CHECK(infer.err.find("inference latency of an encoder-decoder ('t5-small') is not modelled yet") !=
+        std::string::npos);
+  const auto pp = testing::RunTally({"memory", Hf("t5-small.json"), "--seq", "64", "--pp", "2", "--gpus", "2"});
+  CHECK(pp.code == 2);
+  CHECK(pp.err.find("--pp: pipeline stages of an encoder-decoder") != std::string::npos);
+}
+
+TEST_CASE("encoder-decoders: what tally does not read is an error at its line") {
+  CHECK_THROWS_WITH_AS(Edited("t5-small.json", {{"T5ForConditionalGeneration", "T5EncoderModel"}}),
+                       "t5-small.json:2:20: error: unsupported architecture 'T5EncoderModel'; tally reads "
+                       "T5ForConditionalGeneration",
+                       InputError);
+  CHECK_THROWS_WITH_AS(Edited("mt5-small.json", {{"gated-gelu", "gated-swish"}}),
+                       "mt5-small.json:11:24: error: unsupported feed_forward_proj 'gated-swish'; tally reads relu, "
+                       "gelu, gated-gelu and gated-silu",
+                       InputError);
+}
+
+}  // namespace
+}  // namespace tally
