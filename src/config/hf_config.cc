@@ -36,7 +36,9 @@ const std::vector<std::string> kUsedKeys = {
     "patch_size", "num_channels", "qkv_bias",
     // encoder–decoders (issue 16)
     "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads", "relative_attention_num_buckets",
-    "feed_forward_proj", "dropout_rate"};
+    "feed_forward_proj", "dropout_rate", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+    "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "activation_function", "attention_dropout",
+    "activation_dropout", "normalize_before", "add_final_layer_norm", "scale_embedding"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -79,6 +81,8 @@ class HfReader {
       DistilBert();
     else if (type == "t5" || type == "mt5" || type == "umt5")
       T5(type);
+    else if (type == "bart")
+      Bart();
     else if (type == "gpt2" || type == "gpt_bigcode")
       Gpt2(type);
     else if (type == "phi")
@@ -593,8 +597,8 @@ class HfReader {
     } else if (ff == "gated-silu") {
       t_.mlp = MlpKind::kSwiglu;
     } else {
-      throw InputError(m_.Loc("feed_forward_proj"), "unsupported feed_forward_proj '" + ff +
-                                                        "'; tally reads relu, gelu, gated-gelu and gated-silu");
+      throw InputError(m_.Loc("feed_forward_proj"),
+                       "unsupported feed_forward_proj '" + ff + "'; tally reads relu, gelu, gated-gelu and gated-silu");
     }
     t_.norm = NormKind::kRmsNorm;
     t_.position = PositionKind::kNone;
@@ -610,6 +614,68 @@ class HfReader {
     for (uint64_t i = 0; i < decoder; ++i) {
       t_.layer_specs.push_back({.cross_attention = true, .relative_bias = every || i == 0, .encoder_output = i == 0});
     }
+  }
+
+  // modeling_bart.py: a shared embedding; encoder and decoder stacks (encoder_layers,
+  // decoder_layers), each with its own learned positions of max_position_embeddings + 2 rows (the
+  // offset of 2) and its own embedding LayerNorm (layernorm_embedding); post-norm layers
+  // (LayerNorm after each residual add), biases everywhere, no final norm; the decoder's layers
+  // with cross-attention. BartForConditionalGeneration ends in lm_head, tied to the shared
+  // embedding, plus final_logits_bias (a buffer: no parameter); BartModel in the decoder's states.
+  void Bart() {
+    const std::string arch = Architecture();
+    if (!arch.empty() && arch != "BartModel" && arch != "BartForConditionalGeneration") {
+      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch +
+                                                    "'; tally reads BartModel and BartForConditionalGeneration");
+    }
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = m_.PositiveInt("d_model");
+    // One width and one head count for both stacks: the configs that differ are refused.
+    auto same = [&](const char* encoder, const char* decoder) {
+      const uint64_t e = m_.PositiveInt(encoder);
+      if (m_.PositiveInt(decoder) != e) {
+        throw InputError(m_.Loc(decoder), "'" + std::string(decoder) + "' differs from '" + encoder +
+                                              "'; tally models stacks of one width and head count");
+      }
+      return e;
+    };
+    t_.n_heads = same("encoder_attention_heads", "decoder_attention_heads");
+    t_.d_ff = same("encoder_ffn_dim", "decoder_ffn_dim");
+    const uint64_t encoder = m_.PositiveInt("encoder_layers");
+    const uint64_t decoder = m_.PositiveInt("decoder_layers");
+    for (const char* key : {"encoder_layers", "decoder_layers"}) {
+      if (m_.PositiveInt(key) > 100'000) throw InputError(m_.Loc(key), "more than 100000 layers");
+    }
+    if (m_.Bool("normalize_before", false) || m_.Bool("add_final_layer_norm", false)) {
+      const char* key = m_.Bool("normalize_before", false) ? "normalize_before" : "add_final_layer_norm";
+      throw InputError(m_.Loc(key), "'" + std::string(key) + ": true' (mBART's pre-norm layout) is not supported yet");
+    }
+    t_.context_length = Context("max_position_embeddings", 1024);
+    t_.position = PositionKind::kLearned;
+    t_.position_offset = 2;  // BartLearnedPositionalEmbedding: num_embeddings + 2
+    t_.mlp = EncoderActivation("activation_function");
+    t_.embedding_norm = true;
+    t_.final_norm = false;
+    t_.norm_placement = NormPlacement::kAfterAdd;
+    t_.embed_scale = m_.Bool("scale_embedding", false);
+    // Dropout on the residual branches and embeddings (dropout), on the attention probabilities
+    // (attention_dropout) and after the feed-forward activation (activation_dropout): tally has one
+    // switch for the first two.
+    t_.dropout = m_.Probability("dropout", 0.1);
+    if ((m_.Probability("attention_dropout", 0.0) > 0) != (t_.dropout > 0)) {
+      throw InputError(m_.Has("attention_dropout") ? m_.Loc("attention_dropout") : m_.MapLoc(),
+                       "attention_dropout and dropout must both be zero or both positive (tally has one dropout "
+                       "switch for both)");
+    }
+    t_.mlp_dropout = m_.Probability("activation_dropout", 0.0) > 0;
+    t_.no_head = arch.empty() || arch == "BartModel";
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    t_.logits_bias = !t_.no_head;
+    t_.encoder_layers = encoder;
+    t_.n_layers = encoder + decoder;
+    t_.layer_specs.assign(encoder, LayerSpec{});
+    for (uint64_t i = 0; i < decoder; ++i)
+      t_.layer_specs.push_back({.cross_attention = true, .encoder_output = i == 0});
   }
 
   // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases (Conv1D), tied head.
@@ -861,15 +927,13 @@ class HfReader {
 
 const std::vector<std::string>& HfFamilies() {
   static const std::vector<std::string> kFamilies = {
-      "bert",        "bloom",       "cohere",     "cohere2",         "deepseek_v2",
-      "deepseek_v3", "distilbert",  "falcon",     "gemma",           "gemma2",
-      "gemma3",      "gemma3_text", "gpt2",       "gpt_bigcode",     "gpt_neox",
-      "gpt_oss",     "gptj",        "llama",      "llama4",          "llama4_text",
-      "mistral",     "mixtral",     "mt5",        "olmo",            "olmo2",
-      "opt",         "phi",         "phi-msft",   "phi3",            "phimoe",
-      "qwen2",       "qwen3",       "qwen3_moe",  "RefinedWeb",      "RefinedWebModel",
-      "roberta",     "starcoder2",  "t5",         "umt5",            "vit",
-      "xlm-roberta"};
+      "bart",        "bert",       "bloom",       "cohere",    "cohere2",    "deepseek_v2",
+      "deepseek_v3", "distilbert", "falcon",      "gemma",     "gemma2",     "gemma3",
+      "gemma3_text", "gpt2",       "gpt_bigcode", "gpt_neox",  "gpt_oss",    "gptj",
+      "llama",       "llama4",     "llama4_text", "mistral",   "mixtral",    "mt5",
+      "olmo",        "olmo2",      "opt",         "phi",       "phi-msft",   "phi3",
+      "phimoe",      "qwen2",      "qwen3",       "qwen3_moe", "RefinedWeb", "RefinedWebModel",
+      "roberta",     "starcoder2", "t5",          "umt5",      "vit",        "xlm-roberta"};
   return kFamilies;
 }
 

@@ -148,6 +148,9 @@ struct TransformerSpec {
   bool mlp_dropout = false;       // a dropout between the MLP's activation and its down projection (T5)
   bool stack_dropout = false;     // a dropout after each stack's final norm (T5)
   bool head_scale = false;        // the tied head's input scaled by d_model^-0.5 (T5)
+  bool embed_scale = false;       // token embeddings multiplied by sqrt(d_model) (BART's scale_embedding)
+  bool logits_bias = false;       // a bias buffer (not a parameter) added to the logits (BART's final_logits_bias)
+  bool no_head = false;           // an encoder–decoder's bare model (BartModel): it ends in the decoder's states
 };
 
 enum class SeqOp {

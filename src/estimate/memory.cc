@@ -181,7 +181,8 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
                                             "the memory ledger"));
     }
     // An encoder–decoder's self-attention caches hold the target; its cross-attention caches the source.
-    const uint64_t all = KvCacheBytes(model, model.target_seq > 0 ? model.target_seq : model.seq, batch, settings, stage);
+    const uint64_t all =
+        KvCacheBytes(model, model.target_seq > 0 ? model.target_seq : model.seq, batch, settings, stage);
     m.cross_kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage, true);
     m.kv_cache = all - m.cross_kv_cache;
     m.activations = InferenceActivations(model, settings, batch);

@@ -71,7 +71,7 @@ class TransformerBuilder {
     if (t_.stack_dropout) Dropout("final_dropout", Count("final_dropout", {rows_, t_.d_model}), Component::kNorm);
     if (t_.encoder)
       EncoderHeads();
-    else
+    else if (!t_.no_head)
       Head();
     if (t_.mtp_layers > 0) g.mtp_params = MtpParams(types);
     g.layers = std::move(layers_);
@@ -100,6 +100,7 @@ class TransformerBuilder {
     tokens.component = Component::kEmbedding;
     AddParamTensor(tokens, {t_.vocab_size, EmbedDim()}, true);  // vocabulary-parallel (Megatron-LM)
     Add(std::move(tokens), {b_, s_, EmbedDim()});
+    if (t_.embed_scale) EmbedScale("embed.scale");
     if (EmbedDim() != t_.d_model) {
       Add(MakeLinear("embed.project_in", Component::kEmbedProjection, rows_, EmbedDim(), t_.d_model, false, cur_, true),
           Hidden());
@@ -120,8 +121,9 @@ class TransformerBuilder {
     if (t_.embedding_norm) Add(Norm("embed.norm"), Hidden());
     Dropout("embed.dropout", Count("embed", {rows_, t_.d_model}), Component::kEmbedding);
     if (t_.encoder_layers > 0) {
-      // modeling_t5.py: the decoder looks its target tokens up in the same shared table
-      // (T5ForConditionalGeneration.shared), whose weight embed.tokens holds.
+      // modeling_t5.py and modeling_bart.py: the decoder looks its target tokens up in the same
+      // shared table (the models' `shared`), whose weight embed.tokens holds; BART's decoder has
+      // its own learned positions and embedding LayerNorm.
       const std::string source = cur_;
       Stack(true);
       Layer lookup;
@@ -129,11 +131,27 @@ class TransformerBuilder {
       lookup.kind = LayerKind::kEmbedding;
       lookup.component = Component::kEmbedding;
       Add(std::move(lookup), Hidden());
+      if (t_.embed_scale) EmbedScale("decoder.embed.scale");
+      if (t_.position == PositionKind::kLearned) {
+        Layer pos = MakeElementwise("decoder.embed.positions", LayerKind::kEmbedding, Component::kEmbedding,
+                                    Count("decoder.embed.positions", {rows_, t_.d_model}), kFlopsPerElementwise);
+        AddParamTensor(pos, {CheckedAdd(t_.context_length, t_.position_offset, "learned positions"), t_.d_model},
+                       false);
+        Add(std::move(pos), Hidden());
+      }
+      if (t_.embedding_norm) Add(Norm("decoder.embed.norm"), Hidden());
       Dropout("decoder.embed.dropout", Count("decoder.embed", {rows_, t_.d_model}), Component::kEmbedding);
       target_embedding_ = cur_;
       Stack(false);
       cur_ = source;
     }
+  }
+
+  // modeling_bart.py, scale_embedding: the token embeddings times sqrt(d_model), one multiply each.
+  void EmbedScale(const std::string& path) {
+    Add(MakeElementwise(path, LayerKind::kActivation, Component::kEmbedding, Count(path, {rows_, t_.d_model}),
+                        kFlopsPerElementwise),
+        Hidden());
   }
 
   // An encoder–decoder's blocks run over the target (the decoder) or the source (the encoder).
@@ -146,7 +164,7 @@ class TransformerBuilder {
   // cross-attention reads that output. Built with the first decoder block, which then runs on.
   void EncoderOutput() {
     Stack(false);
-    Add(Norm(P("encoder_norm")), Hidden());
+    if (t_.final_norm) Add(Norm(P("encoder_norm")), Hidden());
     if (t_.stack_dropout) {
       Dropout(P("encoder_dropout"), Count(P("encoder_dropout"), {rows_, t_.d_model}), Component::kNorm);
     }
@@ -237,7 +255,21 @@ class TransformerBuilder {
     // A causal kernel skips the masked half only when the queries see the whole sequence.
     causal_ = settings_.causal && !bidirectional_ && kv_ == s_;
     const std::string input = cur_;
-    if (enc_dec) {
+    if (enc_dec && t_.norm_placement == NormPlacement::kAfterAdd) {
+      // modeling_bart.py, BartEncoderLayer and BartDecoderLayer: self-attention, cross-attention
+      // (decoder layers) and feed-forward, each LayerNorm(x + dropout(branch(x))).
+      Attention();
+      Residual(P("attn.residual"), 1);
+      Add(Norm(P("attn_norm")), Hidden());
+      if (spec.cross_attention) {
+        Attention("cross");
+        Residual(P("cross.residual"), 1);
+        Add(Norm(P("cross_norm")), Hidden());
+      }
+      Mlp();
+      Residual(P("mlp.residual"), 1);
+      Add(Norm(P("mlp_norm")), Hidden());
+    } else if (enc_dec) {
       // modeling_t5.py, T5Block: pre-norm self-attention, cross-attention (decoder blocks) and
       // feed-forward, each added to the residual stream after a dropout.
       Add(Norm(P("attn_norm")), Hidden());
@@ -295,7 +327,7 @@ class TransformerBuilder {
     uint64_t cache_per_token = 0;  // KV cache elements per token (graph/layer.h)
     uint64_t cache_shards = 0;
     AttentionKind cache_kind = AttentionKind::kFull;
-    std::string q;       // id of the tensor holding q alone, when not qkv (cross-attention)
+    std::string q;        // id of the tensor holding q alone, when not qkv (cross-attention)
     uint64_t k_rows = 0;  // rows of K and V when not the queries' (cross-attention: the source's)
   };
 
@@ -337,8 +369,8 @@ class TransformerBuilder {
         {b_, s_, width}, "qkv");
     const std::string q = cur_;
     const uint64_t src_rows = Count("tokens", {b_, src_seq_});
-    AddLinear(MakeLinear(P("cross.kv"), Component::kAttention, src_rows, h, Count(P("cross"), {2, width}),
-                         t_.qkv_bias, encoder_output_, true, TpSplit::kColumn),
+    AddLinear(MakeLinear(P("cross.kv"), Component::kAttention, src_rows, h, Count(P("cross"), {2, width}), t_.qkv_bias,
+                         encoder_output_, true, TpSplit::kColumn),
               {b_, src_seq_, Count(P("cross"), {2, width})}, "qkv");
     return {.qkv = cur_,
             .qk_dim = d,
@@ -464,11 +496,12 @@ class TransformerBuilder {
     Layer qk = MakeElementwise(P(name + ".scores"), LayerKind::kAttentionScores, Component::kAttentionCore, scores,
                                t_.position == PositionKind::kAlibi ? 2 : kFlopsPerElementwise);
     qk.gemms.push_back({.m = s_, .n = keys, .k = c.qk_dim, .count = Count(P(name), {b_, a}), .halved = causal});
-    qk.saved = {{.id = c.q.empty() ? c.qkv + ":q" : c.q, .elements = Count(P(name), {rows_, q_width}), .tp_sharded = true},
-                {.id = c.qkv + ":k",
-                 .elements = Count(P(name), {k_rows, c.k_width}),
-                 .tp_sharded = true,
-                 .tp_max_shards = c.kv_shards}};
+    qk.saved = {
+        {.id = c.q.empty() ? c.qkv + ":q" : c.q, .elements = Count(P(name), {rows_, q_width}), .tp_sharded = true},
+        {.id = c.qkv + ":k",
+         .elements = Count(P(name), {k_rows, c.k_width}),
+         .tp_sharded = true,
+         .tp_max_shards = c.kv_shards}};
     qk.attention = c.cache_kind;
     qk.attention_span = c.cache_kind == AttentionKind::kCross ? keys : layer_.span;
     // An encoder runs once over its whole input: nothing is cached.
@@ -624,6 +657,12 @@ class TransformerBuilder {
       head.weights_of = 0;  // embed.tokens is always the first node
     }
     Add(std::move(head), {b_, s_, t_.vocab_size});
+    if (t_.logits_bias) {
+      // modeling_bart.py: lm_logits + final_logits_bias, a [1, V] buffer (no parameter).
+      Add(MakeElementwise("head.logits_bias", LayerKind::kResidualAdd, Component::kLmHead,
+                          Count("head.logits_bias", {rows_, t_.vocab_size}), kFlopsPerElementwise),
+          {b_, s_, t_.vocab_size});
+    }
     // Cross-entropy in fp32 over the (vocabulary-parallel) logits keeps the log-probabilities for backward.
     const uint64_t logits = Count("loss", {rows_, t_.vocab_size});
     Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
@@ -708,11 +747,11 @@ class TransformerBuilder {
   uint64_t s_;              // the sequence of the nodes being built (an encoder–decoder's source or target)
   const uint64_t context_;  // tokens the queries follow: s_, or the cache length of a decode step
   const bool flash_;
-  uint64_t rows_;                 // batch x seq: the m of every token-wise GEMM
+  uint64_t rows_;                     // batch x seq: the m of every token-wise GEMM
   const uint64_t src_seq_, tgt_seq_;  // an encoder–decoder's source and target lengths (else both the seq)
-  std::string target_embedding_;  // an encoder–decoder: ids of the decoder's embedded input ...
-  std::string encoder_output_;    // ... and of the encoder's output, which cross-attention reads
-  bool bidirectional_ = false;    // the block being built attends both ways and caches nothing
+  std::string target_embedding_;      // an encoder–decoder: ids of the decoder's embedded input ...
+  std::string encoder_output_;        // ... and of the encoder's output, which cross-attention reads
+  bool bidirectional_ = false;        // the block being built attends both ways and caches nothing
   int block_ = -1;
   int block_type_ = -1;
   LayerSpec layer_;  // the block being built
@@ -737,6 +776,10 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   }
   // A careful default: the target as long as the source (give --target-seq for a shorter one).
   const uint64_t target = t.encoder_layers > 0 ? settings.target_seq.value_or(seq) : seq;
+  if (t.encoder_layers > 0 && t.position == PositionKind::kLearned && target > t.context_length) {
+    throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " +
+                     std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");
+  }
   if (t.encoder_layers > 0 && settings.context) {
     throw InputError("'" + spec.name + "' is an encoder-decoder: decode steps against a cache are not modelled yet");
   }

@@ -1,6 +1,6 @@
-// Issue 16's encoder–decoders (T5, mT5, UMT5) from their real config.json files (tests/data/hf/,
+// Issue 16's encoder–decoders (T5, mT5, UMT5, BART) from their real config.json files (tests/data/hf/,
 // provenance in SOURCES.md) against published parameter counts, and their FLOPs and KV caches
-// derived by hand from modeling_t5.py.
+// derived by hand from modeling_t5.py and modeling_bart.py.
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
@@ -58,12 +58,50 @@ TEST_CASE("encoder-decoders: parameters against the published counts") {
   // UMT5 keeps a relative bias in every self-attention (modeling_umt5.py, UMT5LayerSelfAttention:
   // has_relative_attention_bias=True): 10 more tables of 32·8 = 60,506,624 + 2,560 (by hand).
   CHECK(Total(Edited("t5-small.json", {{"\"t5\"", "\"umt5\""},
-                                       {"T5ForConditionalGeneration", "UMT5ForConditionalGeneration"}})) ==
-        60'509'184);
+                                       {"T5ForConditionalGeneration", "UMT5ForConditionalGeneration"}})) == 60'509'184);
   // num_decoder_layers 8 beside num_layers 6: two decoder blocks more, 60,506,624 + 2·4,195,840
   // = 68,898,304 (by hand).
   CHECK(Total(Edited("t5-small.json", {{"\"num_layers\": 6,", "\"num_decoder_layers\": 8, \"num_layers\": 6,"}})) ==
         68'898'304);
+}
+
+TEST_CASE("encoder-decoders: BART") {
+  // bart-base as BartModel (its config's architectures): facebook/bart-base 139420416 in a
+  // transformers model-size docstring (index id 2228351197). By hand (modeling_bart.py): shared
+  // 50265·768 = 38,603,520; two position tables of (1024 + 2)·768 = 787,968; two embedding
+  // LayerNorms 2·768; an encoder layer q, k, v, o 4·(768² + 768) + fc1 768·3072 + 3072 + fc2
+  // 3072·768 + 768 + 2 LayerNorms 2·1,536 = 7,087,872; a decoder layer adds cross-attention
+  // 2,362,368 and a LayerNorm 1,536: 9,451,776.
+  // 38,603,520 + 2·787,968 + 2·1,536 + 6·7,087,872 + 6·9,451,776 = 139,420,416.
+  const ModelSpec bare = LoadModelFile(Hf("bart-base.json"));
+  CHECK(Total(bare) == 139'420'416);
+  // BartForConditionalGeneration: lm_head tied to the shared embedding, final_logits_bias a buffer,
+  // so the same parameters; the head adds 2·t·768·50265 forward FLOPs (t = 4 target tokens).
+  const ModelSpec lm = Edited("bart-base.json", {{"\"BartModel\"", "\"BartForConditionalGeneration\""}});
+  CHECK(Total(lm) == 139'420'416);
+  const Settings s = Seqs(8, 4);
+  CHECK(Evaluation(lm).Summary(s)->flops.forward - Evaluation(bare).Summary(s)->flops.forward ==
+        2ULL * 4 * 768 * 50265);
+  // bart-large's shapes in the same file (d_model 1024, 16 heads, ffn 4096, 12 + 12 layers):
+  // facebook/bart-large 406291456 in the same docstring (index id 2228351197).
+  CHECK(Total(Edited("bart-base.json", {{"\"d_model\": 768", "\"d_model\": 1024"},
+                                        {"\"decoder_attention_heads\": 12", "\"decoder_attention_heads\": 16"},
+                                        {"\"decoder_ffn_dim\": 3072", "\"decoder_ffn_dim\": 4096"},
+                                        {"\"decoder_layers\": 6", "\"decoder_layers\": 12"},
+                                        {"\"encoder_attention_heads\": 12", "\"encoder_attention_heads\": 16"},
+                                        {"\"encoder_ffn_dim\": 3072", "\"encoder_ffn_dim\": 4096"},
+                                        {"\"encoder_layers\": 6", "\"encoder_layers\": 12"}})) == 406'291'456);
+  // The decoder's 6 self-attention caches, 2·768 elements a token each at bf16: 18,432 bytes.
+  CHECK(KvBytesPerToken(testing::MemoryOf(bare, s), DType::kBf16) == 18'432);
+  // The decoder's learned positions bound the target too.
+  CHECK_THROWS_WITH_AS(BuildGraph(bare, GraphSettingsOf(Seqs(8, 1025))),
+                       "tally: error: --target-seq: 1025 is longer than the 1024 learned positions of 'bart-base'",
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      Edited("bart-base.json", {{"\"decoder_attention_heads\": 12", "\"decoder_attention_heads\": 16"}}),
+      "bart-base.json:14:30: error: 'decoder_attention_heads' differs from 'encoder_attention_heads'; "
+      "tally models stacks of one width and head count",
+      InputError);
 }
 
 TEST_CASE("encoder-decoders: forward FLOPs over a source and a target") {
@@ -108,13 +146,15 @@ TEST_CASE("encoder-decoders: the KV cache and the cross-attention KV cache") {
 }
 
 TEST_CASE("encoder-decoders: the CLI") {
-  const auto cross = testing::RunTally({"memory", Hf("t5-small.json"), "--seq", "512", "--target-seq", "128",
-                                        "--mode", "infer", "--get", "memory.infer.cross_kv_cache"});
+  const auto cross = testing::RunTally({"memory", Hf("t5-small.json"), "--seq", "512", "--target-seq", "128", "--mode",
+                                        "infer", "--get", "memory.infer.cross_kv_cache"});
   CHECK(cross.out == "6291456\n");
   CHECK(testing::RunTally({"estimate", Hf("t5-small.json"), "--seq", "128", "--target-seq", "32", "--tp", "2"}).code ==
         0);
   CHECK(testing::RunTally({"estimate", Hf("mt5-small.json"), "--seq", "256", "--batch", "2", "--attention", "eager"})
             .code == 0);
+  CHECK(testing::RunTally({"estimate", Hf("bart-base.json"), "--seq", "256", "--target-seq", "64", "--tp", "2"}).code ==
+        0);
   const auto decoder = testing::RunTally({"flops", "gpt2-small", "--target-seq", "16"});
   CHECK(decoder.code == 2);
   CHECK(decoder.err ==
