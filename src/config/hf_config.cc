@@ -38,7 +38,8 @@ const std::vector<std::string> kUsedKeys = {
     "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads", "relative_attention_num_buckets",
     "feed_forward_proj", "dropout_rate", "encoder_layers", "decoder_layers", "encoder_attention_heads",
     "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "activation_function", "attention_dropout",
-    "activation_dropout", "normalize_before", "add_final_layer_norm", "scale_embedding"};
+    "activation_dropout", "normalize_before", "add_final_layer_norm", "scale_embedding", "num_mel_bins",
+    "max_source_positions", "max_target_positions"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -83,6 +84,8 @@ class HfReader {
       T5(type);
     else if (type == "bart")
       Bart();
+    else if (type == "whisper")
+      Whisper();
     else if (type == "gpt2" || type == "gpt_bigcode")
       Gpt2(type);
     else if (type == "phi")
@@ -616,21 +619,38 @@ class HfReader {
     }
   }
 
-  // modeling_bart.py: a shared embedding; encoder and decoder stacks (encoder_layers,
-  // decoder_layers), each with its own learned positions of max_position_embeddings + 2 rows (the
-  // offset of 2) and its own embedding LayerNorm (layernorm_embedding); post-norm layers
-  // (LayerNorm after each residual add), biases everywhere, no final norm; the decoder's layers
-  // with cross-attention. BartForConditionalGeneration ends in lm_head, tied to the shared
-  // embedding, plus final_logits_bias (a buffer: no parameter); BartModel in the decoder's states.
-  void Bart() {
+  // modeling_whisper.py (WhisperForConditionalGeneration): BART's key names, pre-norm layers
+  // (LayerNorm before each branch, with biases) and a final LayerNorm per stack; the encoder reads
+  // num_mel_bins mel features through two Conv1d (kernel 3, the second of stride 2) and adds
+  // sinusoidal positions stored as a frozen embedding of max_source_positions rows; the decoder has
+  // learned positions of max_target_positions rows; k_proj has no bias; proj_out is tied to the
+  // decoder's token table. WhisperModel ends in the decoder's states.
+  void Whisper() {
     const std::string arch = Architecture();
-    if (!arch.empty() && arch != "BartModel" && arch != "BartForConditionalGeneration") {
+    if (!arch.empty() && arch != "WhisperModel" && arch != "WhisperForConditionalGeneration") {
       throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch +
-                                                    "'; tally reads BartModel and BartForConditionalGeneration");
+                                                    "'; tally reads WhisperModel and WhisperForConditionalGeneration");
     }
+    EncoderDecoderSizes();
+    t_.mel_bins = m_.PositiveInt("num_mel_bins", 80);
+    t_.context_length = m_.PositiveInt("max_source_positions", 1500);
+    t_.target_context = m_.PositiveInt("max_target_positions", 448);
+    t_.position = PositionKind::kLearned;
+    t_.mlp = EncoderActivation("activation_function");
+    t_.k_bias = false;
+    t_.norm_placement = NormPlacement::kPre;
+    if (m_.Bool("scale_embedding", false)) {
+      throw InputError(m_.Loc("scale_embedding"), "'scale_embedding: true' is not supported yet for whisper");
+    }
+    Dropouts(0.0);
+    t_.no_head = arch == "WhisperModel";
+    t_.tied_embeddings = true;  // proj_out shares the decoder's embed_tokens
+  }
+
+  // The shared sizes of BART and Whisper: d_model, and one head count and width for both stacks.
+  void EncoderDecoderSizes() {
     t_.vocab_size = m_.PositiveInt("vocab_size");
     t_.d_model = m_.PositiveInt("d_model");
-    // One width and one head count for both stacks: the configs that differ are refused.
     auto same = [&](const char* encoder, const char* decoder) {
       const uint64_t e = m_.PositiveInt(encoder);
       if (m_.PositiveInt(decoder) != e) {
@@ -646,6 +666,40 @@ class HfReader {
     for (const char* key : {"encoder_layers", "decoder_layers"}) {
       if (m_.PositiveInt(key) > 100'000) throw InputError(m_.Loc(key), "more than 100000 layers");
     }
+    t_.encoder_layers = encoder;
+    t_.n_layers = encoder + decoder;
+    t_.layer_specs.assign(encoder, LayerSpec{});
+    for (uint64_t i = 0; i < decoder; ++i) {
+      t_.layer_specs.push_back({.cross_attention = true, .encoder_output = i == 0});
+    }
+  }
+
+  // Dropout on the residual branches and embeddings (dropout), on the attention probabilities
+  // (attention_dropout) and after the feed-forward activation (activation_dropout): tally has one
+  // switch for the first two.
+  void Dropouts(double fallback) {
+    t_.dropout = m_.Probability("dropout", fallback);
+    if ((m_.Probability("attention_dropout", 0.0) > 0) != (t_.dropout > 0)) {
+      throw InputError(m_.Has("attention_dropout") ? m_.Loc("attention_dropout") : m_.MapLoc(),
+                       "attention_dropout and dropout must both be zero or both positive (tally has one dropout "
+                       "switch for both)");
+    }
+    t_.mlp_dropout = m_.Probability("activation_dropout", 0.0) > 0;
+  }
+
+  // modeling_bart.py: a shared embedding; encoder and decoder stacks (encoder_layers,
+  // decoder_layers), each with its own learned positions of max_position_embeddings + 2 rows (the
+  // offset of 2) and its own embedding LayerNorm (layernorm_embedding); post-norm layers
+  // (LayerNorm after each residual add), biases everywhere, no final norm; the decoder's layers
+  // with cross-attention. BartForConditionalGeneration ends in lm_head, tied to the shared
+  // embedding, plus final_logits_bias (a buffer: no parameter); BartModel in the decoder's states.
+  void Bart() {
+    const std::string arch = Architecture();
+    if (!arch.empty() && arch != "BartModel" && arch != "BartForConditionalGeneration") {
+      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch +
+                                                    "'; tally reads BartModel and BartForConditionalGeneration");
+    }
+    EncoderDecoderSizes();
     if (m_.Bool("normalize_before", false) || m_.Bool("add_final_layer_norm", false)) {
       const char* key = m_.Bool("normalize_before", false) ? "normalize_before" : "add_final_layer_norm";
       throw InputError(m_.Loc(key), "'" + std::string(key) + ": true' (mBART's pre-norm layout) is not supported yet");
@@ -658,24 +712,10 @@ class HfReader {
     t_.final_norm = false;
     t_.norm_placement = NormPlacement::kAfterAdd;
     t_.embed_scale = m_.Bool("scale_embedding", false);
-    // Dropout on the residual branches and embeddings (dropout), on the attention probabilities
-    // (attention_dropout) and after the feed-forward activation (activation_dropout): tally has one
-    // switch for the first two.
-    t_.dropout = m_.Probability("dropout", 0.1);
-    if ((m_.Probability("attention_dropout", 0.0) > 0) != (t_.dropout > 0)) {
-      throw InputError(m_.Has("attention_dropout") ? m_.Loc("attention_dropout") : m_.MapLoc(),
-                       "attention_dropout and dropout must both be zero or both positive (tally has one dropout "
-                       "switch for both)");
-    }
-    t_.mlp_dropout = m_.Probability("activation_dropout", 0.0) > 0;
+    Dropouts(0.1);
     t_.no_head = arch.empty() || arch == "BartModel";
     t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
     t_.logits_bias = !t_.no_head;
-    t_.encoder_layers = encoder;
-    t_.n_layers = encoder + decoder;
-    t_.layer_specs.assign(encoder, LayerSpec{});
-    for (uint64_t i = 0; i < decoder; ++i)
-      t_.layer_specs.push_back({.cross_attention = true, .encoder_output = i == 0});
   }
 
   // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases (Conv1D), tied head.
@@ -933,7 +973,8 @@ const std::vector<std::string>& HfFamilies() {
       "llama",       "llama4",     "llama4_text", "mistral",   "mixtral",    "mt5",
       "olmo",        "olmo2",      "opt",         "phi",       "phi-msft",   "phi3",
       "phimoe",      "qwen2",      "qwen3",       "qwen3_moe", "RefinedWeb", "RefinedWebModel",
-      "roberta",     "starcoder2", "t5",          "umt5",      "vit",        "xlm-roberta"};
+      "roberta",     "starcoder2", "t5",          "umt5",      "vit",        "whisper",
+      "xlm-roberta"};
   return kFamilies;
 }
 

@@ -151,6 +151,11 @@ struct TransformerSpec {
   bool embed_scale = false;       // token embeddings multiplied by sqrt(d_model) (BART's scale_embedding)
   bool logits_bias = false;       // a bias buffer (not a parameter) added to the logits (BART's final_logits_bias)
   bool no_head = false;           // an encoder–decoder's bare model (BartModel): it ends in the decoder's states
+  // Whisper: the encoder reads 2·seq frames of `mel_bins` mel features through two convolutions
+  // (kernel 3; the second of stride 2) instead of a token table; 0 otherwise.
+  uint64_t mel_bins = 0;
+  uint64_t target_context = 0;  // the decoder's learned positions when not context_length (Whisper)
+  bool k_bias = true;           // with qkv_bias: whether the key projection has one (Whisper's has none)
 };
 
 enum class SeqOp {

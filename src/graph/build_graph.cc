@@ -13,7 +13,8 @@ void ApplyTrainability(const GraphSettings& settings, LayerGraph& g) {
   const auto& frozen = settings.frozen;
   for (Layer& l : g.layers) {
     bool listed = std::find(frozen.begin(), frozen.end(), ComponentName(l.component)) != frozen.end();
-    l.trainable = settings.lora_rank > 0 ? l.component == Component::kLora : !listed;
+    // A node the builder froze stays frozen (Whisper's sinusoidal positions: requires_grad False).
+    l.trainable = l.trainable && (settings.lora_rank > 0 ? l.component == Component::kLora : !listed);
   }
   for (Layer& l : g.layers) {
     const bool weight_trainable = l.weights_of ? g.layers[*l.weights_of].trainable : l.trainable;

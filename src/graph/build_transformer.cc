@@ -94,6 +94,10 @@ class TransformerBuilder {
   }
 
   void Embeddings() {
+    if (t_.mel_bins > 0) {
+      AudioEmbeddings();
+      return;
+    }
     Layer tokens;
     tokens.path = "embed.tokens";
     tokens.kind = LayerKind::kEmbedding;
@@ -145,6 +149,60 @@ class TransformerBuilder {
       Stack(false);
       cur_ = source;
     }
+  }
+
+  // modeling_whisper.py: the decoder's token table (the one the tied proj_out reads, so the first
+  // node) and learned positions of max_target_positions rows; the encoder's two convolutions over
+  // 2·seq mel frames, each followed by GELU (conv1: mel_bins -> d, conv2: d -> d with stride 2, both
+  // kernel 3 and padding 1, so seq frames come out), and its sinusoidal positions, stored as an
+  // embedding of max_source_positions rows that does not train (requires_grad False).
+  void AudioEmbeddings() {
+    const uint64_t h = t_.d_model;
+    Stack(true);
+    Layer tokens;
+    tokens.path = "embed.tokens";
+    tokens.kind = LayerKind::kEmbedding;
+    tokens.component = Component::kEmbedding;
+    AddParamTensor(tokens, {t_.vocab_size, h}, true);
+    Add(std::move(tokens), Hidden());
+    Layer pos = MakeElementwise("decoder.embed.positions", LayerKind::kEmbedding, Component::kEmbedding,
+                                Count("decoder.embed.positions", {rows_, h}), kFlopsPerElementwise);
+    AddParamTensor(pos, {t_.target_context, h}, false);
+    Add(std::move(pos), Hidden());
+    Dropout("decoder.embed.dropout", Count("decoder.embed", {rows_, h}), Component::kEmbedding);
+    target_embedding_ = cur_;
+    Stack(false);
+    const uint64_t frames = Count("encoder.conv1", {2, s_});
+    cur_ = kInputTensor;
+    Conv("encoder.conv1", t_.mel_bins, frames, frames, false);
+    Conv("encoder.conv2", h, frames, s_, true);
+    Layer sinusoid = MakeElementwise("embed.positions", LayerKind::kEmbedding, Component::kEmbedding,
+                                     Count("embed.positions", {rows_, h}), kFlopsPerElementwise);
+    AddParamTensor(sinusoid, {t_.context_length, h}, false);
+    sinusoid.trainable = false;
+    Add(std::move(sinusoid), Hidden());
+    Dropout("embed.dropout", Count("embed", {rows_, h}), Component::kEmbedding);
+  }
+
+  // A Conv1d of kernel 3 with a bias from `in` channels over `in_length` positions to d_model over
+  // `length`, as a GEMM (rows: batch x length, k: in x 3), then GELU (which saves its input).
+  void Conv(const std::string& path, uint64_t in, uint64_t in_length, uint64_t length, bool input_needs_grad) {
+    const uint64_t h = t_.d_model, rows = Count(path, {b_, length}), k = Count(path, {in, 3});
+    Layer conv;
+    conv.path = path;
+    conv.kind = LayerKind::kConv2d;
+    conv.component = Component::kConv2d;
+    AddParamTensor(conv, {h, in, 3}, false);
+    AddParamTensor(conv, {h}, false);
+    conv.gemms.push_back({.m = rows, .n = h, .k = k, .grad_a = input_needs_grad});
+    conv.non_matmul_flops = Count(path, {rows, h});  // the bias
+    // Its input, kept for dW: the mel features are data (kInputTensor), conv2's the first GELU's output.
+    conv.saved.push_back({.id = cur_, .elements = Count(path, {b_, in_length, in}), .dw_only = true});
+    Add(std::move(conv), {b_, length, h});
+    Layer act = MakeElementwise(path + ".act", LayerKind::kActivation, Component::kConv2d, Count(path, {rows, h}),
+                                kFlopsPerElementwise);
+    act.saved.push_back({.id = cur_, .elements = Count(path, {rows, h})});
+    Add(std::move(act), {b_, length, h});
   }
 
   // modeling_bart.py, scale_embedding: the token embeddings times sqrt(d_model), one multiply each.
@@ -369,9 +427,14 @@ class TransformerBuilder {
         {b_, s_, width}, "qkv");
     const std::string q = cur_;
     const uint64_t src_rows = Count("tokens", {b_, src_seq_});
-    AddLinear(MakeLinear(P("cross.kv"), Component::kAttention, src_rows, h, Count(P("cross"), {2, width}), t_.qkv_bias,
-                         encoder_output_, true, TpSplit::kColumn),
-              {b_, src_seq_, Count(P("cross"), {2, width})}, "qkv");
+    Layer kv = MakeLinear(P("cross.kv"), Component::kAttention, src_rows, h, Count(P("cross"), {2, width}), t_.qkv_bias,
+                          encoder_output_, true, TpSplit::kColumn);
+    if (t_.qkv_bias && !t_.k_bias) {  // v's bias only
+      kv.params -= width;
+      kv.param_tensors.back().shape = {width};
+      kv.non_matmul_flops = Count(P("cross.kv"), {src_rows, width});
+    }
+    AddLinear(std::move(kv), {b_, src_seq_, Count(P("cross"), {2, width})}, "qkv");
     return {.qkv = cur_,
             .qk_dim = d,
             .v_dim = d,
@@ -401,6 +464,12 @@ class TransformerBuilder {
     const uint64_t qkv_width = CheckedAdd(q_width, Count(P("attn"), {2, kv_width}), "width of " + P("attn.qkv"));
     Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_, true,
                                   TpSplit::kColumn);
+    if (t_.qkv_bias && !t_.k_bias) {
+      // modeling_whisper.py: k_proj has no bias; q_proj and v_proj do.
+      qkv_linear.params -= kv_width;
+      qkv_linear.param_tensors.back().shape = {q_width + kv_width};
+      qkv_linear.non_matmul_flops = Count(P("attn.qkv"), {rows_, q_width + kv_width});
+    }
     if (g < a) {
       // Grouped-query attention: Q splits over every tensor-parallel rank, K and V over at most
       // their g heads, each rank past them holding a replica (vLLM's QKVParallelLinear; tp must
@@ -411,7 +480,9 @@ class TransformerBuilder {
       const std::pair<uint64_t, uint64_t> parts[] = {{q_width, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
       for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {h, width}, true, shards);
       if (t_.qkv_bias) {
-        for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {width}, true, shards);
+        for (size_t i = 0; i < 3; ++i) {
+          if (i != 1 || t_.k_bias) AddParamTensor(qkv_linear, {parts[i].first}, true, parts[i].second);
+        }
       }
     }
     AddLinear(std::move(qkv_linear), {b_, s_, qkv_width}, "qkv");
@@ -774,11 +845,20 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
     throw InputError("--target-seq: '" + spec.name + "' has no decoder stack over a separate target (it is not an " +
                      "encoder-decoder); --seq sets its tokens");
   }
-  // A careful default: the target as long as the source (give --target-seq for a shorter one).
-  const uint64_t target = t.encoder_layers > 0 ? settings.target_seq.value_or(seq) : seq;
-  if (t.encoder_layers > 0 && t.position == PositionKind::kLearned && target > t.context_length) {
-    throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " +
-                     std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");
+  if (t.mel_bins > 0 && seq != t.context_length) {
+    // modeling_whisper.py, WhisperEncoder.forward: the input must be 2·max_source_positions frames.
+    throw InputError("--seq: '" + spec.name + "' reads exactly " + std::to_string(2 * t.context_length) +
+                     " mel frames, " + std::to_string(t.context_length) + " positions after its convolutions; --seq " +
+                     std::to_string(seq) + " is not that");
+  }
+  // A careful default: the target as long as the source (give --target-seq for a shorter one), or
+  // the decoder's own positions when it has fewer (Whisper).
+  const uint64_t target_limit = t.target_context > 0 ? t.target_context : t.context_length;
+  const uint64_t fallback = t.position == PositionKind::kLearned ? std::min(seq, target_limit) : seq;
+  const uint64_t target = t.encoder_layers > 0 ? settings.target_seq.value_or(fallback) : seq;
+  if (t.encoder_layers > 0 && t.position == PositionKind::kLearned && target > target_limit) {
+    throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " + std::to_string(target_limit) +
+                     " learned positions of '" + spec.name + "'");
   }
   if (t.encoder_layers > 0 && settings.context) {
     throw InputError("'" + spec.name + "' is an encoder-decoder: decode steps against a cache are not modelled yet");

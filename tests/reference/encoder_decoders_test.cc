@@ -1,6 +1,6 @@
-// Issue 16's encoder–decoders (T5, mT5, UMT5, BART) from their real config.json files (tests/data/hf/,
+// Issue 16's encoder–decoders (T5, mT5, UMT5, BART, Whisper) from their real config.json files (tests/data/hf/,
 // provenance in SOURCES.md) against published parameter counts, and their FLOPs and KV caches
-// derived by hand from modeling_t5.py and modeling_bart.py.
+// derived by hand from modeling_t5.py, modeling_bart.py and modeling_whisper.py.
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
@@ -102,6 +102,40 @@ TEST_CASE("encoder-decoders: BART") {
       "bart-base.json:14:30: error: 'decoder_attention_heads' differs from 'encoder_attention_heads'; "
       "tally models stacks of one width and head count",
       InputError);
+}
+
+TEST_CASE("encoder-decoders: Whisper") {
+  // whisper-large-v3 (WhisperForConditionalGeneration), by hand from modeling_whisper.py and the
+  // module printout of the same source (index id 9937374558): conv1 128·1280·3 + 1280 = 492,800;
+  // conv2 1280·1280·3 + 1280 = 4,916,480; sinusoidal positions 1500·1280 = 1,920,000 (a frozen
+  // parameter); an encoder layer q, v, o 3·(1280² + 1280) + k 1280² + fc1 1280·5120 + 5120 + fc2
+  // 5120·1280 + 1280 + 2 LayerNorms 2·2560 = 19,676,160; a decoder layer adds cross-attention
+  // 6,557,440 and a LayerNorm 2560: 26,236,160; the decoder's tokens 51866·1280 = 66,388,480 and
+  // positions 448·1280 = 573,440; a final LayerNorm per stack 2560; proj_out tied:
+  // 492,800 + 4,916,480 + 1,920,000 + 32·19,676,160 + 32·26,236,160 + 66,388,480 + 573,440 + 2·2,560
+  // = 1,543,490,560.
+  const ModelSpec whisper = LoadModelFile(Hf("whisper-large-v3.json"));
+  Settings s;
+  const LayerGraph g = BuildGraph(whisper, GraphSettingsOf(s));
+  CHECK(CountParams(g).total == 1'543'490'560);
+  CHECK(CountParams(g).trainable == 1'543'490'560 - 1'920'000);
+  // The encoder reads 3000 mel frames (1500 positions); the target defaults to the decoder's 448.
+  CHECK(g.seq == 1500);
+  CHECK(g.target_seq == 448);
+  // The stem's forward FLOPs: 2·3000·1280·(128·3) + 2·1500·1280·(1280·3).
+  CHECK(Evaluation(whisper).Summary(s)->flops.forward_by_component.at(Component::kConv2d) ==
+        2ULL * 3000 * 1280 * 384 + 2ULL * 1500 * 1280 * 3840);
+  // Inference: 32 decoder layers of 2·1280 K and V elements at bf16 (the config's fp16 weights, the
+  // default activation dtype): 448 target tokens and 1500 source tokens.
+  s.kv_dtype = DType::kBf16;
+  const InferMemory m = InferenceMemory(whisper, s, testing::MemoryOf(whisper, s), 1);
+  CHECK(m.kv_cache == 32ULL * 2560 * 448 * 2);
+  CHECK(m.cross_kv_cache == 32ULL * 2560 * 1500 * 2);
+  s.seq = 1000;
+  CHECK_THROWS_WITH_AS(BuildGraph(whisper, GraphSettingsOf(s)),
+                       "tally: error: --seq: 'whisper-large-v3' reads exactly 3000 mel frames, 1500 positions after "
+                       "its convolutions; --seq 1000 is not that",
+                       InputError);
 }
 
 TEST_CASE("encoder-decoders: forward FLOPs over a source and a target") {
