@@ -55,6 +55,11 @@ TEST_CASE("encoder-decoders: parameters against the published counts") {
   // 2,360,320, a decoder block 2·786,432 + 1,572,864 + 3·512 = 3,147,264; per stack 6·32 + 512:
   // 256,114,688 + 8·2,360,320 + 8·3,147,264 + 2·704 = 300,176,768.
   CHECK(Total(LoadModelFile(Hf("mt5-small.json"))) == 300'176'768);
+  // T5 v1.1 small and FLAN-T5-small are mt5-small's layout with T5's 32128-token vocabulary:
+  // 300,176,768 - 2·(250112 - 32128)·512 = 76,961,152, as printed for FLAN-T5-Small ("All model
+  // parameters: 76961152", index id 33397144715; "num_parameters": 76961152, 55595612657) and
+  // T5 v1.1 small (a training-time table, `76961152`, index id 46124504).
+  CHECK(Total(Edited("mt5-small.json", {{"\"vocab_size\": 250112", "\"vocab_size\": 32128"}})) == 76'961'152);
   // UMT5 keeps a relative bias in every self-attention (modeling_umt5.py, UMT5LayerSelfAttention:
   // has_relative_attention_bias=True): 10 more tables of 32·8 = 60,506,624 + 2,560 (by hand).
   CHECK(Total(Edited("t5-small.json", {{"\"t5\"", "\"umt5\""},
