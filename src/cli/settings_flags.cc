@@ -178,7 +178,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
   opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
-  opt("--target-seq", f.target_seq, "an encoder-decoder's target (decoder) tokens per sequence; default --seq", "N");
+  opt("--target-seq", f.target_seq,
+      "an encoder-decoder's target (decoder) tokens per sequence; default --seq, at most the decoder's positions", "N");
   cmd->add_flag("--causal", f.causal,
                 "halve attention's QK^T and AV in the model FLOPs too (default: only in the "
                 "hardware FLOPs that time applies a rate to)")
