@@ -133,6 +133,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"micro_batch", &WorkloadFlags::micro_batch},
       {"grad_accum", &WorkloadFlags::grad_accum},
       {"seq", &WorkloadFlags::seq},
+      {"target_seq", &WorkloadFlags::target_seq},
       {"mode", &WorkloadFlags::mode},
       {"precision", &WorkloadFlags::precision},
       {"param_dtype", &WorkloadFlags::param_dtype},
@@ -180,6 +181,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
   opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
+  opt("--target-seq", f.target_seq,
+      "an encoder-decoder's target (decoder) tokens per sequence; default --seq, at most the decoder's positions", "N");
   cmd->add_flag("--causal", f.causal,
                 "halve attention's QK^T and AV in the model FLOPs too (default: only in the "
                 "hardware FLOPs that time applies a rate to)")
@@ -243,6 +246,7 @@ Settings ReadSettings(const WorkloadFlags& f) {
   ReadParallelism(f, s);
   ReadBatch(f, s);
   if (f.seq) s.seq = ParseLength(*f.seq, "--seq");
+  if (f.target_seq) s.target_seq = ParseLength(*f.target_seq, "--target-seq");
   if (f.hardware) {
     ResolveHardware(*f.hardware);  // an unknown device is a flag error here, not later
     s.hardware = *f.hardware;

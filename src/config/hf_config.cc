@@ -34,7 +34,13 @@ const std::vector<std::string> kUsedKeys = {
     // encoders (issue 16)
     "architectures", "type_vocab_size", "hidden_act", "hidden_dropout_prob", "id2label", "num_labels", "dim",
     "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type", "image_size",
-    "patch_size", "num_channels", "qkv_bias"};
+    "patch_size", "num_channels", "qkv_bias",
+    // encoder–decoders (issue 16)
+    "d_model", "d_kv", "d_ff", "num_layers", "num_decoder_layers", "num_heads", "relative_attention_num_buckets",
+    "feed_forward_proj", "dropout_rate", "encoder_layers", "decoder_layers", "encoder_attention_heads",
+    "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "activation_function", "attention_dropout",
+    "activation_dropout", "normalize_before", "add_final_layer_norm", "scale_embedding", "num_mel_bins",
+    "max_source_positions", "max_target_positions"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -75,6 +81,12 @@ class HfReader {
       Bert(type);
     else if (type == "distilbert")
       DistilBert();
+    else if (type == "t5" || type == "mt5" || type == "umt5")
+      T5(type);
+    else if (type == "bart")
+      Bart();
+    else if (type == "whisper")
+      Whisper();
     else if (type == "gpt2" || type == "gpt_bigcode")
       Gpt2(type);
     else if (type == "phi")
@@ -550,6 +562,163 @@ class HfReader {
     EncoderHeadOf("DistilBertModel", false);
   }
 
+  // modeling_t5.py (T5ForConditionalGeneration; modeling_mt5.py is the same code) and
+  // modeling_umt5.py: a shared embedding, an encoder stack of num_layers blocks and a decoder stack
+  // of num_decoder_layers (default num_layers), each pre-norm with T5's RMS-style LayerNorm (a
+  // weight, no bias, no mean), projections without biases to n_heads·d_kv (which need not be
+  // d_model), no position embedding but a relative-position bias table of [num_buckets, heads] in
+  // the first block of each stack (UMT5: in every block; never in cross-attention), each stack
+  // ending in a norm and a dropout. The feed-forward is feed_forward_proj: "relu" (wi, wo) or
+  // "gated-gelu" (wi_0, wi_1, wo), with a dropout before wo. A tied head (t5-small) reads the
+  // decoder's output scaled by d_model^-0.5; mT5 and T5 v1.1 untie it.
+  void T5(const std::string& type) {
+    const std::string arch = Architecture();
+    const std::string model = type == "t5" ? "T5" : type == "mt5" ? "MT5" : "UMT5";
+    if (!arch.empty() && arch != model + "ForConditionalGeneration" && arch != "T5WithLMHeadModel") {
+      throw InputError(m_.Loc("architectures"),
+                       "unsupported architecture '" + arch + "'; tally reads " + model + "ForConditionalGeneration");
+    }
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = m_.PositiveInt("d_model");
+    t_.head_dim = m_.PositiveInt("d_kv");
+    t_.n_heads = m_.PositiveInt("num_heads");
+    t_.d_ff = m_.PositiveInt("d_ff");
+    const uint64_t encoder = m_.PositiveInt("num_layers");
+    const uint64_t decoder = m_.PositiveInt("num_decoder_layers", encoder);
+    for (const char* key : {"num_layers", "num_decoder_layers"}) {
+      if (m_.Has(key) && m_.PositiveInt(key) > 100'000) throw InputError(m_.Loc(key), "more than 100000 layers");
+    }
+    t_.relative_buckets = m_.PositiveInt("relative_attention_num_buckets", 32);
+    // n_positions is only the tokenizer's length; it sets the default --seq (T5Config: 512).
+    t_.context_length = Context("n_positions", 512);
+    const std::string ff = m_.String("feed_forward_proj", "relu");
+    if (ff == "relu") {
+      t_.mlp = MlpKind::kRelu;
+    } else if (ff == "gelu") {
+      t_.mlp = MlpKind::kGelu;
+    } else if (ff == "gated-gelu") {
+      t_.mlp = MlpKind::kGeglu;
+    } else if (ff == "gated-silu") {
+      t_.mlp = MlpKind::kSwiglu;
+    } else {
+      throw InputError(m_.Loc("feed_forward_proj"),
+                       "unsupported feed_forward_proj '" + ff + "'; tally reads relu, gelu, gated-gelu and gated-silu");
+    }
+    t_.norm = NormKind::kRmsNorm;
+    t_.position = PositionKind::kNone;
+    t_.qkv_bias = t_.out_bias = t_.mlp_bias = false;
+    t_.dropout = m_.Probability("dropout_rate", 0.1);
+    t_.mlp_dropout = t_.stack_dropout = true;
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    t_.head_scale = t_.tied_embeddings;
+    t_.encoder_layers = encoder;
+    t_.n_layers = encoder + decoder;
+    const bool every = type == "umt5";
+    for (uint64_t i = 0; i < encoder; ++i) t_.layer_specs.push_back({.relative_bias = every || i == 0});
+    for (uint64_t i = 0; i < decoder; ++i) {
+      t_.layer_specs.push_back({.cross_attention = true, .relative_bias = every || i == 0, .encoder_output = i == 0});
+    }
+  }
+
+  // modeling_whisper.py (WhisperForConditionalGeneration): BART's key names, pre-norm layers
+  // (LayerNorm before each branch, with biases) and a final LayerNorm per stack; the encoder reads
+  // num_mel_bins mel features through two Conv1d (kernel 3, the second of stride 2) and adds
+  // sinusoidal positions stored as a frozen embedding of max_source_positions rows; the decoder has
+  // learned positions of max_target_positions rows; k_proj has no bias; proj_out is tied to the
+  // decoder's token table. WhisperModel ends in the decoder's states.
+  void Whisper() {
+    const std::string arch = Architecture();
+    if (!arch.empty() && arch != "WhisperModel" && arch != "WhisperForConditionalGeneration") {
+      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch +
+                                                    "'; tally reads WhisperModel and WhisperForConditionalGeneration");
+    }
+    EncoderDecoderSizes();
+    t_.mel_bins = m_.PositiveInt("num_mel_bins", 80);
+    t_.context_length = m_.PositiveInt("max_source_positions", 1500);
+    t_.target_context = m_.PositiveInt("max_target_positions", 448);
+    t_.position = PositionKind::kLearned;
+    t_.mlp = EncoderActivation("activation_function");
+    t_.k_bias = false;
+    t_.norm_placement = NormPlacement::kPre;
+    if (m_.Bool("scale_embedding", false)) {
+      throw InputError(m_.Loc("scale_embedding"), "'scale_embedding: true' is not supported yet for whisper");
+    }
+    Dropouts(0.0);
+    t_.no_head = arch == "WhisperModel";
+    t_.tied_embeddings = true;  // proj_out shares the decoder's embed_tokens
+  }
+
+  // The shared sizes of BART and Whisper: d_model, and one head count and width for both stacks.
+  void EncoderDecoderSizes() {
+    t_.vocab_size = m_.PositiveInt("vocab_size");
+    t_.d_model = m_.PositiveInt("d_model");
+    auto same = [&](const char* encoder, const char* decoder) {
+      const uint64_t e = m_.PositiveInt(encoder);
+      if (m_.PositiveInt(decoder) != e) {
+        throw InputError(m_.Loc(decoder), "'" + std::string(decoder) + "' differs from '" + encoder +
+                                              "'; tally models stacks of one width and head count");
+      }
+      return e;
+    };
+    t_.n_heads = same("encoder_attention_heads", "decoder_attention_heads");
+    t_.d_ff = same("encoder_ffn_dim", "decoder_ffn_dim");
+    const uint64_t encoder = m_.PositiveInt("encoder_layers");
+    const uint64_t decoder = m_.PositiveInt("decoder_layers");
+    for (const char* key : {"encoder_layers", "decoder_layers"}) {
+      if (m_.PositiveInt(key) > 100'000) throw InputError(m_.Loc(key), "more than 100000 layers");
+    }
+    t_.encoder_layers = encoder;
+    t_.n_layers = encoder + decoder;
+    t_.layer_specs.assign(encoder, LayerSpec{});
+    for (uint64_t i = 0; i < decoder; ++i) {
+      t_.layer_specs.push_back({.cross_attention = true, .encoder_output = i == 0});
+    }
+  }
+
+  // Dropout on the residual branches and embeddings (dropout), on the attention probabilities
+  // (attention_dropout) and after the feed-forward activation (activation_dropout): tally has one
+  // switch for the first two.
+  void Dropouts(double fallback) {
+    t_.dropout = m_.Probability("dropout", fallback);
+    if ((m_.Probability("attention_dropout", 0.0) > 0) != (t_.dropout > 0)) {
+      throw InputError(m_.Has("attention_dropout") ? m_.Loc("attention_dropout") : m_.MapLoc(),
+                       "attention_dropout and dropout must both be zero or both positive (tally has one dropout "
+                       "switch for both)");
+    }
+    t_.mlp_dropout = m_.Probability("activation_dropout", 0.0) > 0;
+  }
+
+  // modeling_bart.py: a shared embedding; encoder and decoder stacks (encoder_layers,
+  // decoder_layers), each with its own learned positions of max_position_embeddings + 2 rows (the
+  // offset of 2) and its own embedding LayerNorm (layernorm_embedding); post-norm layers
+  // (LayerNorm after each residual add), biases everywhere, no final norm; the decoder's layers
+  // with cross-attention. BartForConditionalGeneration ends in lm_head, tied to the shared
+  // embedding, plus final_logits_bias (a buffer: no parameter); BartModel in the decoder's states.
+  void Bart() {
+    const std::string arch = Architecture();
+    if (!arch.empty() && arch != "BartModel" && arch != "BartForConditionalGeneration") {
+      throw InputError(m_.Loc("architectures"), "unsupported architecture '" + arch +
+                                                    "'; tally reads BartModel and BartForConditionalGeneration");
+    }
+    EncoderDecoderSizes();
+    if (m_.Bool("normalize_before", false) || m_.Bool("add_final_layer_norm", false)) {
+      const char* key = m_.Bool("normalize_before", false) ? "normalize_before" : "add_final_layer_norm";
+      throw InputError(m_.Loc(key), "'" + std::string(key) + ": true' (mBART's pre-norm layout) is not supported yet");
+    }
+    t_.context_length = Context("max_position_embeddings", 1024);
+    t_.position = PositionKind::kLearned;
+    t_.position_offset = 2;  // BartLearnedPositionalEmbedding: num_embeddings + 2
+    t_.mlp = EncoderActivation("activation_function");
+    t_.embedding_norm = true;
+    t_.final_norm = false;
+    t_.norm_placement = NormPlacement::kAfterAdd;
+    t_.embed_scale = m_.Bool("scale_embedding", false);
+    Dropouts(0.1);
+    t_.no_head = arch.empty() || arch == "BartModel";
+    t_.tied_embeddings = m_.Bool("tie_word_embeddings", true);
+    t_.logits_bias = !t_.no_head;
+  }
+
   // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases (Conv1D), tied head.
   // modeling_gpt_bigcode.py: the same with one K/V head under multi_query, always tied.
   void Gpt2(const std::string& type) {
@@ -799,13 +968,13 @@ class HfReader {
 
 const std::vector<std::string>& HfFamilies() {
   static const std::vector<std::string> kFamilies = {
-      "bert",       "bloom",       "cohere",   "cohere2",    "deepseek_v2", "deepseek_v3",
-      "distilbert", "falcon",      "gemma",    "gemma2",     "gemma3",      "gemma3_text",
-      "gpt2",       "gpt_bigcode", "gpt_neox", "gpt_oss",    "gptj",        "llama",
-      "llama4",     "llama4_text", "mamba",    "mamba2",     "mistral",     "mixtral",
-      "olmo",       "olmo2",       "opt",      "phi",        "phi-msft",    "phi3",
-      "phimoe",     "qwen2",       "qwen3",    "qwen3_moe",  "RefinedWeb",  "RefinedWebModel",
-      "roberta",    "starcoder2",  "vit",      "xlm-roberta"};
+      "bart",        "bert",       "bloom",           "cohere",  "cohere2",    "deepseek_v2", "deepseek_v3",
+      "distilbert",  "falcon",     "gemma",           "gemma2",  "gemma3",     "gemma3_text", "gpt2",
+      "gpt_bigcode", "gpt_neox",   "gpt_oss",         "gptj",    "llama",      "llama4",      "llama4_text",
+      "mamba",       "mamba2",     "mistral",         "mixtral", "mt5",        "olmo",        "olmo2",
+      "opt",         "phi",        "phi-msft",        "phi3",    "phimoe",     "qwen2",       "qwen3",
+      "qwen3_moe",   "RefinedWeb", "RefinedWebModel", "roberta", "starcoder2", "t5",          "umt5",
+      "vit",         "whisper",    "xlm-roberta"};
   return kFamilies;
 }
 

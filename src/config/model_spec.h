@@ -38,8 +38,10 @@ enum class QkNorm { kNone, kPerHead, kProjection };
 // Which keys an attention layer's queries see, and so what its KV cache holds per sequence:
 // every earlier token (full); the last `span` tokens (sliding window: Beltagy et al. 2020, Mistral);
 // the tokens of the current `span`-token chunk (Llama 4's chunked attention); or, for multi-head
-// latent attention (DeepSeek-V2 §2.1), every token as one compressed latent vector.
-enum class AttentionKind { kFull, kSliding, kChunked, kLatent };
+// latent attention (DeepSeek-V2 §2.1), every token as one compressed latent vector; or an
+// encoder–decoder's cross-attention, whose keys are the `span` source tokens the encoder read,
+// cached once whatever the number of generated tokens.
+enum class AttentionKind { kFull, kSliding, kChunked, kLatent, kCross };
 
 // What mixes the tokens of a block: attention, or a selective state-space model whose shapes are
 // TransformerSpec::ssm (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu 2024).
@@ -53,6 +55,13 @@ struct LayerSpec {
   bool moe = false;   // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
   MixerKind mixer = MixerKind::kAttention;
   bool mlp = true;  // false: the block is its norm and mixer alone (Mamba's MambaBlock)
+  // Encoder–decoders (TransformerSpec::encoder_layers): a decoder block, with cross-attention over
+  // the encoder's output after its self-attention; whether the block holds a relative-position
+  // bias table (T5: the first block of each stack; UMT5: every block); and, for the first decoder
+  // block, that it applies the encoder stack's final norm to the encoder's output it reads.
+  bool cross_attention = false;
+  bool relative_bias = false;
+  bool encoder_output = false;
   auto operator<=>(const LayerSpec&) const = default;
 };
 
@@ -151,6 +160,23 @@ struct TransformerSpec {
   EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
   uint64_t num_labels = 0;                // the classifier's classes
   SsmSpec ssm;                            // the state-space mixer, when a block has one
+  // An encoder–decoder (T5, mT5, UMT5): blocks [0, encoder_layers) are the encoder's, bidirectional
+  // over the source (--seq) and without a KV cache; the other n_layers - encoder_layers are the
+  // decoder's, over the target (--target-seq), with causal self-attention and cross-attention
+  // (LayerSpec::cross_attention). layer_specs spells out every block. 0: not an encoder–decoder.
+  uint64_t encoder_layers = 0;
+  uint64_t relative_buckets = 0;  // rows of each relative-position bias table (T5's num_buckets); one column per head
+  bool mlp_dropout = false;       // a dropout between the MLP's activation and its down projection (T5)
+  bool stack_dropout = false;     // a dropout after each stack's final norm (T5)
+  bool head_scale = false;        // the tied head's input scaled by d_model^-0.5 (T5)
+  bool embed_scale = false;       // token embeddings multiplied by sqrt(d_model) (BART's scale_embedding)
+  bool logits_bias = false;       // a bias buffer (not a parameter) added to the logits (BART's final_logits_bias)
+  bool no_head = false;           // an encoder–decoder's bare model (BartModel): it ends in the decoder's states
+  // Whisper: the encoder reads 2·seq frames of `mel_bins` mel features through two convolutions
+  // (kernel 3; the second of stride 2) instead of a token table; 0 otherwise.
+  uint64_t mel_bins = 0;
+  uint64_t target_context = 0;  // the decoder's learned positions when not context_length (Whisper)
+  bool k_bias = true;           // with qkv_bias: whether the key projection has one (Whisper's has none)
 };
 
 enum class SeqOp {

@@ -90,7 +90,8 @@ struct EnumNames<AttentionKind> {
   static constexpr NameEntry<AttentionKind> kTable[] = {{AttentionKind::kFull, "full"},
                                                         {AttentionKind::kSliding, "sliding"},
                                                         {AttentionKind::kChunked, "chunked"},
-                                                        {AttentionKind::kLatent, "latent"}};
+                                                        {AttentionKind::kLatent, "latent"},
+                                                        {AttentionKind::kCross, "cross"}};
 };
 
 template <>

@@ -70,7 +70,11 @@ void AddSettings(const LayerGraph& graph, const Settings& s, Report& r) {
   r.Group("settings", "Settings");
   r.Set("settings.batch", "batch", s.batch, Unit::kNumber);
   if (graph.family == Family::kTransformer) {
-    r.Set("settings.seq", "sequence length", graph.seq, Unit::kNumber);
+    r.Set("settings.seq", graph.target_seq > 0 ? "source sequence length (encoder)" : "sequence length", graph.seq,
+          Unit::kNumber);
+    if (graph.target_seq > 0) {
+      r.Set("settings.target_seq", "target sequence length (decoder)", graph.target_seq, Unit::kNumber);
+    }
     r.Set("settings.tokens", "tokens (batch x seq)", CheckedMul(s.batch, graph.seq, "the tokens"), Unit::kNumber);
     r.Set("settings.causal", "causal (attention FLOPs halved)", graph.causal, Unit::kBool);
   }
@@ -189,7 +193,10 @@ void AddFlops(const ModelSpec& spec, const Settings& settings, const GraphSummar
     }
   }
   // With experts, N is what a token uses: the experts it is not routed to cost it nothing.
-  if (transformer) AddApproximations(graph, spec, settings.batch, p.non_embedding - (p.total - p.active), f, r);
+  // Kaplan's per-token rules assume one stack over one sequence: not for an encoder–decoder.
+  if (transformer && graph.target_seq == 0) {
+    AddApproximations(graph, spec, settings.batch, p.non_embedding - (p.total - p.active), f, r);
+  }
 }
 
 // Each node of the graph, blocks expanded. A layer's attention node (QK^T) also names its attention

@@ -14,6 +14,8 @@ uint64_t KvTokens(AttentionKind kind, uint64_t span, uint64_t context) {
     case AttentionKind::kSliding:
     case AttentionKind::kChunked:
       return span > 0 ? std::min(context, span) : context;
+    case AttentionKind::kCross:
+      return span;  // the encoder's source tokens, however many the decoder has generated
   }
   return context;
 }
@@ -25,10 +27,12 @@ uint64_t PagedTokens(uint64_t tokens, const Settings& s) {
 
 DType KvDtype(const Settings& settings) { return settings.kv_dtype.value_or(settings.dtypes.activation); }
 
-uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch, const Settings& s, uint64_t stage) {
+uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch, const Settings& s, uint64_t stage,
+                      bool cross_only) {
   constexpr std::string_view what = "the KV cache";
   uint64_t elements = 0;
   for (const KvEntry& e : model.kv) {
+    if (cross_only && e.kind != AttentionKind::kCross) continue;
     const uint64_t layers = StageCopies(model, e.block_type, false, stage, s.pp);
     if (layers == 0) continue;
     // 2 · g · d per token for K and V (formulas.md), g split over the tensor-parallel ranks.
@@ -43,6 +47,7 @@ uint64_t KvBytesPerToken(const MemoryModel& model, DType kv) {
   constexpr std::string_view what = "the KV cache";
   uint64_t elements = 0;
   for (const KvEntry& e : model.kv) {
+    if (e.kind == AttentionKind::kCross) continue;  // fixed at the source length: it does not grow
     const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
     elements = CheckedAdd(elements, CheckedMul(e.elements_per_token, layers, what), what);
   }

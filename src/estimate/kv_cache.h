@@ -11,7 +11,8 @@ namespace tally {
 
 // Tokens of a `context`-token sequence that one layer keeps: all of them (full attention, and MLA's
 // latent), the last `span` (a sliding window), or at most one `span`-token chunk (chunked attention;
-// vLLM allocates min(context, chunk) for it).
+// vLLM allocates min(context, chunk) for it); an encoder–decoder's cross-attention keeps the `span`
+// source tokens whatever the context.
 uint64_t KvTokens(AttentionKind kind, uint64_t span, uint64_t context);
 
 // The token slots `tokens` kept tokens take: whole pages of --kv-block tokens (vLLM's PagedAttention,
@@ -24,13 +25,14 @@ DType KvDtype(const Settings& settings);
 // Bytes the KV cache of `batch` sequences of `context` tokens takes on one device of pipeline stage
 // `stage`: per attention layer, its elements per token split over the tensor-parallel ranks (K/V
 // heads over at most their number; a latent cache is not split) times the tokens it keeps, in
-// whole pages.
+// whole pages. `cross_only`: the cross-attention layers' share alone.
 uint64_t KvCacheBytes(const MemoryModel& model, uint64_t context, uint64_t batch, const Settings& settings,
-                      uint64_t stage);
+                      uint64_t stage, bool cross_only = false);
 
 // Bytes one token adds to the cache across all layers of the whole model (no parallelism): every
 // layer's K and V (or latent), as long as the context is within every window. Once the context
 // passes a window, sliding and chunked layers stop growing: KvCacheBytes has the exact figure.
+// Cross-attention caches do not grow with the tokens and are left out.
 uint64_t KvBytesPerToken(const MemoryModel& model, DType kv);
 
 // The recurrent state state-space layers (Mamba) keep instead of a KV cache: per layer and sequence

@@ -208,10 +208,14 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
       m.weights = Add(m.weights, CheckedMul(bytes, copies, "the memory ledger"));
     }
     for (const auto& [role, elements] : role_elements) m.weights = Add(m.weights, *rates->Bytes(role, elements));
-    m.kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage);
+    // An encoder–decoder's self-attention caches hold the target; its cross-attention caches the source.
+    const uint64_t all =
+        KvCacheBytes(model, model.target_seq > 0 ? model.target_seq : model.seq, batch, settings, stage);
+    m.cross_kv_cache = KvCacheBytes(model, model.seq, batch, settings, stage, true);
+    m.kv_cache = all - m.cross_kv_cache;
     m.ssm_state = SsmStateBytes(model, batch, settings, stage);
     m.activations = InferenceActivations(model, settings, batch);
-    const uint64_t subtotal = Add(Add(Add(m.weights, m.kv_cache), m.ssm_state), m.activations);
+    const uint64_t subtotal = Add(Add(Add(m.weights, m.kv_cache), Add(m.cross_kv_cache, m.ssm_state)), m.activations);
     m.overhead = Overhead(subtotal, settings);
     m.total = Add(subtotal, m.overhead);
     if (stage == 0 || m.total > best.total) best = m;

@@ -30,8 +30,9 @@ struct TrainMemory {
 
 struct InferMemory {
   uint64_t weights = 0;
-  uint64_t kv_cache = 0;
-  uint64_t ssm_state = 0;  // state-space layers' recurrent state (kv_cache.h)
+  uint64_t kv_cache = 0;        // self-attention: grows with the tokens
+  uint64_t cross_kv_cache = 0;  // an encoder–decoder's cross-attention: fixed at the source length
+  uint64_t ssm_state = 0;       // state-space layers' recurrent state (kv_cache.h)
   uint64_t activations = 0;
   uint64_t overhead = 0;
   uint64_t total = 0;

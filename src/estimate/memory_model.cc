@@ -46,6 +46,7 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
   MemoryModel m;
   m.n_layers = graph.n_layers;
   m.seq = graph.seq;
+  m.target_seq = graph.target_seq;
   m.runs = graph.runs;
   std::unordered_set<std::string> seen;
   std::set<int> types_with_checkpoint;

@@ -66,6 +66,7 @@ struct MemoryModel {
   std::vector<BlockRun> runs;  // the blocks in order (LayerGraph::runs)
   uint64_t n_layers = 0;
   uint64_t seq = 1;
+  uint64_t target_seq = 0;            // an encoder–decoder's decoder length (LayerGraph::target_seq); 0 otherwise
   uint64_t largest_output = 0;        // per sample, without the head, loss and s x s scores
   uint64_t largest_output_eager = 0;  // the same with the s x s scores (eager attention)
   uint64_t vocab = 0;                 // the head's width (0 without one)

@@ -28,8 +28,10 @@ std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_sta
   return out;
 }
 
-// The KV cache's formula with its numbers: one term per kind of attention layer.
-std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t batch) {
+// The KV cache's formula with its numbers: one term per kind of attention layer; `cross`: the
+// cross-attention layers' alone (an encoder–decoder's, at the source length), else the others'.
+std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t batch,
+                      bool cross = false) {
   const DType kv = KvDtype(s);
   const std::string bytes = FormatDouble(static_cast<double>(BitsPer(kv)) / 8) + " (" + DTypeName(kv) + ")";
   const TransformerSpec& t = spec.transformer;
@@ -43,13 +45,16 @@ std::string KvExplain(const ModelSpec& spec, const Settings& s, const MemoryMode
            bytes + " · " + N(batch) + " · " + tokens;
   }
   // Σ over layer kinds: layers · elements per token per device · tokens kept · b · bytes.
+  const uint64_t context = model.target_seq > 0 ? model.target_seq : model.seq;
   std::string out;
   for (const KvEntry& e : model.kv) {
+    if ((e.kind == AttentionKind::kCross) != cross) continue;
     const uint64_t layers = StageCopies(model, e.block_type, false, 0, 1);
     out += (out.empty() ? "" : " + ") + N(layers) + " " + Name(e.kind) + (e.span > 0 ? "(" + N(e.span) + ")" : "") +
            " layers · " + N(CeilDiv(e.elements_per_token, TpShards(true, e.tp_max_shards, s.tp))) + " · " +
-           N(PagedTokens(KvTokens(e.kind, e.span, model.seq), s)) + " tokens";
+           N(PagedTokens(KvTokens(e.kind, e.span, context), s)) + " tokens";
   }
+  if (out.empty() && cross) out = "0";
   return out + " · " + N(batch) + " · " + bytes + (s.kv_block ? "; tokens in whole pages of " + N(*s.kv_block) : "") +
          (s.pp > 1 ? "; the most-loaded stage's share" : "");
 }
@@ -155,7 +160,8 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   const DType weight = InferenceWeightDtype(spec, s);
   const std::optional<QuantizationSpec> quant = WeightQuantization(spec, s);
   const DType kv = KvDtype(s);
-  const std::string seq = spec.family == Family::kTransformer ? ", seq " + N(model.seq) : "";
+  std::string seq = spec.family == Family::kTransformer ? ", seq " + N(model.seq) : "";
+  if (model.target_seq > 0) seq += ", target " + N(model.target_seq);
   ReportNode& group = r.Group("memory.infer", "inference (batch " + N(batch) + seq + ")");
   group.ledger = true;
   const bool stored = UsesCheckpointWeights(spec, s);
@@ -179,6 +185,10 @@ void AddInference(const ModelSpec& spec, const Settings& s, const MemoryModel& m
   if (spec.family == Family::kTransformer) {
     r.Set("memory.infer.kv_cache", "KV cache", m.kv_cache, Unit::kByte,
           model.kv.empty() ? std::string("none: no attention layers") : KvExplain(spec, s, model, batch));
+  }
+  if (model.target_seq > 0) {
+    r.Set("memory.infer.cross_kv_cache", "cross-attention KV cache (source tokens)", m.cross_kv_cache, Unit::kByte,
+          KvExplain(spec, s, model, batch, true));
   }
   if (!model.states.empty()) {
     r.Set("memory.infer.ssm_state", "SSM state", m.ssm_state, Unit::kByte, SsmStateExplain(s, model, batch));

@@ -216,6 +216,10 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
                      "' is an encoder and generates no tokens; 'tally flops' gives "
                      "its forward pass and 'tally memory' its inference memory (no KV cache)");
   }
+  if (t.encoder_layers > 0) {
+    throw InputError("--mode infer: inference latency of an encoder-decoder ('" + spec.name +
+                     "') is not modelled yet; 'tally memory' gives its inference memory (KV and cross-attention KV)");
+  }
   if (t.position == PositionKind::kLearned && req.prompt + req.generate > t.context_length) {
     throw InputError("--generate: prompt + generated tokens (" + std::to_string(req.prompt + req.generate) +
                      ") exceed the " + std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");

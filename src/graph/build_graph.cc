@@ -13,7 +13,8 @@ void ApplyTrainability(const GraphSettings& settings, LayerGraph& g) {
   const auto& frozen = settings.frozen;
   for (Layer& l : g.layers) {
     bool listed = std::find(frozen.begin(), frozen.end(), ComponentName(l.component)) != frozen.end();
-    l.trainable = settings.lora_rank > 0 ? l.component == Component::kLora : !listed;
+    // A node the builder froze stays frozen (Whisper's sinusoidal positions: requires_grad False).
+    l.trainable = l.trainable && (settings.lora_rank > 0 ? l.component == Component::kLora : !listed);
   }
   for (Layer& l : g.layers) {
     const bool weight_trainable = l.weights_of ? g.layers[*l.weights_of].trainable : l.trainable;
@@ -56,6 +57,11 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
   if (s.pp > t.n_layers) {
     throw InputError("--pp: " + std::to_string(s.pp) + " stages for " + std::to_string(t.n_layers) + " blocks");
   }
+  if (s.pp > 1 && t.encoder_layers > 0) {
+    // The shared embedding is read at both ends of the pipeline and the encoder's output by every
+    // decoder stage: not modelled.
+    throw InputError("--pp: pipeline stages of an encoder-decoder ('" + spec.name + "') are not modelled yet");
+  }
 }
 
 namespace {
@@ -86,6 +92,7 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
 GraphSettings GraphSettingsOf(const Settings& s) {
   return {.batch = s.batch,
           .seq = s.seq,
+          .target_seq = s.target_seq,
           .context = s.context,
           .causal = s.causal,
           .attention = s.attention,

@@ -438,6 +438,9 @@ LayerGraph BuildSequentialGraph(const ModelSpec& spec, const GraphSettings& sett
   if (settings.seq) {
     throw InputError("--seq: '" + spec.name + "' is a sequential model and has no sequence length");
   }
+  if (settings.target_seq) {
+    throw InputError("--target-seq: '" + spec.name + "' is a sequential model and has no decoder stack");
+  }
   LayerGraph g;
   g.model_name = spec.name;
   g.family = Family::kSequential;

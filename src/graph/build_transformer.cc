@@ -4,7 +4,9 @@
 // dense-first layers: DeepSeek, Llama 4), ALiBi (BLOOM), post- and sandwich norms (OLMo-2, Gemma 2),
 // q/k norms (Qwen3, OLMo-2), attention sinks (gpt-oss) and multi-head latent attention (DeepSeek);
 // and encoders (BERT, RoBERTa, DistilBERT: token types, norms after the residual adds, bidirectional
-// attention without a KV cache, pooler and task heads).
+// attention without a KV cache, pooler and task heads); and encoder–decoders (T5, mT5, UMT5: an
+// encoder stack over the source, a decoder stack over the target with cross-attention, relative
+// position biases, the shared embedding).
 // Saved tensors are what eager PyTorch's autograd saves (flash attention and a fused gated MLP on
 // request). Korthikanti et al. 2022 (§4.1, Eq. 1) count 34·s·b·h + 5·a·s²·b bytes for a block with
 // dropout and MHA at 2-byte activations and 1-byte masks; autograd also keeps each LayerNorm's fp32
@@ -28,14 +30,16 @@ uint64_t KeysPerQuery(const LayerSpec& l, uint64_t context) {
 
 class TransformerBuilder {
  public:
-  TransformerBuilder(const TransformerSpec& t, const GraphSettings& settings, uint64_t seq)
+  TransformerBuilder(const TransformerSpec& t, const GraphSettings& settings, uint64_t seq, uint64_t target)
       : t_(t),
         settings_(settings),
         b_(settings.batch),
         s_(seq),
         context_(settings.context.value_or(seq)),
         flash_(settings.attention == Attention::kFlash),
-        rows_(Count("tokens", {settings.batch, seq})) {}
+        rows_(Count("tokens", {settings.batch, seq})),
+        src_seq_(seq),
+        tgt_seq_(target) {}
 
   // Each distinct block is built once, at the first block of its kind; `runs` order them all.
   void Build(LayerGraph& g) {
@@ -63,10 +67,12 @@ class TransformerBuilder {
     for (size_t i = g.blocks_begin; i < g.blocks_end; ++i) {
       layers_[i].repeat = g.BlocksOfType(layers_[i].block_type, 0, t_.n_layers);
     }
+    if (t_.encoder_layers > 0) Stack(true);  // the final norm and head are the decoder's
     if (t_.final_norm) Add(Norm("final_norm"), Hidden());
+    if (t_.stack_dropout) Dropout("final_dropout", Count("final_dropout", {rows_, t_.d_model}), Component::kNorm);
     if (t_.encoder)
       EncoderHeads();
-    else
+    else if (!t_.no_head)
       Head();
     if (t_.mtp_layers > 0) g.mtp_params = MtpParams(types);
     g.layers = std::move(layers_);
@@ -89,12 +95,17 @@ class TransformerBuilder {
   }
 
   void Embeddings() {
+    if (t_.mel_bins > 0) {
+      AudioEmbeddings();
+      return;
+    }
     Layer tokens;
     tokens.path = "embed.tokens";
     tokens.kind = LayerKind::kEmbedding;
     tokens.component = Component::kEmbedding;
     AddParamTensor(tokens, {t_.vocab_size, EmbedDim()}, true);  // vocabulary-parallel (Megatron-LM)
     Add(std::move(tokens), {b_, s_, EmbedDim()});
+    if (t_.embed_scale) EmbedScale("embed.scale");
     if (EmbedDim() != t_.d_model) {
       Add(MakeLinear("embed.project_in", Component::kEmbedProjection, rows_, EmbedDim(), t_.d_model, false, cur_, true),
           Hidden());
@@ -114,6 +125,110 @@ class TransformerBuilder {
     }
     if (t_.embedding_norm) Add(Norm("embed.norm"), Hidden());
     Dropout("embed.dropout", Count("embed", {rows_, t_.d_model}), Component::kEmbedding);
+    if (t_.encoder_layers > 0) {
+      // modeling_t5.py and modeling_bart.py: the decoder looks its target tokens up in the same
+      // shared table (the models' `shared`), whose weight embed.tokens holds; BART's decoder has
+      // its own learned positions and embedding LayerNorm.
+      const std::string source = cur_;
+      Stack(true);
+      Layer lookup;
+      lookup.path = "decoder.embed.tokens";
+      lookup.kind = LayerKind::kEmbedding;
+      lookup.component = Component::kEmbedding;
+      Add(std::move(lookup), Hidden());
+      if (t_.embed_scale) EmbedScale("decoder.embed.scale");
+      if (t_.position == PositionKind::kLearned) {
+        Layer pos = MakeElementwise("decoder.embed.positions", LayerKind::kEmbedding, Component::kEmbedding,
+                                    Count("decoder.embed.positions", {rows_, t_.d_model}), kFlopsPerElementwise);
+        AddParamTensor(pos, {CheckedAdd(t_.context_length, t_.position_offset, "learned positions"), t_.d_model},
+                       false);
+        Add(std::move(pos), Hidden());
+      }
+      if (t_.embedding_norm) Add(Norm("decoder.embed.norm"), Hidden());
+      Dropout("decoder.embed.dropout", Count("decoder.embed", {rows_, t_.d_model}), Component::kEmbedding);
+      target_embedding_ = cur_;
+      Stack(false);
+      cur_ = source;
+    }
+  }
+
+  // modeling_whisper.py: the decoder's token table (the one the tied proj_out reads, so the first
+  // node) and learned positions of max_target_positions rows; the encoder's two convolutions over
+  // 2·seq mel frames, each followed by GELU (conv1: mel_bins -> d, conv2: d -> d with stride 2, both
+  // kernel 3 and padding 1, so seq frames come out), and its sinusoidal positions, stored as an
+  // embedding of max_source_positions rows that does not train (requires_grad False).
+  void AudioEmbeddings() {
+    const uint64_t h = t_.d_model;
+    Stack(true);
+    Layer tokens;
+    tokens.path = "embed.tokens";
+    tokens.kind = LayerKind::kEmbedding;
+    tokens.component = Component::kEmbedding;
+    AddParamTensor(tokens, {t_.vocab_size, h}, true);
+    Add(std::move(tokens), Hidden());
+    Layer pos = MakeElementwise("decoder.embed.positions", LayerKind::kEmbedding, Component::kEmbedding,
+                                Count("decoder.embed.positions", {rows_, h}), kFlopsPerElementwise);
+    AddParamTensor(pos, {t_.target_context, h}, false);
+    Add(std::move(pos), Hidden());
+    Dropout("decoder.embed.dropout", Count("decoder.embed", {rows_, h}), Component::kEmbedding);
+    target_embedding_ = cur_;
+    Stack(false);
+    const uint64_t frames = Count("encoder.conv1", {2, s_});
+    cur_ = kInputTensor;
+    Conv("encoder.conv1", t_.mel_bins, frames, frames, false);
+    Conv("encoder.conv2", h, frames, s_, true);
+    Layer sinusoid = MakeElementwise("embed.positions", LayerKind::kEmbedding, Component::kEmbedding,
+                                     Count("embed.positions", {rows_, h}), kFlopsPerElementwise);
+    AddParamTensor(sinusoid, {t_.context_length, h}, false);
+    sinusoid.trainable = false;
+    Add(std::move(sinusoid), Hidden());
+    Dropout("embed.dropout", Count("embed", {rows_, h}), Component::kEmbedding);
+  }
+
+  // A Conv1d of kernel 3 with a bias from `in` channels over `in_length` positions to d_model over
+  // `length`, as a GEMM (rows: batch x length, k: in x 3), then GELU (which saves its input).
+  void Conv(const std::string& path, uint64_t in, uint64_t in_length, uint64_t length, bool input_needs_grad) {
+    const uint64_t h = t_.d_model, rows = Count(path, {b_, length}), k = Count(path, {in, 3});
+    Layer conv;
+    conv.path = path;
+    conv.kind = LayerKind::kConv2d;
+    conv.component = Component::kConv2d;
+    AddParamTensor(conv, {h, in, 3}, false);
+    AddParamTensor(conv, {h}, false);
+    conv.gemms.push_back({.m = rows, .n = h, .k = k, .grad_a = input_needs_grad});
+    conv.non_matmul_flops = Count(path, {rows, h});  // the bias
+    // Its input, kept for dW: the mel features are data (kInputTensor), conv2's the first GELU's output.
+    conv.saved.push_back({.id = cur_, .elements = Count(path, {b_, in_length, in}), .dw_only = true});
+    Add(std::move(conv), {b_, length, h});
+    Layer act = MakeElementwise(path + ".act", LayerKind::kActivation, Component::kConv2d, Count(path, {rows, h}),
+                                kFlopsPerElementwise);
+    act.saved.push_back({.id = cur_, .elements = Count(path, {rows, h})});
+    Add(std::move(act), {b_, length, h});
+  }
+
+  // modeling_bart.py, scale_embedding: the token embeddings times sqrt(d_model), one multiply each.
+  void EmbedScale(const std::string& path) {
+    Add(MakeElementwise(path, LayerKind::kActivation, Component::kEmbedding, Count(path, {rows_, t_.d_model}),
+                        kFlopsPerElementwise),
+        Hidden());
+  }
+
+  // An encoder–decoder's blocks run over the target (the decoder) or the source (the encoder).
+  void Stack(bool decoder) {
+    s_ = decoder ? tgt_seq_ : src_seq_;
+    rows_ = Count("tokens", {b_, s_});
+  }
+
+  // modeling_t5.py, T5Stack: the encoder ends in its final norm and a dropout; the decoder's
+  // cross-attention reads that output. Built with the first decoder block, which then runs on.
+  void EncoderOutput() {
+    Stack(false);
+    if (t_.final_norm) Add(Norm(P("encoder_norm")), Hidden());
+    if (t_.stack_dropout) {
+      Dropout(P("encoder_dropout"), Count(P("encoder_dropout"), {rows_, t_.d_model}), Component::kNorm);
+    }
+    encoder_output_ = cur_;
+    cur_ = target_embedding_;
   }
 
   // DeepSeek-V3 §2.2 (modeling_deepseek.py in the checkpoint): each multi-token-prediction module
@@ -188,12 +303,47 @@ class TransformerBuilder {
   void Block(int i, const LayerSpec& spec) {
     block_ = i;
     layer_ = spec;
-    kv_ = KeysPerQuery(spec, context_);
+    const bool enc_dec = t_.encoder_layers > 0;
+    if (enc_dec) {
+      if (spec.encoder_output) EncoderOutput();
+      Stack(spec.cross_attention);
+    }
+    kv_ = enc_dec ? s_ : KeysPerQuery(spec, context_);
+    // An encoder's (or an encoder stack's) attention is bidirectional and caches nothing.
+    bidirectional_ = t_.encoder || (enc_dec && !spec.cross_attention);
     // A causal kernel skips the masked half only when the queries see the whole sequence.
-    causal_ = settings_.causal && !t_.encoder && kv_ == s_;
+    causal_ = settings_.causal && !bidirectional_ && kv_ == s_;
     const std::string input = cur_;
     if (spec.mixer != MixerKind::kAttention) {
       SsmBlock();
+    } else if (enc_dec && t_.norm_placement == NormPlacement::kAfterAdd) {
+      // modeling_bart.py, BartEncoderLayer and BartDecoderLayer: self-attention, cross-attention
+      // (decoder layers) and feed-forward, each LayerNorm(x + dropout(branch(x))).
+      Attention();
+      Residual(P("attn.residual"), 1);
+      Add(Norm(P("attn_norm")), Hidden());
+      if (spec.cross_attention) {
+        Attention("cross");
+        Residual(P("cross.residual"), 1);
+        Add(Norm(P("cross_norm")), Hidden());
+      }
+      Mlp();
+      Residual(P("mlp.residual"), 1);
+      Add(Norm(P("mlp_norm")), Hidden());
+    } else if (enc_dec) {
+      // modeling_t5.py, T5Block: pre-norm self-attention, cross-attention (decoder blocks) and
+      // feed-forward, each added to the residual stream after a dropout.
+      Add(Norm(P("attn_norm")), Hidden());
+      Attention();
+      Residual(P("attn.residual"), 1);
+      if (spec.cross_attention) {
+        Add(Norm(P("cross_norm")), Hidden());
+        Attention("cross");
+        Residual(P("cross.residual"), 1);
+      }
+      Add(Norm(P("mlp_norm")), Hidden());
+      Mlp();
+      Residual(P("mlp.residual"), 1);
     } else if (t_.norm_placement == NormPlacement::kAfterAdd) {
       // modeling_bert.py (BertSelfOutput, BertOutput): LayerNorm(x + dropout(dense(h))).
       Attention();
@@ -249,19 +399,67 @@ class TransformerBuilder {
     uint64_t cache_per_token = 0;  // KV cache elements per token (graph/layer.h)
     uint64_t cache_shards = 0;
     AttentionKind cache_kind = AttentionKind::kFull;
+    std::string q;        // id of the tensor holding q alone, when not qkv (cross-attention)
+    uint64_t k_rows = 0;  // rows of K and V when not the queries' (cross-attention: the source's)
   };
 
-  void Attention() {
-    Core c = t_.mla.kv_lora_rank > 0 ? LatentProjections() : HeadProjections();
-    AttentionCore(c);
-    const uint64_t o_width = Count(P("attn"), {t_.n_heads, c.v_dim});
-    Layer out = MakeLinear(P("attn.out"), Component::kAttention, rows_, o_width, t_.d_model, t_.out_bias, cur_, true,
+  // Self-attention ("attn"), or an encoder–decoder's cross-attention ("cross") over the encoder's output.
+  void Attention(const std::string& name = "attn") {
+    const bool cross = name == "cross";
+    Core c = cross ? CrossProjections() : t_.mla.kv_lora_rank > 0 ? LatentProjections() : HeadProjections();
+    if (layer_.relative_bias && !cross) RelativeBias();
+    AttentionCore(c, name, cross ? src_seq_ : kv_, !cross && causal_);
+    const uint64_t o_width = Count(P(name), {t_.n_heads, c.v_dim});
+    Layer out = MakeLinear(P(name + ".out"), Component::kAttention, rows_, o_width, t_.d_model, t_.out_bias, cur_, true,
                            TpSplit::kRow);
     // gpt-oss's sinks: one learned logit per head that joins each softmax (modeling_gpt_oss.py),
     // split with the heads.
     if (t_.attention_sinks) AddParamTensor(out, {t_.n_heads}, true);
     AddLinear(std::move(out), Hidden(), "out");
-    Dropout(P("attn.resid_dropout"), Count(P("attn"), {rows_, t_.d_model}), Component::kAttention);
+    Dropout(P(name + ".resid_dropout"), Count(P(name), {rows_, t_.d_model}), Component::kAttention);
+  }
+
+  // modeling_t5.py, T5Attention.compute_bias: a [buckets, heads] embedding looked up at each
+  // query-key pair's bucket gives a [1, heads, q, k] bias, which every layer of the stack adds to
+  // its scores (the add is the scores node's one FLOP per element: T5 does not scale them).
+  void RelativeBias() {
+    Layer bias;
+    bias.path = P("attn.relative_bias");
+    bias.kind = LayerKind::kEmbedding;
+    bias.component = Component::kAttention;
+    AddParamTensor(bias, {t_.relative_buckets, t_.n_heads}, false);
+    Add(std::move(bias), {b_, t_.n_heads, s_, kv_}, cur_);  // the block's input flows on past it
+  }
+
+  // modeling_t5.py, T5LayerCrossAttention: q from the decoder's stream, k and v from the encoder's
+  // output (source rows); no RoPE, no cache split beyond the heads.
+  Core CrossProjections() {
+    const uint64_t h = t_.d_model, a = t_.n_heads, d = t_.head_dim;
+    const uint64_t width = Count(P("cross"), {a, d});
+    AddLinear(
+        MakeLinear(P("cross.q"), Component::kAttention, rows_, h, width, t_.qkv_bias, cur_, true, TpSplit::kColumn),
+        {b_, s_, width}, "qkv");
+    const std::string q = cur_;
+    const uint64_t src_rows = Count("tokens", {b_, src_seq_});
+    Layer kv = MakeLinear(P("cross.kv"), Component::kAttention, src_rows, h, Count(P("cross"), {2, width}), t_.qkv_bias,
+                          encoder_output_, true, TpSplit::kColumn);
+    if (t_.qkv_bias && !t_.k_bias) {  // v's bias only
+      kv.params -= width;
+      kv.param_tensors.back().shape = {width};
+      kv.non_matmul_flops = Count(P("cross.kv"), {src_rows, width});
+    }
+    AddLinear(std::move(kv), {b_, src_seq_, Count(P("cross"), {2, width})}, "qkv");
+    return {.qkv = cur_,
+            .qk_dim = d,
+            .v_dim = d,
+            .k_width = width,
+            .v_width = width,
+            .kv_shards = a,
+            .cache_per_token = Count(P("cross"), {2, width}),
+            .cache_shards = a,
+            .cache_kind = AttentionKind::kCross,
+            .q = q,
+            .k_rows = src_rows};
   }
 
   // Rotary positions over q and k in place: `heads` heads of `rotary` dimensions each, in a tensor
@@ -280,6 +478,12 @@ class TransformerBuilder {
     const uint64_t qkv_width = CheckedAdd(q_width, Count(P("attn"), {2, kv_width}), "width of " + P("attn.qkv"));
     Layer qkv_linear = MakeLinear(P("attn.qkv"), Component::kAttention, rows_, h, qkv_width, t_.qkv_bias, cur_, true,
                                   TpSplit::kColumn);
+    if (t_.qkv_bias && !t_.k_bias) {
+      // modeling_whisper.py: k_proj has no bias; q_proj and v_proj do.
+      qkv_linear.params -= kv_width;
+      qkv_linear.param_tensors.back().shape = {q_width + kv_width};
+      qkv_linear.non_matmul_flops = Count(P("attn.qkv"), {rows_, q_width + kv_width});
+    }
     if (g < a) {
       // Grouped-query attention: Q splits over every tensor-parallel rank, K and V over at most
       // their g heads, each rank past them holding a replica (vLLM's QKVParallelLinear; tp must
@@ -290,7 +494,9 @@ class TransformerBuilder {
       const std::pair<uint64_t, uint64_t> parts[] = {{q_width, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
       for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {h, width}, true, shards);
       if (t_.qkv_bias) {
-        for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {width}, true, shards);
+        for (size_t i = 0; i < 3; ++i) {
+          if (i != 1 || t_.k_bias) AddParamTensor(qkv_linear, {parts[i].first}, true, parts[i].second);
+        }
       }
     }
     AddLinear(std::move(qkv_linear), {b_, s_, qkv_width}, "qkv");
@@ -365,63 +571,66 @@ class TransformerBuilder {
     return c;
   }
 
-  void AttentionCore(const Core& c) {
+  // QK^T, softmax, dropout and AV of `name` ("attn", or "cross"), each query seeing `keys` keys.
+  void AttentionCore(const Core& c, const std::string& name, uint64_t keys, bool causal) {
     const uint64_t a = t_.n_heads;
-    const uint64_t q_width = Count(P("attn"), {a, c.qk_dim}), o_width = Count(P("attn"), {a, c.v_dim});
-    const uint64_t scores = Count(P("attn"), {b_, a, s_, kv_});
-    // The 1/sqrt(d) scaling, plus the bias add under ALiBi (Press et al. 2022).
-    Layer qk = MakeElementwise(P("attn.scores"), LayerKind::kAttentionScores, Component::kAttentionCore, scores,
+    const uint64_t k_rows = c.k_rows == 0 ? rows_ : c.k_rows;
+    const uint64_t q_width = Count(P(name), {a, c.qk_dim}), o_width = Count(P(name), {a, c.v_dim});
+    const uint64_t scores = Count(P(name), {b_, a, s_, keys});
+    // The 1/sqrt(d) scaling (T5 instead adds its position bias), plus the bias add under ALiBi (Press et al. 2022).
+    Layer qk = MakeElementwise(P(name + ".scores"), LayerKind::kAttentionScores, Component::kAttentionCore, scores,
                                t_.position == PositionKind::kAlibi ? 2 : kFlopsPerElementwise);
-    qk.gemms.push_back({.m = s_, .n = kv_, .k = c.qk_dim, .count = Count(P("attn"), {b_, a}), .halved = causal_});
-    qk.saved = {{.id = c.qkv + ":q", .elements = Count(P("attn"), {rows_, q_width}), .tp_sharded = true},
-                {.id = c.qkv + ":k",
-                 .elements = Count(P("attn"), {rows_, c.k_width}),
-                 .tp_sharded = true,
-                 .tp_max_shards = c.kv_shards}};
+    qk.gemms.push_back({.m = s_, .n = keys, .k = c.qk_dim, .count = Count(P(name), {b_, a}), .halved = causal});
+    qk.saved = {
+        {.id = c.q.empty() ? c.qkv + ":q" : c.q, .elements = Count(P(name), {rows_, q_width}), .tp_sharded = true},
+        {.id = c.qkv + ":k",
+         .elements = Count(P(name), {k_rows, c.k_width}),
+         .tp_sharded = true,
+         .tp_max_shards = c.kv_shards}};
     qk.attention = c.cache_kind;
-    qk.attention_span = layer_.span;
+    qk.attention_span = c.cache_kind == AttentionKind::kCross ? keys : layer_.span;
     // An encoder runs once over its whole input: nothing is cached.
-    const uint64_t cache_per_token = t_.encoder ? 0 : c.cache_per_token;
+    const uint64_t cache_per_token = bidirectional_ ? 0 : c.cache_per_token;
     qk.kv_elements_per_token = cache_per_token;
     qk.kv_tp_max_shards = c.cache_shards;
-    Add(std::move(qk), {b_, a, s_, kv_});
+    Add(std::move(qk), {b_, a, s_, keys});
     // Softmax: one FLOP per element, as DeepSpeed's profiler counts it. Eager attention saves the
     // probabilities; flash attention (Dao et al. 2022, §3.1) keeps only the fp32 log-sum-exp per
     // row and recomputes them in backward, dropout masks included (from the RNG state).
-    Layer softmax = MakeElementwise(P("attn.softmax"), LayerKind::kSoftmax, Component::kAttentionCore, scores,
+    Layer softmax = MakeElementwise(P(name + ".softmax"), LayerKind::kSoftmax, Component::kAttentionCore, scores,
                                     kFlopsPerElementwise);
     if (flash_) {
-      softmax.saved.push_back({.id = P("attn.softmax:lse"),
-                               .elements = Count(P("attn"), {b_, a, s_}),
+      softmax.saved.push_back({.id = P(name + ".softmax:lse"),
+                               .elements = Count(P(name), {b_, a, s_}),
                                .cls = SavedClass::kFp32,
                                .tp_sharded = true});
     } else {
-      softmax.saved.push_back({.id = P("attn.softmax"), .elements = scores, .tp_sharded = true, .selective = true});
+      softmax.saved.push_back({.id = P(name + ".softmax"), .elements = scores, .tp_sharded = true, .selective = true});
     }
-    Add(std::move(softmax), {b_, a, s_, kv_});
+    Add(std::move(softmax), {b_, a, s_, keys});
     if (t_.dropout > 0) {
-      Layer drop = MakeElementwise(P("attn.dropout"), LayerKind::kDropout, Component::kAttentionCore, scores,
+      Layer drop = MakeElementwise(P(name + ".dropout"), LayerKind::kDropout, Component::kAttentionCore, scores,
                                    kFlopsPerElementwise);
       if (!flash_) {
         drop.saved.push_back(
             {.id = drop.path + ":mask", .elements = scores, .cls = MaskClass(), .tp_sharded = true, .selective = true});
       }
-      Add(std::move(drop), {b_, a, s_, kv_});
+      Add(std::move(drop), {b_, a, s_, keys});
     }
-    Layer av;
-    av.path = P("attn.context");
+    Layer av;  // reads V of k_rows rows
+    av.path = P(name + ".context");
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
-    av.gemms.push_back({.m = s_, .n = c.v_dim, .k = kv_, .count = Count(P("attn"), {b_, a}), .halved = causal_});
+    av.gemms.push_back({.m = s_, .n = c.v_dim, .k = keys, .count = Count(P(name), {b_, a}), .halved = causal});
     av.kv_elements_per_token = cache_per_token;  // the V it reads is half of it
     av.kv_tp_max_shards = c.cache_shards;
     av.saved = {{.id = c.qkv + ":v",
-                 .elements = Count(P("attn"), {rows_, c.v_width}),
+                 .elements = Count(P(name), {k_rows, c.v_width}),
                  .tp_sharded = true,
                  .tp_max_shards = c.kv_shards}};
     if (flash_) {
       // Flash backward needs the output O; it is the out projection's saved input, counted once.
-      av.saved.push_back({.id = av.path, .elements = Count(P("attn"), {rows_, o_width}), .tp_sharded = true});
+      av.saved.push_back({.id = av.path, .elements = Count(P(name), {rows_, o_width}), .tp_sharded = true});
     } else {
       av.saved.push_back({.id = cur_, .elements = scores, .tp_sharded = true, .selective = true});
     }
@@ -469,6 +678,8 @@ class TransformerBuilder {
     const bool saves_output = t_.mlp == MlpKind::kRelu;
     act.saved.push_back({.id = saves_output ? P(prefix + "act") : cur_, .elements = hidden, .tp_sharded = true});
     Add(std::move(act), shape(f));
+    // modeling_t5.py, T5DenseActDense and T5DenseGatedActDense: a dropout before wo.
+    if (t_.mlp_dropout) Dropout(P(prefix + "act_dropout"), hidden, Component::kMlp);
     AddLinear(linear("down", f, h, cur_), shape(h), "down");
   }
 
@@ -515,6 +726,13 @@ class TransformerBuilder {
                      true),
           {b_, s_, EmbedDim()});
     }
+    if (t_.head_scale) {
+      // modeling_t5.py: a tied head's input is rescaled by d_model^-0.5 (a multiply by a constant
+      // saves nothing for backward).
+      Add(MakeElementwise("head.scale", LayerKind::kActivation, Component::kLmHead,
+                          Count("head.scale", {rows_, t_.d_model}), kFlopsPerElementwise),
+          Hidden());
+    }
     Layer head = MakeLinear("lm_head", Component::kLmHead, rows_, EmbedDim(), t_.vocab_size, t_.lm_head_bias, cur_,
                             true, TpSplit::kColumn);
     if (t_.tied_embeddings) {
@@ -524,6 +742,12 @@ class TransformerBuilder {
       head.weights_of = 0;  // embed.tokens is always the first node
     }
     Add(std::move(head), {b_, s_, t_.vocab_size});
+    if (t_.logits_bias) {
+      // modeling_bart.py: lm_logits + final_logits_bias, a [1, V] buffer (no parameter).
+      Add(MakeElementwise("head.logits_bias", LayerKind::kResidualAdd, Component::kLmHead,
+                          Count("head.logits_bias", {rows_, t_.vocab_size}), kFlopsPerElementwise),
+          {b_, s_, t_.vocab_size});
+    }
     // Cross-entropy in fp32 over the (vocabulary-parallel) logits keeps the log-probabilities for backward.
     const uint64_t logits = Count("loss", {rows_, t_.vocab_size});
     Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
@@ -604,10 +828,15 @@ class TransformerBuilder {
 
   const TransformerSpec& t_;
   const GraphSettings& settings_;
-  const uint64_t b_, s_;
+  const uint64_t b_;
+  uint64_t s_;              // the sequence of the nodes being built (an encoder–decoder's source or target)
   const uint64_t context_;  // tokens the queries follow: s_, or the cache length of a decode step
   const bool flash_;
-  const uint64_t rows_;  // batch x seq: the m of every token-wise GEMM
+  uint64_t rows_;                     // batch x seq: the m of every token-wise GEMM
+  const uint64_t src_seq_, tgt_seq_;  // an encoder–decoder's source and target lengths (else both the seq)
+  std::string target_embedding_;      // an encoder–decoder: ids of the decoder's embedded input ...
+  std::string encoder_output_;        // ... and of the encoder's output, which cross-attention reads
+  bool bidirectional_ = false;        // the block being built attends both ways and caches nothing
   int block_ = -1;
   int block_type_ = -1;
   LayerSpec layer_;  // the block being built
@@ -626,16 +855,39 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
     throw InputError("--seq: " + std::to_string(seq) + " is longer than the " + std::to_string(t.context_length) +
                      " learned positions of '" + spec.name + "'");
   }
+  if (settings.target_seq && t.encoder_layers == 0) {
+    throw InputError("--target-seq: '" + spec.name + "' has no decoder stack over a separate target (it is not an " +
+                     "encoder-decoder); --seq sets its tokens");
+  }
+  if (t.mel_bins > 0 && seq != t.context_length) {
+    // modeling_whisper.py, WhisperEncoder.forward: the input must be 2·max_source_positions frames.
+    throw InputError("--seq: '" + spec.name + "' reads exactly " + std::to_string(2 * t.context_length) +
+                     " mel frames, " + std::to_string(t.context_length) + " positions after its convolutions; --seq " +
+                     std::to_string(seq) + " is not that");
+  }
+  // A careful default: the target as long as the source (give --target-seq for a shorter one), or
+  // the decoder's own positions when it has fewer (Whisper).
+  const uint64_t target_limit = t.target_context > 0 ? t.target_context : t.context_length;
+  const uint64_t fallback = t.position == PositionKind::kLearned ? std::min(seq, target_limit) : seq;
+  const uint64_t target = t.encoder_layers > 0 ? settings.target_seq.value_or(fallback) : seq;
+  if (t.encoder_layers > 0 && t.position == PositionKind::kLearned && target > target_limit) {
+    throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " + std::to_string(target_limit) +
+                     " learned positions of '" + spec.name + "'");
+  }
+  if (t.encoder_layers > 0 && settings.context) {
+    throw InputError("'" + spec.name + "' is an encoder-decoder: decode steps against a cache are not modelled yet");
+  }
   LayerGraph g;
   g.model_name = spec.name;
   g.family = Family::kTransformer;
   g.batch = settings.batch;
   g.seq = seq;
+  g.target_seq = t.encoder_layers > 0 ? target : 0;
   g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
   TransformerSpec effective = t;
   if (settings.dropout) effective.dropout = *settings.dropout;
-  TransformerBuilder(effective, settings, seq).Build(g);
+  TransformerBuilder(effective, settings, seq, target).Build(g);
   return g;
 }
 

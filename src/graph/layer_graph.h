@@ -21,7 +21,8 @@ struct LayerGraph {
   std::string model_name;
   Family family = Family::kTransformer;
   uint64_t batch = 1;
-  uint64_t seq = 1;  // 1 for sequential models: one sample is one "token"
+  uint64_t seq = 1;         // 1 for sequential models: one sample is one "token"; an encoder–decoder's source
+  uint64_t target_seq = 0;  // an encoder–decoder's target (decoder) length; 0 for every other model
   uint64_t n_layers = 0;
   bool causal = false;  // attention GEMMs are halved
   // Topological order: the nodes before the blocks, each distinct block's nodes (grouped by

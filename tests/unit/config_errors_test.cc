@@ -55,11 +55,13 @@ const BadCase kCases[] = {
     // Hugging Face config.json: unknown keys are ignored, used ones checked.
     {"hf_missing_vocab_size.json", Stage::kLoad, "1:1: error: missing required key 'vocab_size' in 'config.json'"},
     {"hf_unknown_model_type.json", Stage::kLoad,
-     "3:17: error: unsupported model_type 't5'; tally reads bert, bloom, cohere, cohere2, deepseek_v2, "
-     "deepseek_v3, distilbert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gpt_oss, "
-     "gptj, llama, llama4, llama4_text, mamba, mamba2, mistral, mixtral, olmo, olmo2, opt, phi, phi-msft, phi3, "
-     "phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, roberta, starcoder2, vit, xlm-roberta; for "
+     "3:17: error: unsupported model_type 'xlnet'; tally reads bart, bert, bloom, cohere, cohere2, "
+     "deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, "
+     "gpt_neox, gpt_oss, gptj, llama, llama4, llama4_text, mamba, mamba2, mistral, mixtral, mt5, olmo, "
+     "olmo2, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
+     "roberta, starcoder2, t5, umt5, vit, whisper, xlm-roberta; for "
      "another model, write a tally YAML config (README, \"Model configs\")"},
+    {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
      "7:26: error: 'num_attention_heads' must be a positive whole number, got the string \"32\""},
     {"hf_kv_heads_not_divisible.json", Stage::kLoad,

@@ -47,7 +47,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<Attention>(2);
   CheckRoundTrip<Quant>(6);
   CheckRoundTrip<Family>(2);
-  CheckRoundTrip<AttentionKind>(4);
+  CheckRoundTrip<AttentionKind>(5);
   CheckRoundTrip<MlpKind>(4);
   CheckRoundTrip<NormKind>(2);
   CheckRoundTrip<PositionKind>(4);
