@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "config/hf_vision.h"
 #include "config/names.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
@@ -33,7 +34,9 @@ const std::vector<std::string> kUsedKeys = {
     // encoders (issue 16)
     "architectures", "type_vocab_size", "hidden_act", "hidden_dropout_prob", "id2label", "num_labels", "dim",
     "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type", "image_size",
-    "patch_size", "num_channels", "qkv_bias"};
+    "patch_size", "num_channels", "qkv_bias",
+    // vision towers (issue 16)
+    "vision_config", "mm_tokens_per_image"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
@@ -62,13 +65,18 @@ class HfReader {
       outer_tied_ =
           m_.Has("tie_word_embeddings") ? std::optional<bool>(m_.Bool("tie_word_embeddings", false)) : std::nullopt;
       if (!t_.dtype) t_.dtype = Dtype();
+      // Gemma 3's SigLIP tower and projector are modelled (config/hf_vision.h); other towers are not.
+      const bool vision = wrapper == "gemma3" && m_.Has("vision_config");
+      if (vision) t_.vision = ReadGemma3Vision(root_, m_.file());
       root_ = text;
       m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
       type = m_.String("model_type", inner);
       if (type != "gemma3_text" && type != "llama4_text") type = inner;  // the wrapper's own language model
       if (!t_.dtype) t_.dtype = Dtype();
-      spec_.notes.push_back("the vision parameters of this " + model_type +
-                            " checkpoint are not included: tally counts its language model (text_config)");
+      if (!vision) {
+        spec_.notes.push_back("the vision parameters of this " + model_type +
+                              " checkpoint are not included: tally counts its language model (text_config)");
+      }
     }
     if (type == "bert" || type == "roberta" || type == "xlm-roberta")
       Bert(type);

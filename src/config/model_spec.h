@@ -69,6 +69,25 @@ struct MlaSpec {
 // The most blocks a per-block pattern may spell out (uniform models have no such limit).
 inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 
+// A multimodal checkpoint's vision tower and its projector into the language model
+// (graph/build_vision.cc). The tower is SigLIP's (modeling_siglip.py, SiglipVisionModel without its
+// attention-pooling head): a patch_size x patch_size convolution with a bias, one learned position
+// per patch and no class token, pre-norm layers (LayerNorm with bias, q/k/v/out and fc1/fc2 with
+// biases, GELU) and a final LayerNorm. The projector is Gemma 3's (modeling_gemma3.py,
+// Gemma3MultiModalProjector): an average pool of the patch grid to tokens_per_image tokens, an
+// RMSNorm of the vision width and a projection to the language model's width without a bias.
+struct VisionSpec {
+  uint64_t image_size = 0;  // pixels per side
+  uint64_t patch_size = 0;
+  uint64_t channels = 3;
+  uint64_t d_model = 0;
+  uint64_t n_layers = 0;
+  uint64_t n_heads = 0;
+  uint64_t d_ff = 0;
+  uint64_t tokens_per_image = 0;  // image tokens each image puts in the language model's sequence
+  uint64_t images = 1;            // images per sequence that the tower runs over in a forward pass
+};
+
 struct TransformerSpec {
   uint64_t vocab_size = 0;
   uint64_t context_length = 0;
@@ -130,6 +149,7 @@ struct TransformerSpec {
   bool pooler = false;                    // BertPooler: a dense with a bias and tanh over the first token
   EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
   uint64_t num_labels = 0;                // the classifier's classes
+  std::optional<VisionSpec> vision;       // a multimodal checkpoint's vision tower and projector
 };
 
 enum class SeqOp {

@@ -43,6 +43,8 @@ struct EnumNames<Component> {
       {Component::kLora, "lora"},
       {Component::kLoss, "loss"},
       {Component::kHead, "head"},
+      {Component::kVision, "vision"},
+      {Component::kProjector, "projector"},
       {Component::kLinear, "linear"},
       {Component::kConv2d, "conv2d"},
       {Component::kPool, "pool"},

@@ -1,0 +1,181 @@
+// The vision tower (SigLIP, modeling_siglip.py) and Gemma 3's projector (modeling_gemma3.py,
+// Gemma3MultiModalProjector) as nodes. Saved tensors follow the language model's conventions
+// (graph/build_transformer.cc): each LayerNorm its input and fp32 mean and rstd, each linear its
+// input, QK^T q and k, softmax its probabilities (eager) or the fp32 log-sum-exp per row (flash),
+// AV v and the probabilities (eager) or its output (flash), GELU its input. The tower is bidirectional
+// and keeps no KV cache; its weights are replicated over tensor-parallel ranks.
+#include "graph/build_vision.h"
+
+#include "graph/node_costs.h"
+
+namespace tally {
+namespace {
+
+class VisionBuilder {
+ public:
+  VisionBuilder(const VisionSpec& v, uint64_t text_width, const GraphSettings& settings, std::vector<Layer>& layers)
+      : v_(v),
+        text_width_(text_width),
+        flash_(settings.attention == Attention::kFlash),
+        b_(settings.batch),
+        side_(v.image_size / v.patch_size),
+        patches_(Count("vision", {side_, side_})),
+        images_(Count("vision", {b_, v.images})),
+        rows_(Count("vision", {images_, patches_})),
+        layers_(layers) {}
+
+  void Build() {
+    Embeddings();
+    for (uint64_t i = 0; i < v_.n_layers; ++i) EncoderLayer("vision.layers." + std::to_string(i) + ".");
+    LayerNorm("vision.post_norm");
+    Projector();
+  }
+
+ private:
+  // The tower's hidden states: every patch of every image of the batch, one row each.
+  std::vector<uint64_t> Hidden(uint64_t width) const { return {b_, Count("vision", {v_.images, patches_}), width}; }
+
+  void Push(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
+    l.shape = std::move(shape);
+    cur_ = output_id.empty() ? l.path : output_id;
+    layers_.push_back(std::move(l));
+  }
+
+  // SiglipVisionEmbeddings: a patch_size x patch_size convolution of stride patch_size with a bias
+  // (an implicit GEMM over the patches; the pixels are data and need no gradient), then one learned
+  // position per patch added (no class token).
+  void Embeddings() {
+    const uint64_t d = v_.d_model, c = v_.channels, p = v_.patch_size;
+    Layer conv;
+    conv.path = "vision.embed.patch";
+    conv.kind = LayerKind::kConv2d;
+    conv.component = Component::kVision;
+    AddParamTensor(conv, {d, c, p, p}, false);
+    AddParamTensor(conv, {d}, false);
+    conv.gemms.push_back({.m = rows_, .n = d, .k = Count(conv.path, {c, p, p}), .grad_a = false});
+    conv.non_matmul_flops = Count(conv.path, {rows_, d});
+    conv.saved.push_back({.id = kInputTensor,
+                          .elements = Count(conv.path, {images_, c, v_.image_size, v_.image_size}),
+                          .dw_only = true});
+    Push(std::move(conv), Hidden(d));
+    Layer pos = MakeElementwise("vision.embed.positions", LayerKind::kEmbedding, Component::kVision,
+                                       Count("vision", {rows_, d}), kFlopsPerElementwise);
+    AddParamTensor(pos, {patches_, d}, false);
+    Push(std::move(pos), Hidden(d));
+  }
+
+  // nn.LayerNorm(d) with weight and bias over every patch.
+  void LayerNorm(const std::string& path) {
+    const uint64_t elements = Count(path, {rows_, v_.d_model});
+    Layer n =
+        MakeElementwise(path, LayerKind::kNorm, Component::kVision, elements, kFlopsPerLayerNormElement);
+    AddParamTensor(n, {v_.d_model}, false);
+    AddParamTensor(n, {v_.d_model}, false);
+    n.saved.push_back({cur_, elements});
+    n.saved.push_back({path + ":mean", rows_, SavedClass::kFp32});
+    n.saved.push_back({path + ":rstd", rows_, SavedClass::kFp32});
+    Push(std::move(n), Hidden(v_.d_model));
+  }
+
+  void Linear(const std::string& path, uint64_t rows, uint64_t in, uint64_t out, bool bias, Component c,
+              std::vector<uint64_t> shape) {
+    Push(MakeLinear(path, c, rows, in, out, bias, cur_, true), std::move(shape));
+  }
+
+  void Residual(const std::string& path) {
+    Push(MakeElementwise(path, LayerKind::kResidualAdd, Component::kVision, Count(path, {rows_, v_.d_model}),
+                         kFlopsPerElementwise),
+         Hidden(v_.d_model));
+  }
+
+  // SiglipEncoderLayer: x + attn(layer_norm1(x)), then + mlp(layer_norm2(.)).
+  void EncoderLayer(const std::string& p) {
+    const uint64_t d = v_.d_model, a = v_.n_heads, hd = d / a, s = patches_;
+    LayerNorm(p + "norm1");
+    // SiglipAttention: q_proj, k_proj and v_proj (each d x d with a bias) read the same input; one
+    // node with their three weights and biases.
+    Layer qkv = MakeLinear(p + "attn.qkv", Component::kVision, rows_, d, 3 * d, true, cur_, true);
+    qkv.params = 0;
+    qkv.param_tensors.clear();
+    for (int i = 0; i < 3; ++i) AddParamTensor(qkv, {d, d}, false);
+    for (int i = 0; i < 3; ++i) AddParamTensor(qkv, {d}, false);
+    Push(std::move(qkv), Hidden(3 * d));
+    const std::string qkv_id = cur_;
+    const uint64_t bh = Count(p, {images_, a}), scores = Count(p, {bh, s, s}), hidden = Count(p, {rows_, d});
+    const std::vector<uint64_t> score_shape = {b_, Count(p, {v_.images, a}), s, s};
+    Layer qk = MakeElementwise(p + "attn.scores", LayerKind::kAttentionScores, Component::kVision, scores,
+                                      kFlopsPerElementwise);  // the 1/sqrt(head_dim) scaling
+    qk.gemms.push_back({.m = s, .n = s, .k = hd, .count = bh});
+    qk.saved = {{.id = qkv_id + ":q", .elements = hidden}, {.id = qkv_id + ":k", .elements = hidden}};
+    Push(std::move(qk), score_shape);
+    Layer softmax =
+        MakeElementwise(p + "attn.softmax", LayerKind::kSoftmax, Component::kVision, scores, kFlopsPerElementwise);
+    if (flash_) {
+      softmax.saved.push_back({.id = softmax.path + ":lse", .elements = Count(p, {bh, s}), .cls = SavedClass::kFp32});
+    } else {
+      softmax.saved.push_back({.id = softmax.path, .elements = scores});
+    }
+    Push(std::move(softmax), score_shape);
+    Layer av;
+    av.path = p + "attn.context";
+    av.kind = LayerKind::kAttentionContext;
+    av.component = Component::kVision;
+    av.gemms.push_back({.m = s, .n = hd, .k = s, .count = bh});
+    av.saved.push_back({.id = qkv_id + ":v", .elements = hidden});
+    // Flash backward needs the output; it is also the out projection's saved input (one tensor).
+    av.saved.push_back(flash_ ? SavedTensor{.id = av.path, .elements = hidden} : SavedTensor{.id = cur_, .elements = scores});
+    Push(std::move(av), Hidden(d));
+    Linear(p + "attn.out", rows_, d, d, true, Component::kVision, Hidden(d));
+    Residual(p + "attn.residual");
+    LayerNorm(p + "norm2");
+    // SiglipMLP: fc1, GELU (tanh approximation; it saves its input), fc2.
+    Linear(p + "mlp.fc1", rows_, d, v_.d_ff, true, Component::kVision, Hidden(v_.d_ff));
+    Layer act = MakeElementwise(p + "mlp.act", LayerKind::kActivation, Component::kVision,
+                                       Count(p, {rows_, v_.d_ff}), kFlopsPerElementwise);
+    act.saved.push_back({.id = cur_, .elements = Count(p, {rows_, v_.d_ff})});
+    Push(std::move(act), Hidden(v_.d_ff));
+    Linear(p + "mlp.fc2", rows_, v_.d_ff, d, true, Component::kVision, Hidden(d));
+    Residual(p + "mlp.residual");
+  }
+
+  // Gemma3MultiModalProjector: the patch grid (a contiguous [d, side, side] copy per image) averaged
+  // over kernel = stride = side / sqrt(tokens_per_image), Gemma3RMSNorm over d (computed in fp32:
+  // it keeps the fp32 input, its squares, the rstd per row and the normalized x it scales by
+  // 1 + weight), then a d x text_width matmul without a bias.
+  void Projector() {
+    const uint64_t d = v_.d_model, t = v_.tokens_per_image;
+    const uint64_t tokens = Count("projector", {images_, t}), elements = Count("projector", {tokens, d});
+    const std::vector<uint64_t> shape = {b_, Count("projector", {v_.images, t}), d};
+    // DeepSpeed's profiler counts pooling as one FLOP per input element.
+    Layer pool = MakeElementwise("projector.pool", LayerKind::kPool, Component::kProjector,
+                                        Count("projector", {rows_, d}), kFlopsPerElementwise);
+    pool.saved.push_back({.id = pool.path + ":input", .elements = Count("projector", {rows_, d})});
+    Push(std::move(pool), shape);
+    Layer norm = MakeElementwise("projector.norm", LayerKind::kNorm, Component::kProjector, elements,
+                                        kFlopsPerRmsNormElement);
+    AddParamTensor(norm, {d}, false);
+    norm.saved = {{.id = cur_, .elements = elements, .cls = SavedClass::kFp32},
+                  {.id = "projector.norm:squares", .elements = elements, .cls = SavedClass::kFp32},
+                  {.id = "projector.norm:rstd", .elements = tokens, .cls = SavedClass::kFp32},
+                  {.id = "projector.norm:normed", .elements = elements, .cls = SavedClass::kFp32}};
+    Push(std::move(norm), shape);
+    Linear("projector.proj", tokens, d, text_width_, false, Component::kProjector,
+           {b_, Count("projector", {v_.images, t}), text_width_});
+  }
+
+  const VisionSpec& v_;
+  const uint64_t text_width_;
+  const bool flash_;
+  const uint64_t b_, side_, patches_, images_, rows_;
+  std::vector<Layer>& layers_;
+  std::string cur_ = std::string(kInputTensor);
+};
+
+}  // namespace
+
+void AddVisionNodes(const VisionSpec& v, uint64_t text_width, const GraphSettings& settings,
+                    std::vector<Layer>& layers) {
+  VisionBuilder(v, text_width, settings, layers).Build();
+}
+
+}  // namespace tally

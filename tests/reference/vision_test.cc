@@ -1,0 +1,131 @@
+// Issue 16's vision towers of multimodal configs: Gemma 3's SigLIP tower and projector from the real
+// gemma-3-27b-it config.json (tests/data/hf/, provenance in SOURCES.md; derivation in EXPECTED.md).
+// The counts are derived by hand from modeling_siglip.py and modeling_gemma3.py; the whole model's
+// total is the published checkpoint total.
+#include <doctest/doctest.h>
+
+#include "config/load_config.h"
+#include "estimate/evaluation.h"
+#include "estimate/params.h"
+#include "graph/build_graph.h"
+#include "unit/run_tally.h"
+#include "unit/test_util.h"
+
+namespace tally {
+namespace {
+
+std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
+
+// gemma-3-27b-it with its vision_config replaced by `vision` (JSON text), or removed when empty, and
+// its mm_tokens_per_image entry by `extra`.
+ModelSpec WithVision(const std::string& vision, const std::string& extra = "") {
+  std::string text = ReadFileText(Hf("gemma-3-27b-it.json"));
+  const size_t at = text.find("\"vision_config\"");
+  REQUIRE(at != std::string::npos);
+  const size_t end = text.find('}', at);
+  text.replace(at, end + 1 - at, vision.empty() ? "\"no_vision\": 0" : "\"vision_config\": " + vision);
+  if (!extra.empty()) {
+    const size_t key = text.find("\"mm_tokens_per_image\"");
+    REQUIRE(key != std::string::npos);
+    text.replace(key, text.find(',', key) - key, extra);
+  }
+  return LoadModelText("gemma-3-27b-it.json", text);
+}
+
+TEST_CASE("vision: Gemma 3's SigLIP tower and projector against the checkpoint total") {
+  const ModelSpec spec = LoadModelFile(Hf("gemma-3-27b-it.json"));
+  REQUIRE(spec.transformer.vision.has_value());
+  const VisionSpec& v = *spec.transformer.vision;
+  CHECK(v.d_model == 1152);
+  CHECK(v.n_layers == 27);
+  CHECK(v.image_size / v.patch_size == 64);  // 896 / 14
+  CHECK(v.tokens_per_image == 256);          // mm_tokens_per_image
+  CHECK(spec.notes.empty());                 // nothing left out any more
+  Settings s;
+  s.seq = 512;
+  const ParamCounts p = CountParams(BuildGraph(spec, GraphSettingsOf(s)));
+  // SiglipVisionModel (vision_use_head false), h = 1152, f = 4304, 64² = 4,096 patches of 3·14·14:
+  //   patch_embedding 1152·588 + 1152 = 678,528; position_embedding 4,096·1152 = 4,718,592;
+  //   each of 27 layers: 2 LayerNorms 4·1152 + q/k/v/out 4·(1152² + 1152) + fc1 1152·4304 + 4304
+  //   + fc2 4304·1152 + 1152 = 4,608 + 5,313,024 + 4,962,512 + 4,959,360 = 15,239,504;
+  //   post_layernorm 2·1152 = 2,304: 678,528 + 4,718,592 + 27·15,239,504 + 2,304 = 416,866,032.
+  CHECK(p.by_component.at(Component::kVision) == 416'866'032);
+  // Gemma3MultiModalProjector: mm_input_projection_weight 1152·5376 = 6,193,152 and mm_soft_emb_norm
+  // 1152: 6,194,304.
+  CHECK(p.by_component.at(Component::kProjector) == 6'194'304);
+  // The whole model: 27,432,406,640, the safetensors total of google/gemma-3-27b-it (kvfit table)
+  // and keras-hub's medgemma_instruct_27b (same architecture); the language model is the
+  // 27,009,346,304 of families_test.cc.
+  CHECK(p.total == 27'432'406'640);
+  CHECK(p.total - 416'866'032 - 6'194'304 == 27'009'346'304);
+}
+
+TEST_CASE("vision: the tower runs over one image per sequence") {
+  const ModelSpec spec = LoadModelFile(Hf("gemma-3-27b-it.json"));
+  const ModelSpec text = WithVision("");  // the same language model without its tower
+  CHECK_FALSE(text.transformer.vision.has_value());
+  Settings s;
+  s.seq = 512;
+  const auto with = Evaluation(spec).Summary(s);
+  const auto without = Evaluation(text).Summary(s);
+  // Per image, 2·m·n·k per GEMM with 4,096 patches, h = 1152, 16 heads of 72, f = 4304:
+  //   patch conv 2·4096·1152·588 = 5,549,064,192;
+  //   each layer: q/k/v 2·4096·1152·3456 + QK^T and AV 2·2·4096·4096·72·16 + out 2·4096·1152²
+  //   + fc1 and fc2 2·2·4096·1152·4304 = 202,031,235,072;
+  //   tower 5,549,064,192 + 27·202,031,235,072 = 5,460,392,411,136;
+  //   projector 2·256·1152·5376 = 3,170,893,824.
+  // One sequence (a summary is per sequence), one image:
+  CHECK(with->flops.forward_by_component.at(Component::kVision) == 5'460'392'411'136ULL);
+  CHECK(with->flops.forward_by_component.at(Component::kProjector) == 3'170'893'824ULL);
+  CHECK(with->flops.forward - without->flops.forward == 5'463'563'304'960ULL);
+  // Backward: the patch conv's weight gradient only (the pixels need none), 2x forward elsewhere:
+  // 5,549,064,192 + 2·27·202,031,235,072 + 2·3,170,893,824 = 10,921,577,545,728 per image.
+  CHECK(with->flops.backward - without->flops.backward == 10'921'577'545'728ULL);
+  // Two sequences, two images (the flops command scales the summary by the batch).
+  const auto two = testing::RunTally(
+      {"flops", Hf("gemma-3-27b-it.json"), "--seq", "512", "--batch", "2", "--get", "flops.components.vision"});
+  CHECK(two.out == "10920784822272\n");
+  // The language model is the same: its 512 tokens hold the image's 256.
+  CHECK(with->params.total - without->params.total == 416'866'032 + 6'194'304);
+}
+
+TEST_CASE("vision: the CLI") {
+  const std::string file = Hf("gemma-3-27b-it.json");
+  const auto images = testing::RunTally({"flops", file, "--seq", "1024", "--get", "settings.images"});
+  CHECK(images.out == "1\n");
+  CHECK(images.err.empty());
+  CHECK(testing::RunTally({"estimate", file, "--seq", "1024", "--batch", "2", "--tp", "2"}).code == 0);
+  CHECK(testing::RunTally({"estimate", file, "--seq", "1024", "--attention", "eager", "--trainable", "vision=false"}).code ==
+        0);
+  // Inference: the prefill encodes the image; a decode step reads no tower.
+  CHECK(testing::RunTally({"time", file, "--hardware", "h100-sxm", "--mode", "infer"}).code == 0);
+  // 100 tokens cannot hold the image's 256: the tower is still counted, with a warning.
+  const auto short_seq = testing::RunTally({"flops", file, "--seq", "100", "--get", "flops.components.vision"});
+  CHECK(short_seq.out == "5460392411136\n");
+  CHECK(short_seq.err ==
+        "tally: warning: sequence length 100 cannot hold the 256 image tokens of its image(s); the vision tower is "
+        "still counted over them\n");
+}
+
+TEST_CASE("vision: what is not modelled is refused") {
+  // SiglipVisionTransformer builds its attention-pooling head unless vision_use_head is false.
+  CHECK_THROWS_WITH_AS(WithVision(R"({"model_type": "siglip_vision_model", "vision_use_head": true})"),
+                       doctest::Contains("SigLIP's attention-pooling head is not modelled"), InputError);
+  CHECK_THROWS_WITH_AS(WithVision(R"({"model_type": "clip_vision_model", "vision_use_head": false})"),
+                       doctest::Contains("unsupported vision model_type 'clip_vision_model'"), InputError);
+  // 250 tokens are no square grid; 9 (3 x 3) does not tile 64 patches per side.
+  CHECK_THROWS_WITH_AS(WithVision(R"({"vision_use_head": false, "image_size": 896, "patch_size": 14})",
+                                  "\"mm_tokens_per_image\": 250"),
+                       doctest::Contains("must be the square of a divisor of the 64 patches per side"), InputError);
+  CHECK_THROWS_WITH_AS(WithVision(R"({"vision_use_head": false, "image_size": 896, "patch_size": 14})",
+                                  "\"mm_tokens_per_image\": 9"),
+                       doctest::Contains("must be the square of a divisor"), InputError);
+  // Llama 4's vision model is not modelled: its language model is counted, and a note says so.
+  const ModelSpec llama4 = LoadModelFile(Hf("llama-4-scout-17b-16e.json"));
+  CHECK_FALSE(llama4.transformer.vision.has_value());
+  REQUIRE(llama4.notes.size() == 1);
+  CHECK(llama4.notes[0].find("vision parameters") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tally
