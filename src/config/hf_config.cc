@@ -65,9 +65,10 @@ class HfReader {
       outer_tied_ =
           m_.Has("tie_word_embeddings") ? std::optional<bool>(m_.Bool("tie_word_embeddings", false)) : std::nullopt;
       if (!t_.dtype) t_.dtype = Dtype();
-      // Gemma 3's SigLIP tower and projector are modelled (config/hf_vision.h); other towers are not.
-      const bool vision = wrapper == "gemma3" && m_.Has("vision_config");
-      if (vision) t_.vision = ReadGemma3Vision(root_, m_.file());
+      // Gemma 3's SigLIP and Llama 4's vision model with their projectors (config/hf_vision.h).
+      const bool vision = m_.Has("vision_config");
+      if (vision)
+        t_.vision = wrapper == "gemma3" ? ReadGemma3Vision(root_, m_.file()) : ReadLlama4Vision(root_, m_.file());
       root_ = text;
       m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
       type = m_.String("model_type", inner);

@@ -15,4 +15,9 @@ namespace tally {
 // InputError at its key.
 VisionSpec ReadGemma3Vision(const YAML::Node& root, const std::string& file);
 
+// Llama 4 (model_type llama4): vision_config must be a llama4_vision_model whose pixel shuffle and
+// adapter chain (intermediate_size = hidden_size / ratio², projector_input_dim =
+// projector_output_dim = vision_output_dim) and whose projector has no bias.
+VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file);
+
 }  // namespace tally

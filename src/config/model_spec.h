@@ -70,14 +70,24 @@ struct MlaSpec {
 inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 
 // A multimodal checkpoint's vision tower and its projector into the language model
-// (graph/build_vision.cc). The tower is SigLIP's (modeling_siglip.py, SiglipVisionModel without its
-// attention-pooling head): a patch_size x patch_size convolution with a bias, one learned position
-// per patch and no class token, pre-norm layers (LayerNorm with bias, q/k/v/out and fc1/fc2 with
-// biases, GELU) and a final LayerNorm. The projector is Gemma 3's (modeling_gemma3.py,
-// Gemma3MultiModalProjector): an average pool of the patch grid to tokens_per_image tokens, an
-// RMSNorm of the vision width and a projection to the language model's width without a bias.
+// (graph/build_vision.cc). Both towers are ViTs of pre-norm layers (LayerNorm with bias, q/k/v/out
+// and fc1/fc2 with biases, GELU) ending in a LayerNorm.
+//  - kSiglip: Gemma 3's. SiglipVisionModel without its attention-pooling head (modeling_siglip.py):
+//    a patch_size x patch_size convolution with a bias and one learned position per patch, no class
+//    token. Gemma3MultiModalProjector (modeling_gemma3.py): an average pool of the patch grid to
+//    tokens_per_image tokens, an RMSNorm of the vision width, a projection to the text width.
+//  - kLlama4: Llama4VisionModel (modeling_llama4.py): the patches unfolded through a linear without a
+//    bias, a class token appended and learned positions, a LayerNorm before the layers, 2D RoPE on q
+//    and k; the class token dropped, a pixel shuffle of 1/shuffle (4 patches into one token of 4·d),
+//    the vision adapter (fc1 to adapter_width, GELU, fc2, GELU, no biases); Llama4MultiModalProjector
+//    projects adapter_width to the text width without a bias.
+enum class VisionKind { kSiglip, kLlama4 };
+
 struct VisionSpec {
-  uint64_t image_size = 0;  // pixels per side
+  VisionKind kind = VisionKind::kSiglip;
+  uint64_t shuffle = 1;        // Llama 4: the pixel shuffle's 1 / pixel_shuffle_ratio per side
+  uint64_t adapter_width = 0;  // Llama 4: projector_input_dim (= projector_output_dim, vision_output_dim)
+  uint64_t image_size = 0;     // pixels per side
   uint64_t patch_size = 0;
   uint64_t channels = 3;
   uint64_t d_model = 0;

@@ -1,5 +1,6 @@
-// The vision tower (SigLIP, modeling_siglip.py) and Gemma 3's projector (modeling_gemma3.py,
-// Gemma3MultiModalProjector) as nodes. Saved tensors follow the language model's conventions
+// The vision towers and projectors of config/model_spec.h's VisionSpec as nodes: SigLIP
+// (modeling_siglip.py) with Gemma 3's projector (modeling_gemma3.py), and Llama 4's vision model and
+// projector (modeling_llama4.py). Saved tensors follow the language model's conventions
 // (graph/build_transformer.cc): each LayerNorm its input and fp32 mean and rstd, each linear its
 // input, QK^T q and k, softmax its probabilities (eager) or the fp32 log-sum-exp per row (flash),
 // AV v and the probabilities (eager) or its output (flash), GELU its input. The tower is bidirectional
@@ -20,20 +21,26 @@ class VisionBuilder {
         b_(settings.batch),
         side_(v.image_size / v.patch_size),
         patches_(Count("vision", {side_, side_})),
+        llama4_(v.kind == VisionKind::kLlama4),
+        tokens_(patches_ + (llama4_ ? 1 : 0)),  // Llama 4's class token
         images_(Count("vision", {b_, v.images})),
-        rows_(Count("vision", {images_, patches_})),
+        rows_(Count("vision", {images_, tokens_})),
         layers_(layers) {}
 
   void Build() {
     Embeddings();
+    if (llama4_) LayerNorm("vision.pre_norm");  // layernorm_pre
     for (uint64_t i = 0; i < v_.n_layers; ++i) EncoderLayer("vision.layers." + std::to_string(i) + ".");
     LayerNorm("vision.post_norm");
-    Projector();
+    if (llama4_)
+      Llama4Projector();
+    else
+      Projector();
   }
 
  private:
   // The tower's hidden states: every patch of every image of the batch, one row each.
-  std::vector<uint64_t> Hidden(uint64_t width) const { return {b_, Count("vision", {v_.images, patches_}), width}; }
+  std::vector<uint64_t> Hidden(uint64_t width) const { return {b_, Count("vision", {v_.images, tokens_}), width}; }
 
   void Push(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
     l.shape = std::move(shape);
@@ -43,32 +50,40 @@ class VisionBuilder {
 
   // SiglipVisionEmbeddings: a patch_size x patch_size convolution of stride patch_size with a bias
   // (an implicit GEMM over the patches; the pixels are data and need no gradient), then one learned
-  // position per patch added (no class token).
+  // position per patch added (no class token). Llama4UnfoldConvolution: the unfolded patches (a copy
+  // the linear keeps for dW) through a linear without a bias; a class token appended (the cat saves
+  // nothing) and one learned position per token.
   void Embeddings() {
     const uint64_t d = v_.d_model, c = v_.channels, p = v_.patch_size;
+    const uint64_t patch_rows = Count("vision", {images_, patches_});
     Layer conv;
     conv.path = "vision.embed.patch";
     conv.kind = LayerKind::kConv2d;
     conv.component = Component::kVision;
     AddParamTensor(conv, {d, c, p, p}, false);
-    AddParamTensor(conv, {d}, false);
-    conv.gemms.push_back({.m = rows_, .n = d, .k = Count(conv.path, {c, p, p}), .grad_a = false});
-    conv.non_matmul_flops = Count(conv.path, {rows_, d});
-    conv.saved.push_back({.id = kInputTensor,
-                          .elements = Count(conv.path, {images_, c, v_.image_size, v_.image_size}),
-                          .dw_only = true});
-    Push(std::move(conv), Hidden(d));
+    if (!llama4_) AddParamTensor(conv, {d}, false);
+    conv.gemms.push_back({.m = patch_rows, .n = d, .k = Count(conv.path, {c, p, p}), .grad_a = false});
+    conv.non_matmul_flops = llama4_ ? 0 : Count(conv.path, {patch_rows, d});
+    if (llama4_) {
+      conv.saved.push_back(
+          {.id = "vision.embed.unfold", .elements = Count(conv.path, {patch_rows, c, p, p}), .dw_only = true});
+    } else {
+      conv.saved.push_back({.id = kInputTensor,
+                            .elements = Count(conv.path, {images_, c, v_.image_size, v_.image_size}),
+                            .dw_only = true});
+    }
+    Push(std::move(conv), {b_, Count("vision", {v_.images, patches_}), d});
     Layer pos = MakeElementwise("vision.embed.positions", LayerKind::kEmbedding, Component::kVision,
-                                       Count("vision", {rows_, d}), kFlopsPerElementwise);
-    AddParamTensor(pos, {patches_, d}, false);
+                                Count("vision", {rows_, d}), kFlopsPerElementwise);
+    if (llama4_) AddParamTensor(pos, {d}, false);  // class_embedding
+    AddParamTensor(pos, {tokens_, d}, false);
     Push(std::move(pos), Hidden(d));
   }
 
   // nn.LayerNorm(d) with weight and bias over every patch.
   void LayerNorm(const std::string& path) {
     const uint64_t elements = Count(path, {rows_, v_.d_model});
-    Layer n =
-        MakeElementwise(path, LayerKind::kNorm, Component::kVision, elements, kFlopsPerLayerNormElement);
+    Layer n = MakeElementwise(path, LayerKind::kNorm, Component::kVision, elements, kFlopsPerLayerNormElement);
     AddParamTensor(n, {v_.d_model}, false);
     AddParamTensor(n, {v_.d_model}, false);
     n.saved.push_back({cur_, elements});
@@ -90,7 +105,7 @@ class VisionBuilder {
 
   // SiglipEncoderLayer: x + attn(layer_norm1(x)), then + mlp(layer_norm2(.)).
   void EncoderLayer(const std::string& p) {
-    const uint64_t d = v_.d_model, a = v_.n_heads, hd = d / a, s = patches_;
+    const uint64_t d = v_.d_model, a = v_.n_heads, hd = d / a, s = tokens_;
     LayerNorm(p + "norm1");
     // SiglipAttention: q_proj, k_proj and v_proj (each d x d with a bias) read the same input; one
     // node with their three weights and biases.
@@ -101,10 +116,16 @@ class VisionBuilder {
     for (int i = 0; i < 3; ++i) AddParamTensor(qkv, {d}, false);
     Push(std::move(qkv), Hidden(3 * d));
     const std::string qkv_id = cur_;
+    if (llama4_) {
+      // vision_apply_rotary_emb: 2D rotary positions over q and k, in place.
+      Push(MakeElementwise(p + "attn.rope", LayerKind::kRope, Component::kVision, Count(p, {rows_, 2 * d}),
+                           kFlopsPerRopeElement),
+           Hidden(3 * d), qkv_id);
+    }
     const uint64_t bh = Count(p, {images_, a}), scores = Count(p, {bh, s, s}), hidden = Count(p, {rows_, d});
     const std::vector<uint64_t> score_shape = {b_, Count(p, {v_.images, a}), s, s};
     Layer qk = MakeElementwise(p + "attn.scores", LayerKind::kAttentionScores, Component::kVision, scores,
-                                      kFlopsPerElementwise);  // the 1/sqrt(head_dim) scaling
+                               kFlopsPerElementwise);  // the 1/sqrt(head_dim) scaling
     qk.gemms.push_back({.m = s, .n = s, .k = hd, .count = bh});
     qk.saved = {{.id = qkv_id + ":q", .elements = hidden}, {.id = qkv_id + ":k", .elements = hidden}};
     Push(std::move(qk), score_shape);
@@ -123,15 +144,16 @@ class VisionBuilder {
     av.gemms.push_back({.m = s, .n = hd, .k = s, .count = bh});
     av.saved.push_back({.id = qkv_id + ":v", .elements = hidden});
     // Flash backward needs the output; it is also the out projection's saved input (one tensor).
-    av.saved.push_back(flash_ ? SavedTensor{.id = av.path, .elements = hidden} : SavedTensor{.id = cur_, .elements = scores});
+    av.saved.push_back(flash_ ? SavedTensor{.id = av.path, .elements = hidden}
+                              : SavedTensor{.id = cur_, .elements = scores});
     Push(std::move(av), Hidden(d));
     Linear(p + "attn.out", rows_, d, d, true, Component::kVision, Hidden(d));
     Residual(p + "attn.residual");
     LayerNorm(p + "norm2");
     // SiglipMLP: fc1, GELU (tanh approximation; it saves its input), fc2.
     Linear(p + "mlp.fc1", rows_, d, v_.d_ff, true, Component::kVision, Hidden(v_.d_ff));
-    Layer act = MakeElementwise(p + "mlp.act", LayerKind::kActivation, Component::kVision,
-                                       Count(p, {rows_, v_.d_ff}), kFlopsPerElementwise);
+    Layer act = MakeElementwise(p + "mlp.act", LayerKind::kActivation, Component::kVision, Count(p, {rows_, v_.d_ff}),
+                                kFlopsPerElementwise);
     act.saved.push_back({.id = cur_, .elements = Count(p, {rows_, v_.d_ff})});
     Push(std::move(act), Hidden(v_.d_ff));
     Linear(p + "mlp.fc2", rows_, v_.d_ff, d, true, Component::kVision, Hidden(d));
@@ -148,11 +170,11 @@ class VisionBuilder {
     const std::vector<uint64_t> shape = {b_, Count("projector", {v_.images, t}), d};
     // DeepSpeed's profiler counts pooling as one FLOP per input element.
     Layer pool = MakeElementwise("projector.pool", LayerKind::kPool, Component::kProjector,
-                                        Count("projector", {rows_, d}), kFlopsPerElementwise);
+                                 Count("projector", {rows_, d}), kFlopsPerElementwise);
     pool.saved.push_back({.id = pool.path + ":input", .elements = Count("projector", {rows_, d})});
     Push(std::move(pool), shape);
-    Layer norm = MakeElementwise("projector.norm", LayerKind::kNorm, Component::kProjector, elements,
-                                        kFlopsPerRmsNormElement);
+    Layer norm =
+        MakeElementwise("projector.norm", LayerKind::kNorm, Component::kProjector, elements, kFlopsPerRmsNormElement);
     AddParamTensor(norm, {d}, false);
     norm.saved = {{.id = cur_, .elements = elements, .cls = SavedClass::kFp32},
                   {.id = "projector.norm:squares", .elements = elements, .cls = SavedClass::kFp32},
@@ -163,10 +185,37 @@ class VisionBuilder {
            {b_, Count("projector", {v_.images, t}), text_width_});
   }
 
+  // Llama 4: layernorm_post's output without the class token, pixel-shuffled (reshapes and a permute:
+  // a copy that fc1 keeps) into tokens_per_image tokens of d·shuffle² features;
+  // Llama4VisionPixelShuffleMLP's fc1 and fc2 without biases, each followed by GELU (which saves its
+  // input); then Llama4MultiModalProjector's linear_1 to the text width without a bias.
+  void Llama4Projector() {
+    const uint64_t t = v_.tokens_per_image, a = v_.adapter_width;
+    const uint64_t rows = Count("vision.adapter", {images_, t});
+    const uint64_t wide = Count("vision.adapter", {v_.d_model, v_.shuffle, v_.shuffle});
+    auto shape = [&](uint64_t width) {
+      return std::vector<uint64_t>{b_, Count("vision.adapter", {v_.images, t}), width};
+    };
+    cur_ = "vision.adapter.shuffle";
+    Linear("vision.adapter.fc1", rows, wide, a, false, Component::kVision, shape(a));
+    for (const char* name : {"vision.adapter.act1", "vision.adapter.act2"}) {
+      Layer act = MakeElementwise(name, LayerKind::kActivation, Component::kVision, Count(name, {rows, a}),
+                                  kFlopsPerElementwise);
+      act.saved.push_back({.id = cur_, .elements = Count(name, {rows, a})});
+      Push(std::move(act), shape(a));
+      if (name == std::string("vision.adapter.act1")) {
+        Linear("vision.adapter.fc2", rows, a, a, false, Component::kVision, shape(a));
+      }
+    }
+    Linear("projector.proj", rows, a, text_width_, false, Component::kProjector, shape(text_width_));
+  }
+
   const VisionSpec& v_;
   const uint64_t text_width_;
   const bool flash_;
-  const uint64_t b_, side_, patches_, images_, rows_;
+  const uint64_t b_, side_, patches_;
+  const bool llama4_;
+  const uint64_t tokens_, images_, rows_;
   std::vector<Layer>& layers_;
   std::string cur_ = std::string(kInputTensor);
 };

@@ -42,8 +42,9 @@ const FamilyRow kFamilies[] = {
     {"llama-3.2-1b-instruct.json", 1'235'814'400, 0, 0, 268'435'456,
      "derived; keras-hub's 1,498,482,688 counts the tied head twice (+128256·2048)"},
     {"llama-3.2-3b.json", 3'212'749'824, 0, 0, 939'524'096, "HF safetensors total"},
-    {"llama-4-scout-17b-16e.json", 107'769'861'120, 17'172'894'720, 16'138'408'960, 1'610'612'736,
-     "text only: HF total 108,641,793,536 less the vision tower 871,932,416 derived from vision_config"},
+    // Active counts include the vision model and projector (871,932,416): no expert of theirs is idle.
+    {"llama-4-scout-17b-16e.json", 108'641'793'536, 18'044'827'136, 17'010'341'376, 1'610'612'736,
+     "HF safetensors total with the vision model and projector (kvfit table)"},
     {"gpt-oss-20b.json", 20'914'757'184, 4'187'440'704, 3'608'307'264, 204'472'320,
      "keras-hub gpt_oss_20b_en; active: OpenAI '3.6B'"},
     {"gpt-oss-120b.json", 116'829'156'672, 5'711'982'912, 5'132'849'472, 306'708'480,
@@ -170,7 +171,7 @@ TEST_CASE("families: DeepSeek details") {
 TEST_CASE("families: nested text_config and legacy spellings") {
   const ModelSpec gemma3 = LoadModelFile(Hf("gemma-3-27b-it.json"));
   CHECK(gemma3.transformer.vocab_size == 262'208);  // Gemma3TextConfig's default: no key in text_config
-  CHECK(gemma3.notes.empty());  // its vision tower is counted (vision_test.cc)
+  CHECK(gemma3.notes.empty());                      // its vision tower is counted (vision_test.cc)
   CHECK(gemma3.transformer.vision.has_value());
   CHECK(LoadModelFile(Hf("falcon-40b-rw.json")).transformer.n_kv_heads == 8);          // n_head_kv
   CHECK(LoadModelFile(Hf("falcon-7b-instruct-rw.json")).transformer.n_kv_heads == 1);  // multi_query

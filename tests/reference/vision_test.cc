@@ -1,7 +1,8 @@
-// Issue 16's vision towers of multimodal configs: Gemma 3's SigLIP tower and projector from the real
-// gemma-3-27b-it config.json (tests/data/hf/, provenance in SOURCES.md; derivation in EXPECTED.md).
-// The counts are derived by hand from modeling_siglip.py and modeling_gemma3.py; the whole model's
-// total is the published checkpoint total.
+// Issue 16's vision towers of multimodal configs: Gemma 3's SigLIP tower and projector and Llama 4's
+// vision model and projector, from the real gemma-3-27b-it and Llama-4-Scout config.json files
+// (tests/data/hf/, provenance in SOURCES.md; derivations in EXPECTED.md). The counts are derived by
+// hand from modeling_siglip.py, modeling_gemma3.py and modeling_llama4.py; each whole model's total
+// is its published checkpoint total.
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
@@ -89,14 +90,42 @@ TEST_CASE("vision: the tower runs over one image per sequence") {
   CHECK(with->params.total - without->params.total == 416'866'032 + 6'194'304);
 }
 
+TEST_CASE("vision: Llama 4's vision model and projector against the checkpoint total") {
+  const ModelSpec spec = LoadModelFile(Hf("llama-4-scout-17b-16e.json"));
+  REQUIRE(spec.transformer.vision.has_value());
+  CHECK(spec.notes.empty());
+  CHECK(spec.transformer.vision->tokens_per_image == 144);  // (336 / 14)² · 0.5²
+  Settings s;
+  s.seq = 512;
+  const auto summary = Evaluation(spec).Summary(s);
+  const ParamCounts& p = summary->params;
+  // Llama4VisionModel (EXPECTED.md): patch linear 588·1408 = 827,904, class_embedding 1,408,
+  // positional_embedding_vlm 577·1408 = 812,416, layernorm_pre/post 5,632, 34 layers of 23,807,872
+  // = 809,467,648, vision_adapter fc1 5632·4096 = 23,068,672 and fc2 4096·4096 = 16,777,216:
+  // 850,960,896. Llama4MultiModalProjector: 4096·5120 = 20,971,520.
+  CHECK(p.by_component.at(Component::kVision) == 850'960'896);
+  CHECK(p.by_component.at(Component::kProjector) == 20'971'520);
+  // 107,769,861,120 (language model, families_test.cc) + 871,932,416 = 108,641,793,536, the HF
+  // safetensors total of Llama-4-Scout-17B-16E (kvfit table).
+  CHECK(p.total == 108'641'793'536);
+  // Per 336 x 336 tile, 576 patches and a class token (577 tokens), h = 1408, 16 heads of 88,
+  // f = 5632: patch linear 2·576·1408·588 = 953,745,408; each layer q/k/v 2·577·1408·4224 + QK^T
+  // and AV 2·2·577²·88·16 + out 2·577·1408² + fc1 and fc2 2·2·577·1408·5632 = 29,328,217,600;
+  // adapter over 144 tokens 2·144·5632·4096 + 2·144·4096² = 11,475,615,744:
+  // 953,745,408 + 34·29,328,217,600 + 11,475,615,744 = 1,009,588,759,552; projector
+  // 2·144·4096·5120 = 6,039,797,760.
+  CHECK(summary->flops.forward_by_component.at(Component::kVision) == 1'009'588'759'552ULL);
+  CHECK(summary->flops.forward_by_component.at(Component::kProjector) == 6'039'797'760ULL);
+}
+
 TEST_CASE("vision: the CLI") {
   const std::string file = Hf("gemma-3-27b-it.json");
   const auto images = testing::RunTally({"flops", file, "--seq", "1024", "--get", "settings.images"});
   CHECK(images.out == "1\n");
   CHECK(images.err.empty());
   CHECK(testing::RunTally({"estimate", file, "--seq", "1024", "--batch", "2", "--tp", "2"}).code == 0);
-  CHECK(testing::RunTally({"estimate", file, "--seq", "1024", "--attention", "eager", "--trainable", "vision=false"}).code ==
-        0);
+  CHECK(testing::RunTally({"estimate", file, "--seq", "1024", "--attention", "eager", "--trainable", "vision=false"})
+            .code == 0);
   // Inference: the prefill encodes the image; a decode step reads no tower.
   CHECK(testing::RunTally({"time", file, "--hardware", "h100-sxm", "--mode", "infer"}).code == 0);
   // 100 tokens cannot hold the image's 256: the tower is still counted, with a warning.
@@ -114,17 +143,22 @@ TEST_CASE("vision: what is not modelled is refused") {
   CHECK_THROWS_WITH_AS(WithVision(R"({"model_type": "clip_vision_model", "vision_use_head": false})"),
                        doctest::Contains("unsupported vision model_type 'clip_vision_model'"), InputError);
   // 250 tokens are no square grid; 9 (3 x 3) does not tile 64 patches per side.
-  CHECK_THROWS_WITH_AS(WithVision(R"({"vision_use_head": false, "image_size": 896, "patch_size": 14})",
-                                  "\"mm_tokens_per_image\": 250"),
-                       doctest::Contains("must be the square of a divisor of the 64 patches per side"), InputError);
-  CHECK_THROWS_WITH_AS(WithVision(R"({"vision_use_head": false, "image_size": 896, "patch_size": 14})",
-                                  "\"mm_tokens_per_image\": 9"),
-                       doctest::Contains("must be the square of a divisor"), InputError);
-  // Llama 4's vision model is not modelled: its language model is counted, and a note says so.
-  const ModelSpec llama4 = LoadModelFile(Hf("llama-4-scout-17b-16e.json"));
-  CHECK_FALSE(llama4.transformer.vision.has_value());
-  REQUIRE(llama4.notes.size() == 1);
-  CHECK(llama4.notes[0].find("vision parameters") != std::string::npos);
+  CHECK_THROWS_WITH_AS(
+      WithVision(R"({"vision_use_head": false, "image_size": 896, "patch_size": 14})", "\"mm_tokens_per_image\": 250"),
+      doctest::Contains("must be the square of a divisor of the 64 patches per side"), InputError);
+  CHECK_THROWS_WITH_AS(
+      WithVision(R"({"vision_use_head": false, "image_size": 896, "patch_size": 14})", "\"mm_tokens_per_image\": 9"),
+      doctest::Contains("must be the square of a divisor"), InputError);
+  // Llama 4: a projector bias is not modelled; a pixel shuffle must tile the patch grid.
+  std::string llama4 = ReadFileText(Hf("llama-4-scout-17b-16e.json"));
+  const size_t bias = llama4.find("\"multi_modal_projector_bias\": false");
+  REQUIRE(bias != std::string::npos);
+  CHECK_THROWS_WITH_AS(LoadModelText("l4.json", std::string(llama4).replace(bias + 30, 5, "true")),
+                       doctest::Contains("a projector bias is not modelled"), InputError);
+  const size_t shuffle = llama4.find("\"pixel_shuffle_ratio\": 0.5");
+  REQUIRE(shuffle != std::string::npos);
+  CHECK_THROWS_WITH_AS(LoadModelText("l4.json", std::string(llama4).replace(shuffle + 23, 3, "0.2")),
+                       doctest::Contains("pixel_shuffle_ratio must be 1/k"), InputError);
 }
 
 }  // namespace

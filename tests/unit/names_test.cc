@@ -54,7 +54,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<ActivationKind>(8);
   CheckRoundTrip<DropoutMask>(2);
   CheckRoundTrip<LayerKind>(16);
-  CheckRoundTrip<Component>(16);
+  CheckRoundTrip<Component>(18);
   CheckRoundTrip<Solve>(3);
 }
 
