@@ -36,15 +36,16 @@ const std::vector<std::string> kUsedKeys = {
     "hidden_dim", "n_layers", "n_heads", "activation", "sinusoidal_pos_embds", "position_embedding_type", "image_size",
     "patch_size", "num_channels", "qkv_bias",
     // vision towers (issue 16)
-    "vision_config", "mm_tokens_per_image"};
+    "vision_config", "mm_tokens_per_image", "vision_feature_layer", "vision_feature_select_strategy",
+    "projector_hidden_act", "multimodal_projector_bias"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
 
 // Model types that wrap a language model in `text_config` (multimodal checkpoints): the type of
 // the language model inside when the text_config does not say.
-const std::vector<std::pair<std::string, std::string>> kWrappers = {{"gemma3", "gemma3_text"},
-                                                                    {"llama4", "llama4_text"}};
+const std::vector<std::pair<std::string, std::string>> kWrappers = {
+    {"gemma3", "gemma3_text"}, {"llama4", "llama4_text"}, {"llava", "llama"}};
 
 class HfReader {
  public:
@@ -67,8 +68,12 @@ class HfReader {
       if (!t_.dtype) t_.dtype = Dtype();
       // Gemma 3's SigLIP and Llama 4's vision model with their projectors (config/hf_vision.h).
       const bool vision = m_.Has("vision_config");
-      if (vision)
-        t_.vision = wrapper == "gemma3" ? ReadGemma3Vision(root_, m_.file()) : ReadLlama4Vision(root_, m_.file());
+      if (vision) {
+        t_.vision = wrapper == "gemma3"  ? ReadGemma3Vision(root_, m_.file())
+                    : wrapper == "llava" ? ReadLlavaVision(root_, m_.file())
+                                         : ReadLlama4Vision(root_, m_.file());
+      }
+      llama_defaults_ = wrapper == "llava";
       root_ = text;
       m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
       type = m_.String("model_type", inner);
@@ -207,6 +212,19 @@ class HfReader {
     t_.position = PositionKind::kRope;
   }
 
+  // configuration_llama.py's defaults, on which LLaVA's text_config relies (llava-1.5's names only what
+  // differs from them).
+  void ReadLlamaDefaults() {
+    t_.vocab_size = m_.PositiveInt("vocab_size", 32000);
+    t_.d_model = m_.PositiveInt("hidden_size", 4096);
+    t_.d_ff = m_.PositiveInt("intermediate_size", 11008);
+    t_.n_layers = m_.PositiveInt("num_hidden_layers", 32);
+    t_.n_heads = m_.PositiveInt("num_attention_heads", 32);
+    t_.n_kv_heads = KvHeads(t_.n_heads);
+    t_.context_length = m_.PositiveInt("max_position_embeddings", 2048);
+    t_.position = PositionKind::kRope;
+  }
+
   // A list of whole numbers (mlp_only_layers, moe_layers, no_rope_layers), each < `below`.
   std::vector<uint64_t> IntList(const std::string& key, uint64_t below) const {
     std::vector<uint64_t> out;
@@ -303,6 +321,8 @@ class HfReader {
     // Gemma3TextConfig's defaults: a vocabulary of 262,208 and 131,072 positions.
     if (type == "gemma3_text")
       ReadCommonSizes(262'208, 131'072);
+    else if (llama_defaults_)
+      ReadLlamaDefaults();
     else
       ReadCommonSizes();
     t_.head_dim = m_.PositiveInt("head_dim", 0);
@@ -796,6 +816,7 @@ class HfReader {
   double rotary_fraction_ = 0;
   bool no_rotary_ = false;
   std::optional<bool> outer_tied_;                // tie_word_embeddings of a multimodal wrapper
+  bool llama_defaults_ = false;                   // LLaVA's text_config: LlamaConfig's defaults apply
   std::string kv_key_;                            // the key that gave the K/V heads, for errors
   AttentionKind uniform_ = AttentionKind::kFull;  // every layer's, when kinds_ is empty
   std::vector<AttentionKind> kinds_;
@@ -807,14 +828,12 @@ class HfReader {
 
 const std::vector<std::string>& HfFamilies() {
   static const std::vector<std::string> kFamilies = {
-      "bert",        "bloom",       "cohere",     "cohere2",         "deepseek_v2",
-      "deepseek_v3", "distilbert",  "falcon",     "gemma",           "gemma2",
-      "gemma3",      "gemma3_text", "gpt2",       "gpt_bigcode",     "gpt_neox",
-      "gpt_oss",     "gptj",        "llama",      "llama4",          "llama4_text",
-      "mistral",     "mixtral",     "olmo",       "olmo2",           "opt",
-      "phi",         "phi-msft",    "phi3",       "phimoe",          "qwen2",
-      "qwen3",       "qwen3_moe",   "RefinedWeb", "RefinedWebModel", "roberta",
-      "starcoder2",  "vit",         "xlm-roberta"};
+      "bert",     "bloom",      "cohere", "cohere2",    "deepseek_v2", "deepseek_v3", "distilbert",
+      "falcon",   "gemma",      "gemma2", "gemma3",     "gemma3_text", "gpt2",        "gpt_bigcode",
+      "gpt_neox", "gpt_oss",    "gptj",   "llama",      "llama4",      "llama4_text", "llava",
+      "mistral",  "mixtral",    "olmo",   "olmo2",      "opt",         "phi",         "phi-msft",
+      "phi3",     "phimoe",     "qwen2",  "qwen3",      "qwen3_moe",   "RefinedWeb",  "RefinedWebModel",
+      "roberta",  "starcoder2", "vit",    "xlm-roberta"};
   return kFamilies;
 }
 

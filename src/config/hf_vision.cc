@@ -144,4 +144,52 @@ VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file) {
   return v;
 }
 
+// configuration_llava.py (LlavaConfig: vision_feature_layer -2, strategy "default",
+// projector_hidden_act "gelu", multimodal_projector_bias true) and configuration_clip.py
+// (CLIPVisionConfig's defaults).
+VisionSpec ReadLlavaVision(const YAML::Node& root, const std::string& file) {
+  const ConfigMap outer(root, file, "config.json",
+                        {"vision_config", "vision_feature_layer", "vision_feature_select_strategy",
+                         "projector_hidden_act", "multimodal_projector_bias"},
+                        UnknownKeys::kIgnore);
+  const ConfigMap m = VisionConfig(outer);
+  const std::string type = m.String("model_type", "clip_vision_model");
+  if (type != "clip_vision_model") {
+    throw InputError(m.Loc("model_type"),
+                     "unsupported vision model_type '" + type + "'; tally reads clip_vision_model for llava");
+  }
+  VisionSpec v;
+  v.kind = VisionKind::kClip;
+  const std::array<uint64_t, 6> clip = {768, 3072, 12, 12, 224, 32};  // CLIPVisionConfig's defaults
+  ReadSizes(m, &clip, v);
+  if (outer.String("projector_hidden_act", "gelu").rfind("gelu", 0) != 0) {
+    throw InputError(outer.Loc("projector_hidden_act"), "unsupported projector_hidden_act; tally reads gelu");
+  }
+  if (!outer.Bool("multimodal_projector_bias", true)) {
+    throw InputError(outer.Loc("multimodal_projector_bias"), "a projector without biases is not modelled yet");
+  }
+  // hidden_states has n_layers + 1 entries (the embeddings', then each layer's): -2 is the output of
+  // the second-to-last layer.
+  int64_t layer = -2;
+  if (outer.Has("vision_feature_layer")) {
+    const YAML::Node& node = outer.Get("vision_feature_layer");
+    try {
+      layer = node.IsScalar() ? node.as<int64_t>() : 0;
+    } catch (const YAML::Exception&) {
+      layer = 0;
+    }
+    const auto n = static_cast<int64_t>(v.n_layers);
+    if (!node.IsScalar() || layer == 0 || layer < -n || layer > n) {
+      throw InputError(outer.Loc("vision_feature_layer"), "vision_feature_layer must be one layer, from -" +
+                                                              std::to_string(n) + " to " + std::to_string(n) +
+                                                              " (not 0), got " + Describe(node));
+    }
+  }
+  v.live_layers = static_cast<uint64_t>(layer < 0 ? static_cast<int64_t>(v.n_layers) + 1 + layer : layer);
+  const size_t strategy = outer.Choice("vision_feature_select_strategy", {"default", "full"}, 0);
+  const uint64_t side = v.image_size / v.patch_size;
+  v.tokens_per_image = side * side + (strategy == 1 ? 1 : 0);
+  return v;
+}
+
 }  // namespace tally

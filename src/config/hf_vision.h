@@ -20,4 +20,9 @@ VisionSpec ReadGemma3Vision(const YAML::Node& root, const std::string& file);
 // projector_output_dim = vision_output_dim) and whose projector has no bias.
 VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file);
 
+// LLaVA (model_type llava): vision_config must be a clip_vision_model; vision_feature_layer (one
+// layer), vision_feature_select_strategy (default: the class token dropped; full) and
+// projector_hidden_act (gelu) are read from the top level.
+VisionSpec ReadLlavaVision(const YAML::Node& root, const std::string& file);
+
 }  // namespace tally

@@ -81,12 +81,18 @@ inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 //    and k; the class token dropped, a pixel shuffle of 1/shuffle (4 patches into one token of 4·d),
 //    the vision adapter (fc1 to adapter_width, GELU, fc2, GELU, no biases); Llama4MultiModalProjector
 //    projects adapter_width to the text width without a bias.
-enum class VisionKind { kSiglip, kLlama4 };
+//  - kClip: LLaVA's. CLIPVisionModel (modeling_clip.py): a patch convolution without a bias, a class
+//    token in front and learned positions, pre_layrnorm, the layers, post_layernorm over the class
+//    token only. LlavaMultiModalProjector (modeling_llava.py): from the patches' features (class
+//    token dropped) linear_1 to the text width, GELU, linear_2, with biases. Layers past
+//    vision_feature_layer still run forward (transformers runs the whole tower) but get no gradient.
+enum class VisionKind { kSiglip, kLlama4, kClip };
 
 struct VisionSpec {
   VisionKind kind = VisionKind::kSiglip;
   uint64_t shuffle = 1;        // Llama 4: the pixel shuffle's 1 / pixel_shuffle_ratio per side
   uint64_t adapter_width = 0;  // Llama 4: projector_input_dim (= projector_output_dim, vision_output_dim)
+  uint64_t live_layers = 0;    // CLIP: layers up to vision_feature_layer, whose output is used (0: all)
   uint64_t image_size = 0;     // pixels per side
   uint64_t patch_size = 0;
   uint64_t channels = 3;

@@ -22,15 +22,26 @@ class VisionBuilder {
         side_(v.image_size / v.patch_size),
         patches_(Count("vision", {side_, side_})),
         llama4_(v.kind == VisionKind::kLlama4),
-        tokens_(patches_ + (llama4_ ? 1 : 0)),  // Llama 4's class token
+        clip_(v.kind == VisionKind::kClip),
+        tokens_(patches_ + (llama4_ || clip_ ? 1 : 0)),  // Llama 4's and CLIP's class token
         images_(Count("vision", {b_, v.images})),
         rows_(Count("vision", {images_, tokens_})),
         layers_(layers) {}
 
   void Build() {
     Embeddings();
-    if (llama4_) LayerNorm("vision.pre_norm");  // layernorm_pre
-    for (uint64_t i = 0; i < v_.n_layers; ++i) EncoderLayer("vision.layers." + std::to_string(i) + ".");
+    if (llama4_ || clip_) LayerNorm("vision.pre_norm");  // layernorm_pre, pre_layrnorm
+    const uint64_t live = v_.live_layers == 0 ? v_.n_layers : v_.live_layers;
+    std::string features;
+    for (uint64_t i = 0; i < v_.n_layers; ++i) {
+      if (i == live) features = cur_;
+      dead_ = i >= live;
+      EncoderLayer("vision.layers." + std::to_string(i) + ".");
+    }
+    if (clip_) {
+      ClipHead(features.empty() ? cur_ : features);
+      return;
+    }
     LayerNorm("vision.post_norm");
     if (llama4_)
       Llama4Projector();
@@ -44,6 +55,12 @@ class VisionBuilder {
 
   void Push(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
     l.shape = std::move(shape);
+    if (dead_) {
+      // A layer past the features the projector reads: its output reaches no loss, so autograd
+      // neither keeps its tensors nor runs its backward.
+      l.saved.clear();
+      for (Gemm& g : l.gemms) g.grad_a = g.grad_b = false;
+    }
     cur_ = output_id.empty() ? l.path : output_id;
     layers_.push_back(std::move(l));
   }
@@ -60,10 +77,11 @@ class VisionBuilder {
     conv.path = "vision.embed.patch";
     conv.kind = LayerKind::kConv2d;
     conv.component = Component::kVision;
+    const bool bias = !llama4_ && !clip_;  // SigLIP's convolution only
     AddParamTensor(conv, {d, c, p, p}, false);
-    if (!llama4_) AddParamTensor(conv, {d}, false);
+    if (bias) AddParamTensor(conv, {d}, false);
     conv.gemms.push_back({.m = patch_rows, .n = d, .k = Count(conv.path, {c, p, p}), .grad_a = false});
-    conv.non_matmul_flops = llama4_ ? 0 : Count(conv.path, {patch_rows, d});
+    conv.non_matmul_flops = bias ? Count(conv.path, {patch_rows, d}) : 0;
     if (llama4_) {
       conv.saved.push_back(
           {.id = "vision.embed.unfold", .elements = Count(conv.path, {patch_rows, c, p, p}), .dw_only = true});
@@ -75,7 +93,7 @@ class VisionBuilder {
     Push(std::move(conv), {b_, Count("vision", {v_.images, patches_}), d});
     Layer pos = MakeElementwise("vision.embed.positions", LayerKind::kEmbedding, Component::kVision,
                                 Count("vision", {rows_, d}), kFlopsPerElementwise);
-    if (llama4_) AddParamTensor(pos, {d}, false);  // class_embedding
+    if (llama4_ || clip_) AddParamTensor(pos, {d}, false);  // class_embedding
     AddParamTensor(pos, {tokens_, d}, false);
     Push(std::move(pos), Hidden(d));
   }
@@ -210,11 +228,36 @@ class VisionBuilder {
     Linear("projector.proj", rows, a, text_width_, false, Component::kProjector, shape(text_width_));
   }
 
+  // CLIPVisionTransformer's post_layernorm over the class token of the last layer (its pooled output,
+  // which LLaVA does not use), then LlavaMultiModalProjector over the features of layer
+  // vision_feature_layer: the patches (class token dropped unless the strategy is "full"; the slice
+  // is copied for linear_1), linear_1, GELU, linear_2, with biases.
+  void ClipHead(const std::string& features) {
+    const uint64_t d = v_.d_model, t = v_.tokens_per_image;
+    dead_ = true;
+    Layer post = MakeElementwise("vision.post_norm", LayerKind::kNorm, Component::kVision,
+                                 Count("vision", {images_, d}), kFlopsPerLayerNormElement);
+    AddParamTensor(post, {d}, false);
+    AddParamTensor(post, {d}, false);
+    Push(std::move(post), {b_, v_.images, d});
+    dead_ = false;
+    const uint64_t rows = Count("projector", {images_, t});
+    auto shape = [&](uint64_t width) { return std::vector<uint64_t>{b_, Count("projector", {v_.images, t}), width}; };
+    cur_ = t == tokens_ ? features : "projector.select";
+    Linear("projector.linear_1", rows, d, text_width_, true, Component::kProjector, shape(text_width_));
+    Layer act = MakeElementwise("projector.act", LayerKind::kActivation, Component::kProjector,
+                                Count("projector", {rows, text_width_}), kFlopsPerElementwise);
+    act.saved.push_back({.id = cur_, .elements = Count("projector", {rows, text_width_})});
+    Push(std::move(act), shape(text_width_));
+    Linear("projector.linear_2", rows, text_width_, text_width_, true, Component::kProjector, shape(text_width_));
+  }
+
   const VisionSpec& v_;
   const uint64_t text_width_;
   const bool flash_;
   const uint64_t b_, side_, patches_;
-  const bool llama4_;
+  const bool llama4_, clip_;
+  bool dead_ = false;  // building a layer whose output no loss reads
   const uint64_t tokens_, images_, rows_;
   std::vector<Layer>& layers_;
   std::string cur_ = std::string(kInputTensor);

@@ -118,6 +118,49 @@ TEST_CASE("vision: Llama 4's vision model and projector against the checkpoint t
   CHECK(summary->flops.forward_by_component.at(Component::kProjector) == 6'039'797'760ULL);
 }
 
+TEST_CASE("vision: LLaVA-1.5's CLIP tower and projector against the checkpoint total") {
+  const ModelSpec spec = LoadModelFile(Hf("llava-1.5-7b-hf.json"));
+  REQUIRE(spec.transformer.vision.has_value());
+  CHECK(spec.notes.empty());
+  CHECK(spec.transformer.vision->tokens_per_image == 576);  // (336 / 14)², the class token dropped
+  CHECK(spec.transformer.vision->live_layers == 23);        // vision_feature_layer -2
+  Settings s;
+  s.seq = 1024;
+  const auto summary = Evaluation(spec).Summary(s);
+  const ParamCounts& p = summary->params;
+  // CLIPVisionModel (ViT-L/14 at 336), h = 1024, f = 4096: class_embedding 1,024, patch conv
+  // 1024·588 = 602,112 (no bias), positions 577·1024 = 590,848, pre_layrnorm and post_layernorm
+  // 2·2,048, 24 layers of 4·1024 + 4·(1024² + 1024) + 1024·4096 + 4096 + 4096·1024 + 1024 =
+  // 12,596,224: 303,507,456. LlavaMultiModalProjector: 1024·4096 + 4096 + 4096² + 4096 = 20,979,712.
+  CHECK(p.by_component.at(Component::kVision) == 303'507'456);
+  CHECK(p.by_component.at(Component::kProjector) == 20'979'712);
+  // The language model is Llama 2 7B (LlamaConfig's defaults) with V = 32,064: 6,738,415,616 +
+  // 2·64·4096 = 6,738,939,904. The whole model, 7,063,427,072, is sum(p.numel()) of
+  // LlavaForConditionalGeneration for llava-hf/llava-1.5-7b-hf (index ids 4065502446, 53760140093).
+  CHECK(p.total == 7'063'427'072);
+  CHECK(p.total - 303'507'456 - 20'979'712 == 6'738'939'904);
+  // Per image, 576 patches and the class token (577 tokens), 16 heads of 64: patch conv
+  // 2·576·1024·588 = 693,633,024; each layer q/k/v 2·577·1024·3072 + QK^T and AV 2·2·577²·64·16 +
+  // out 2·577·1024² + fc1 and fc2 2·2·577·1024·4096 = 15,884,357,632; all 24 layers run:
+  // 693,633,024 + 24·15,884,357,632 = 381,918,216,192. Projector 2·576·1024·4096 + 2·576·4096² =
+  // 24,159,191,040.
+  CHECK(summary->flops.forward_by_component.at(Component::kVision) == 381'918'216'192ULL);
+  CHECK(summary->flops.forward_by_component.at(Component::kProjector) == 24'159'191'040ULL);
+  // Backward: the last layer's output is not the features (-2): it gets no gradient. The patch conv's
+  // dW 693,633,024 + 2·23·15,884,357,632 + 2·24,159,191,040 = 779,692,466,176.
+  std::string text = ReadFileText(Hf("llava-1.5-7b-hf.json"));
+  const size_t at = text.find("\"vision_config\"");
+  text.replace(at, text.find('}', at) + 1 - at, "\"no_vision\": 0");
+  const auto without = Evaluation(LoadModelText("llava.json", text)).Summary(s);
+  CHECK(summary->flops.backward - without->flops.backward == 779'692'466'176ULL);
+  CHECK(summary->params.total - without->params.total == 303'507'456 + 20'979'712);
+  // A list of feature layers (LLaVA-OneVision style) is refused.
+  std::string listed = ReadFileText(Hf("llava-1.5-7b-hf.json"));
+  listed.replace(listed.find("\"vision_feature_layer\": -2"), 26, "\"vision_feature_layer\": [-2, -5]");
+  CHECK_THROWS_WITH_AS(LoadModelText("llava.json", listed), doctest::Contains("vision_feature_layer must be one layer"),
+                       InputError);
+}
+
 TEST_CASE("vision: the CLI") {
   const std::string file = Hf("gemma-3-27b-it.json");
   const auto images = testing::RunTally({"flops", file, "--seq", "1024", "--get", "settings.images"});

@@ -57,7 +57,7 @@ const BadCase kCases[] = {
     {"hf_unknown_model_type.json", Stage::kLoad,
      "3:17: error: unsupported model_type 't5'; tally reads bert, bloom, cohere, cohere2, deepseek_v2, "
      "deepseek_v3, distilbert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gpt_oss, "
-     "gptj, llama, llama4, llama4_text, mistral, mixtral, olmo, olmo2, opt, phi, phi-msft, phi3, phimoe, qwen2, "
+     "gptj, llama, llama4, llama4_text, llava, mistral, mixtral, olmo, olmo2, opt, phi, phi-msft, phi3, phimoe, qwen2, "
      "qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, roberta, starcoder2, vit, xlm-roberta; for another model, "
      "write a tally YAML config (README, \"Model configs\")"},
     {"hf_quoted_heads.json", Stage::kLoad,
