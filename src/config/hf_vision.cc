@@ -1,6 +1,7 @@
 // The vision towers of multimodal configs, read from vision_config as transformers builds them:
-// configuration_siglip.py (SiglipVisionConfig and its defaults) and configuration_gemma3.py
-// (Gemma3Config.mm_tokens_per_image, default 256).
+// configuration_siglip.py (SiglipVisionConfig and its defaults) with configuration_gemma3.py
+// (Gemma3Config.mm_tokens_per_image, default 256), configuration_llama4.py, and
+// configuration_clip.py with configuration_llava.py.
 #include "config/hf_vision.h"
 
 #include <array>
