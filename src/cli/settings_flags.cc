@@ -16,7 +16,7 @@ const std::vector<Component>& TrainableComponents() {
   static const std::vector<Component> kComponents = {
       Component::kEmbedding,       Component::kAttention, Component::kMlp,    Component::kNorm,
       Component::kLmHead,          Component::kRouter,    Component::kLinear, Component::kConv2d,
-      Component::kEmbedProjection, Component::kHead};
+      Component::kEmbedProjection, Component::kHead,      Component::kVision, Component::kProjector};
   return kComponents;
 }
 

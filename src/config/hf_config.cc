@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "config/hf_ssm.h"
+#include "config/hf_vision.h"
 #include "config/names.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
@@ -40,15 +41,18 @@ const std::vector<std::string> kUsedKeys = {
     "feed_forward_proj", "dropout_rate", "encoder_layers", "decoder_layers", "encoder_attention_heads",
     "decoder_attention_heads", "encoder_ffn_dim", "decoder_ffn_dim", "activation_function", "attention_dropout",
     "activation_dropout", "normalize_before", "add_final_layer_norm", "scale_embedding", "num_mel_bins",
-    "max_source_positions", "max_target_positions"};
+    "max_source_positions", "max_target_positions",
+    // vision towers (issue 16)
+    "vision_config", "mm_tokens_per_image", "vision_feature_layer", "vision_feature_select_strategy",
+    "projector_hidden_act", "multimodal_projector_bias"};
 
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kDefaultContext = 2048;
 
 // Model types that wrap a language model in `text_config` (multimodal checkpoints): the type of
 // the language model inside when the text_config does not say.
-const std::vector<std::pair<std::string, std::string>> kWrappers = {{"gemma3", "gemma3_text"},
-                                                                    {"llama4", "llama4_text"}};
+const std::vector<std::pair<std::string, std::string>> kWrappers = {
+    {"gemma3", "gemma3_text"}, {"llama4", "llama4_text"}, {"llava", "llama"}};
 
 class HfReader {
  public:
@@ -69,13 +73,23 @@ class HfReader {
       outer_tied_ =
           m_.Has("tie_word_embeddings") ? std::optional<bool>(m_.Bool("tie_word_embeddings", false)) : std::nullopt;
       if (!t_.dtype) t_.dtype = Dtype();
+      // Gemma 3's SigLIP and Llama 4's vision model with their projectors (config/hf_vision.h).
+      const bool vision = m_.Has("vision_config");
+      if (vision) {
+        t_.vision = wrapper == "gemma3"  ? ReadGemma3Vision(root_, m_.file())
+                    : wrapper == "llava" ? ReadLlavaVision(root_, m_.file())
+                                         : ReadLlama4Vision(root_, m_.file());
+      }
+      llama_defaults_ = wrapper == "llava";
       root_ = text;
       m_ = ConfigMap(text, m_.file(), "text_config", kUsedKeys, UnknownKeys::kIgnore);
       type = m_.String("model_type", inner);
       if (type != "gemma3_text" && type != "llama4_text") type = inner;  // the wrapper's own language model
       if (!t_.dtype) t_.dtype = Dtype();
-      spec_.notes.push_back("the vision parameters of this " + model_type +
-                            " checkpoint are not included: tally counts its language model (text_config)");
+      if (!vision) {
+        spec_.notes.push_back("the vision parameters of this " + model_type +
+                              " checkpoint are not included: tally counts its language model (text_config)");
+      }
     }
     if (type == "bert" || type == "roberta" || type == "xlm-roberta")
       Bert(type);
@@ -211,6 +225,19 @@ class HfReader {
     t_.position = PositionKind::kRope;
   }
 
+  // configuration_llama.py's defaults, on which LLaVA's text_config relies (llava-1.5's names only what
+  // differs from them).
+  void ReadLlamaDefaults() {
+    t_.vocab_size = m_.PositiveInt("vocab_size", 32000);
+    t_.d_model = m_.PositiveInt("hidden_size", 4096);
+    t_.d_ff = m_.PositiveInt("intermediate_size", 11008);
+    t_.n_layers = m_.PositiveInt("num_hidden_layers", 32);
+    t_.n_heads = m_.PositiveInt("num_attention_heads", 32);
+    t_.n_kv_heads = KvHeads(t_.n_heads);
+    t_.context_length = m_.PositiveInt("max_position_embeddings", 2048);
+    t_.position = PositionKind::kRope;
+  }
+
   // A list of whole numbers (mlp_only_layers, moe_layers, no_rope_layers), each < `below`.
   std::vector<uint64_t> IntList(const std::string& key, uint64_t below) const {
     std::vector<uint64_t> out;
@@ -307,6 +334,8 @@ class HfReader {
     // Gemma3TextConfig's defaults: a vocabulary of 262,208 and 131,072 positions.
     if (type == "gemma3_text")
       ReadCommonSizes(262'208, 131'072);
+    else if (llama_defaults_)
+      ReadLlamaDefaults();
     else
       ReadCommonSizes();
     t_.head_dim = m_.PositiveInt("head_dim", 0);
@@ -957,6 +986,7 @@ class HfReader {
   double rotary_fraction_ = 0;
   bool no_rotary_ = false;
   std::optional<bool> outer_tied_;                // tie_word_embeddings of a multimodal wrapper
+  bool llama_defaults_ = false;                   // LLaVA's text_config: LlamaConfig's defaults apply
   std::string kv_key_;                            // the key that gave the K/V heads, for errors
   AttentionKind uniform_ = AttentionKind::kFull;  // every layer's, when kinds_ is empty
   std::vector<AttentionKind> kinds_;
@@ -967,14 +997,22 @@ class HfReader {
 }  // namespace
 
 const std::vector<std::string>& HfFamilies() {
-  static const std::vector<std::string> kFamilies = {
-      "bart",        "bert",       "bloom",           "cohere",  "cohere2",    "deepseek_v2", "deepseek_v3",
-      "distilbert",  "falcon",     "gemma",           "gemma2",  "gemma3",     "gemma3_text", "gpt2",
-      "gpt_bigcode", "gpt_neox",   "gpt_oss",         "gptj",    "llama",      "llama4",      "llama4_text",
-      "mamba",       "mamba2",     "mistral",         "mixtral", "mt5",        "olmo",        "olmo2",
-      "opt",         "phi",        "phi-msft",        "phi3",    "phimoe",     "qwen2",       "qwen3",
-      "qwen3_moe",   "RefinedWeb", "RefinedWebModel", "roberta", "starcoder2", "t5",          "umt5",
-      "vit",         "whisper",    "xlm-roberta"};
+  static const std::vector<std::string> kFamilies = {"bart",        "bert",       "bloom",
+                                                     "cohere",      "cohere2",    "deepseek_v2",
+                                                     "deepseek_v3", "distilbert", "falcon",
+                                                     "gemma",       "gemma2",     "gemma3",
+                                                     "gemma3_text", "gpt2",       "gpt_bigcode",
+                                                     "gpt_neox",    "gpt_oss",    "gptj",
+                                                     "llama",       "llama4",     "llama4_text",
+                                                     "llava",       "mamba",      "mamba2",
+                                                     "mistral",     "mixtral",    "mt5",
+                                                     "olmo",        "olmo2",      "opt",
+                                                     "phi",         "phi-msft",   "phi3",
+                                                     "phimoe",      "qwen2",      "qwen3",
+                                                     "qwen3_moe",   "RefinedWeb", "RefinedWebModel",
+                                                     "roberta",     "starcoder2", "t5",
+                                                     "umt5",        "vit",        "whisper",
+                                                     "xlm-roberta"};
   return kFamilies;
 }
 

@@ -98,6 +98,41 @@ struct MlaSpec {
 // The most blocks a per-block pattern may spell out (uniform models have no such limit).
 inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 
+// A multimodal checkpoint's vision tower and its projector into the language model
+// (graph/build_vision.cc). Both towers are ViTs of pre-norm layers (LayerNorm with bias, q/k/v/out
+// and fc1/fc2 with biases, GELU) ending in a LayerNorm.
+//  - kSiglip: Gemma 3's. SiglipVisionModel without its attention-pooling head (modeling_siglip.py):
+//    a patch_size x patch_size convolution with a bias and one learned position per patch, no class
+//    token. Gemma3MultiModalProjector (modeling_gemma3.py): an average pool of the patch grid to
+//    tokens_per_image tokens, an RMSNorm of the vision width, a projection to the text width.
+//  - kLlama4: Llama4VisionModel (modeling_llama4.py): the patches unfolded through a linear without a
+//    bias, a class token appended and learned positions, a LayerNorm before the layers, 2D RoPE on q
+//    and k; the class token dropped, a pixel shuffle of 1/shuffle (4 patches into one token of 4·d),
+//    the vision adapter (fc1 to adapter_width, GELU, fc2, GELU, no biases); Llama4MultiModalProjector
+//    projects adapter_width to the text width without a bias.
+//  - kClip: LLaVA's. CLIPVisionModel (modeling_clip.py): a patch convolution without a bias, a class
+//    token in front and learned positions, pre_layrnorm, the layers, post_layernorm over the class
+//    token only. LlavaMultiModalProjector (modeling_llava.py): from the patches' features (class
+//    token dropped) linear_1 to the text width, GELU, linear_2, with biases. Layers past
+//    vision_feature_layer still run forward (transformers runs the whole tower) but get no gradient.
+enum class VisionKind { kSiglip, kLlama4, kClip };
+
+struct VisionSpec {
+  VisionKind kind = VisionKind::kSiglip;
+  uint64_t shuffle = 1;        // Llama 4: the pixel shuffle's 1 / pixel_shuffle_ratio per side
+  uint64_t adapter_width = 0;  // Llama 4: projector_input_dim (= projector_output_dim, vision_output_dim)
+  uint64_t live_layers = 0;    // CLIP: layers up to vision_feature_layer, whose output is used (0: all)
+  uint64_t image_size = 0;     // pixels per side
+  uint64_t patch_size = 0;
+  uint64_t channels = 3;
+  uint64_t d_model = 0;
+  uint64_t n_layers = 0;
+  uint64_t n_heads = 0;
+  uint64_t d_ff = 0;
+  uint64_t tokens_per_image = 0;  // image tokens each image puts in the language model's sequence
+  uint64_t images = 1;            // images per sequence that the tower runs over in a forward pass
+};
+
 struct TransformerSpec {
   uint64_t vocab_size = 0;
   uint64_t context_length = 0;
@@ -175,8 +210,9 @@ struct TransformerSpec {
   // Whisper: the encoder reads 2·seq frames of `mel_bins` mel features through two convolutions
   // (kernel 3; the second of stride 2) instead of a token table; 0 otherwise.
   uint64_t mel_bins = 0;
-  uint64_t target_context = 0;  // the decoder's learned positions when not context_length (Whisper)
-  bool k_bias = true;           // with qkv_bias: whether the key projection has one (Whisper's has none)
+  uint64_t target_context = 0;       // the decoder's learned positions when not context_length (Whisper)
+  bool k_bias = true;                // with qkv_bias: whether the key projection has one (Whisper's has none)
+  std::optional<VisionSpec> vision;  // a multimodal checkpoint's vision tower and projector
 };
 
 enum class SeqOp {

@@ -39,7 +39,8 @@ std::string GemmText(const Gemm& g, const std::string& path) {
 bool Parametric(Component c) {
   return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp || c == Component::kNorm ||
          c == Component::kLmHead || c == Component::kLinear || c == Component::kConv2d || c == Component::kRouter ||
-         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead || c == Component::kSsm;
+         c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead || c == Component::kSsm ||
+         c == Component::kVision || c == Component::kProjector;
 }
 
 void AddModel(const ModelSpec& spec, Report& r) {
@@ -77,6 +78,7 @@ void AddSettings(const LayerGraph& graph, const Settings& s, Report& r) {
     }
     r.Set("settings.tokens", "tokens (batch x seq)", CheckedMul(s.batch, graph.seq, "the tokens"), Unit::kNumber);
     r.Set("settings.causal", "causal (attention FLOPs halved)", graph.causal, Unit::kBool);
+    if (graph.images) r.Set("settings.images", "images per sequence (vision tower)", *graph.images, Unit::kNumber);
   }
 }
 
@@ -256,6 +258,12 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   if (request.layers) AddCheckpointMatch(spec, *evaluation.Graph(GraphSettingsOf(settings)), r);
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());
+  const std::optional<VisionSpec>& vision = spec.transformer.vision;
+  if (vision && graph.images && graph.seq < *graph.images * vision->tokens_per_image) {
+    r.notes.push_back("sequence length " + std::to_string(graph.seq) + " cannot hold the " +
+                      std::to_string(*graph.images * vision->tokens_per_image) +
+                      " image tokens of its image(s); the vision tower is still counted over them");
+  }
   // A model without attention (Mamba) has no context limit: its context_length is only --seq's default.
   if (graph.family == Family::kTransformer && spec.transformer.n_heads > 0 &&
       graph.seq > spec.transformer.context_length) {

@@ -83,7 +83,9 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
     if (l.component == Component::kLmHead || l.component == Component::kLoss) continue;
     const uint64_t out = Product(l.shape);
     m.largest_output_eager = std::max(m.largest_output_eager, out);
-    const bool scores = l.shape.size() == 4 && l.component == Component::kAttentionCore;
+    // A vision tower's attention core is under its own component (graph/build_vision.cc).
+    const bool scores =
+        l.shape.size() == 4 && (l.component == Component::kAttentionCore || l.component == Component::kVision);
     if (!scores) m.largest_output = std::max(m.largest_output, out);
   }
   return m;

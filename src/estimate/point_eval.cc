@@ -121,37 +121,99 @@ std::vector<std::optional<Value>> PointEvaluator::Evaluate(const Settings& s) {
       const TrainMemory* t = nullptr;
       const InferMemory* i = nullptr;
       switch (kKeys[index].first) {
-        case Key::kParamsTotal: v = p.total; break;
-        case Key::kParamsEmbedding: v = when(transformer, p.embedding); break;
-        case Key::kParamsNonEmbedding: v = when(transformer, p.non_embedding); break;
-        case Key::kParamsPerLayer: v = when(transformer, p.per_layer); break;
-        case Key::kParamsActive: v = when(p.active != p.total, p.active); break;
-        case Key::kParamsTrainable: v = when(p.trainable != p.total, p.trainable); break;
-        case Key::kFlopsForward: v = f.forward; break;
-        case Key::kFlopsBackward: v = f.backward; break;
-        case Key::kFlopsRecompute: v = flops.recompute; break;
-        case Key::kFlopsStep: v = flops.step; break;
-        case Key::kPerTokenForward: if (transformer) v = PerUnit(f.forward, flops.units); break;
-        case Key::kPerTokenBackward: if (transformer) v = PerUnit(f.backward, flops.units); break;
-        case Key::kPerTokenStep: if (transformer) v = PerUnit(flops.step, flops.units); break;
-        case Key::kPerSampleForward: if (!transformer) v = PerUnit(f.forward, flops.units); break;
-        case Key::kPerSampleBackward: if (!transformer) v = PerUnit(f.backward, flops.units); break;
-        case Key::kPerSampleStep: if (!transformer) v = PerUnit(flops.step, flops.units); break;
-        case Key::kMacsForward: v = f.forward / 2; break;
-        case Key::kNonMatmulForward: v = f.non_matmul_forward; break;
-        case Key::kTrainWeights: if ((t = training())) v = t->weights; break;
-        case Key::kTrainGradients: if ((t = training())) v = t->gradients; break;
-        case Key::kTrainMaster: if ((t = training())) v = t->master_weights; break;
-        case Key::kTrainOptimizer: if ((t = training())) v = t->optimizer; break;
-        case Key::kTrainActivations: if ((t = training())) v = t->activations; break;
-        case Key::kTrainOverhead: if ((t = training())) v = when(t->overhead > 0, t->overhead); break;
-        case Key::kTrainTotal: if ((t = training())) v = t->total; break;
-        case Key::kActivationsPerLayer: if (transformer && (t = training())) v = t->per_layer_activations; break;
-        case Key::kInferWeights: if ((i = inference())) v = i->weights; break;
-        case Key::kInferKvCache: if (transformer && (i = inference())) v = i->kv_cache; break;
-        case Key::kInferActivations: if ((i = inference())) v = i->activations; break;
-        case Key::kInferOverhead: if ((i = inference())) v = when(i->overhead > 0, i->overhead); break;
-        case Key::kInferTotal: if ((i = inference())) v = i->total; break;
+        case Key::kParamsTotal:
+          v = p.total;
+          break;
+        case Key::kParamsEmbedding:
+          v = when(transformer, p.embedding);
+          break;
+        case Key::kParamsNonEmbedding:
+          v = when(transformer, p.non_embedding);
+          break;
+        case Key::kParamsPerLayer:
+          v = when(transformer, p.per_layer);
+          break;
+        case Key::kParamsActive:
+          v = when(p.active != p.total, p.active);
+          break;
+        case Key::kParamsTrainable:
+          v = when(p.trainable != p.total, p.trainable);
+          break;
+        case Key::kFlopsForward:
+          v = f.forward;
+          break;
+        case Key::kFlopsBackward:
+          v = f.backward;
+          break;
+        case Key::kFlopsRecompute:
+          v = flops.recompute;
+          break;
+        case Key::kFlopsStep:
+          v = flops.step;
+          break;
+        case Key::kPerTokenForward:
+          if (transformer) v = PerUnit(f.forward, flops.units);
+          break;
+        case Key::kPerTokenBackward:
+          if (transformer) v = PerUnit(f.backward, flops.units);
+          break;
+        case Key::kPerTokenStep:
+          if (transformer) v = PerUnit(flops.step, flops.units);
+          break;
+        case Key::kPerSampleForward:
+          if (!transformer) v = PerUnit(f.forward, flops.units);
+          break;
+        case Key::kPerSampleBackward:
+          if (!transformer) v = PerUnit(f.backward, flops.units);
+          break;
+        case Key::kPerSampleStep:
+          if (!transformer) v = PerUnit(flops.step, flops.units);
+          break;
+        case Key::kMacsForward:
+          v = f.forward / 2;
+          break;
+        case Key::kNonMatmulForward:
+          v = f.non_matmul_forward;
+          break;
+        case Key::kTrainWeights:
+          if ((t = training())) v = t->weights;
+          break;
+        case Key::kTrainGradients:
+          if ((t = training())) v = t->gradients;
+          break;
+        case Key::kTrainMaster:
+          if ((t = training())) v = t->master_weights;
+          break;
+        case Key::kTrainOptimizer:
+          if ((t = training())) v = t->optimizer;
+          break;
+        case Key::kTrainActivations:
+          if ((t = training())) v = t->activations;
+          break;
+        case Key::kTrainOverhead:
+          if ((t = training())) v = when(t->overhead > 0, t->overhead);
+          break;
+        case Key::kTrainTotal:
+          if ((t = training())) v = t->total;
+          break;
+        case Key::kActivationsPerLayer:
+          if (transformer && (t = training())) v = t->per_layer_activations;
+          break;
+        case Key::kInferWeights:
+          if ((i = inference())) v = i->weights;
+          break;
+        case Key::kInferKvCache:
+          if (transformer && (i = inference())) v = i->kv_cache;
+          break;
+        case Key::kInferActivations:
+          if ((i = inference())) v = i->activations;
+          break;
+        case Key::kInferOverhead:
+          if ((i = inference())) v = when(i->overhead > 0, i->overhead);
+          break;
+        case Key::kInferTotal:
+          if ((i = inference())) v = i->total;
+          break;
         case Key::kKvPerToken:
           if (transformer && s.mode != Mode::kTrain) v = KvBytesPerToken(g.memory, KvDtype(s));
           break;

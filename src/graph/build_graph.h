@@ -16,9 +16,9 @@ namespace tally {
 // so the builders read only these (a setting missing here cannot reach a graph).
 struct GraphSettings {
   uint64_t batch = 1;
-  std::optional<uint64_t> seq;      // default: the model's context length
+  std::optional<uint64_t> seq;         // default: the model's context length
   std::optional<uint64_t> target_seq;  // an encoder–decoder's decoder length; default: seq
-  std::optional<uint64_t> context;  // keys each query follows when not seq (a decode step)
+  std::optional<uint64_t> context;     // keys each query follows when not seq (a decode step)
   bool causal = false;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;

@@ -15,6 +15,7 @@
 
 #include "graph/build_graph.h"
 #include "graph/build_ssm.h"
+#include "graph/build_vision.h"
 #include "graph/node_costs.h"
 
 namespace tally {
@@ -44,6 +45,13 @@ class TransformerBuilder {
   // Each distinct block is built once, at the first block of its kind; `runs` order them all.
   void Build(LayerGraph& g) {
     Embeddings();
+    // A multimodal model's vision tower and projector: their output takes the image tokens' places
+    // in the embedded sequence.
+    if (t_.vision) {
+      const std::string embedded = cur_;
+      AddVisionNodes(*t_.vision, t_.d_model, settings_, layers_);
+      cur_ = embedded;
+    }
     g.blocks_begin = layers_.size();
     std::vector<LayerSpec> types;
     std::vector<uint64_t> first_of_type;
@@ -880,12 +888,18 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   LayerGraph g;
   g.model_name = spec.name;
   g.family = Family::kTransformer;
+  TransformerSpec effective = t;
+  if (t.vision) {
+    // The tower encodes the images of a prompt, whatever its length (the parameters never depend
+    // on --seq); a decode step has none.
+    g.images = settings.context ? 0 : t.vision->images;
+    if (*g.images == 0) effective.vision.reset();
+  }
   g.batch = settings.batch;
   g.seq = seq;
   g.target_seq = t.encoder_layers > 0 ? target : 0;
   g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
-  TransformerSpec effective = t;
   if (settings.dropout) effective.dropout = *settings.dropout;
   TransformerBuilder(effective, settings, seq, target).Build(g);
   return g;

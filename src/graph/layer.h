@@ -46,6 +46,8 @@ enum class Component {
   kLoss,             // softmax cross-entropy over the logits
   kHead,             // an encoder's pooler, masked-LM transform and classifier
   kSsm,              // a state-space mixer: its projections, convolution and scan
+  kVision,           // a multimodal model's vision tower: every node of it (graph/build_vision.cc)
+  kProjector,        // the projector from the vision tower into the language model
   kLinear,           // sequential models from here on
   kConv2d,
   kPool,

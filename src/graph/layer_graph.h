@@ -3,6 +3,7 @@
 // and `runs` lists the blocks in order. Cost follows the distinct blocks, not the depth.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "config/model_spec.h"
@@ -30,7 +31,9 @@ struct LayerGraph {
   std::vector<Layer> layers;
   std::vector<BlockRun> runs;               // the blocks in order; empty for sequential models
   size_t blocks_begin = 0, blocks_end = 0;  // layers[blocks_begin, blocks_end) are the blocks' nodes
-  uint64_t mtp_params = 0;                  // DeepSeek-V3's multi-token-prediction modules: not built, not in the total
+  // A model with a vision tower: the images per sequence it encodes (0: none, as in a decode step).
+  std::optional<uint64_t> images;
+  uint64_t mtp_params = 0;  // DeepSeek-V3's multi-token-prediction modules: not built, not in the total
 
   // Blocks of distinct block `type` among blocks [from, to).
   uint64_t BlocksOfType(int type, uint64_t from, uint64_t to) const;

@@ -46,6 +46,8 @@ struct EnumNames<Component> {
       {Component::kLoss, "loss"},
       {Component::kHead, "head"},
       {Component::kSsm, "ssm"},
+      {Component::kVision, "vision"},
+      {Component::kProjector, "projector"},
       {Component::kLinear, "linear"},
       {Component::kConv2d, "conv2d"},
       {Component::kPool, "pool"},

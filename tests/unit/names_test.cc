@@ -54,7 +54,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<ActivationKind>(8);
   CheckRoundTrip<DropoutMask>(2);
   CheckRoundTrip<LayerKind>(18);
-  CheckRoundTrip<Component>(17);
+  CheckRoundTrip<Component>(19);
   CheckRoundTrip<Solve>(3);
 }
 

@@ -1,0 +1,28 @@
+// The vision tower of a multimodal Hugging Face config.json (its vision_config) -> VisionSpec.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "config/model_spec.h"
+
+namespace tally {
+
+// Gemma 3 (model_type gemma3): `root` is the whole config, whose vision_config must be a
+// siglip_vision_model; mm_tokens_per_image sets the projector's pooled tokens. Anything tally does
+// not model exactly (SigLIP's pooling head, a pool that does not tile the patch grid) is an
+// InputError at its key.
+VisionSpec ReadGemma3Vision(const YAML::Node& root, const std::string& file);
+
+// Llama 4 (model_type llama4): vision_config must be a llama4_vision_model whose pixel shuffle and
+// adapter chain (intermediate_size = hidden_size / ratio², projector_input_dim =
+// projector_output_dim = vision_output_dim) and whose projector has no bias.
+VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file);
+
+// LLaVA (model_type llava): vision_config must be a clip_vision_model; vision_feature_layer (one
+// layer), vision_feature_select_strategy (default: the class token dropped; full) and
+// projector_hidden_act (gelu) are read from the top level.
+VisionSpec ReadLlavaVision(const YAML::Node& root, const std::string& file);
+
+}  // namespace tally
