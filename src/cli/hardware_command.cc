@@ -1,7 +1,6 @@
 #include "cli/hardware_command.h"
 
 #include <map>
-#include <set>
 
 #include "config/hardware.h"
 #include "util/error.h"
@@ -11,10 +10,10 @@ namespace tally {
 Report HardwareReport() {
   const std::vector<std::string> names = HardwareNames();
   std::vector<HardwareSpec> specs;
-  std::set<std::string> dtypes;  // every dtype with a peak somewhere, in the catalog's (sorted) order
+  std::map<std::string, GemmDType> dtypes;  // every dtype with a peak somewhere, ordered by name
   for (const std::string& name : names) {
     specs.push_back(ResolveHardware(name));
-    for (const auto& peak : specs.back().peak_flops) dtypes.insert(peak.first);
+    for (const auto& peak : specs.back().peak_flops) dtypes.emplace(Name(peak.first), peak.first);
   }
   std::vector<Column> columns = {{.key = "name", .label = "device"},
                                  {.key = "kind"},
@@ -26,11 +25,11 @@ Report HardwareReport() {
                                  {.key = "intra_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "board_power_w", .unit = Unit::kNumber, .shown = false}};
-  for (const std::string& d : dtypes) {
+  for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
   }
-  for (const std::string& d : dtypes) {
+  for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "gemm_efficiency." + d, .label = d + " GEMM efficiency", .unit = Unit::kRatio, .shown = false});
   }
@@ -57,9 +56,9 @@ Report HardwareReport() {
       }
     }
     // A dtype without a peak (or an efficiency) is absent from the device's JSON object.
-    for (const std::map<std::string, double>* by_dtype : {&h.peak_flops, &h.gemm_efficiency}) {
-      for (const std::string& d : dtypes) {
-        auto it = by_dtype->find(d);
+    for (const std::map<GemmDType, double>* by_dtype : {&h.peak_flops, &h.gemm_efficiency}) {
+      for (const auto& [d, dtype] : dtypes) {
+        auto it = by_dtype->find(dtype);
         if (it == by_dtype->end()) {
           row.emplace_back();
         } else {

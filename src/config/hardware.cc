@@ -20,7 +20,15 @@ std::string Lower(std::string text) {
   return text;
 }
 
-const std::vector<std::string> kPeakKeys = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"};
+// The dtypes a file may key peaks, efficiencies and measured rates by, in the order errors list them.
+constexpr GemmDType kPeakOrder[] = {GemmDType::kFp64, GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16,
+                                    GemmDType::kBf16, GemmDType::kFp8,  GemmDType::kInt8};
+
+std::vector<std::string> PeakKeys() {
+  std::vector<std::string> keys;
+  for (GemmDType d : kPeakOrder) keys.emplace_back(Name(d));
+  return keys;
+}
 
 // A finite rate such as 989.5e12, at least 1 per second (times are divided by it), or 0 where
 // `zero` allows it: "none" for a peak or a link.
@@ -38,7 +46,7 @@ double ReadRate(const YAML::Node& node, const std::string& file, const std::stri
 
 }  // namespace
 
-std::optional<double> HardwareSpec::Peak(const std::string& dtype) const {
+std::optional<double> HardwareSpec::Peak(GemmDType dtype) const {
   auto it = peak_flops.find(dtype);
   if (it == peak_flops.end()) return std::nullopt;
   return it->second;
@@ -76,8 +84,9 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
     if (m.Has(key)) *into = ReadRate(m.Get(key), file, key, Zero::kAllowed);
   }
   if (m.Has("gemm_efficiency")) {
-    ConfigMap eff(m.Get("gemm_efficiency"), file, "gemm_efficiency", kPeakKeys);
-    for (const std::string& k : kPeakKeys) {
+    ConfigMap eff(m.Get("gemm_efficiency"), file, "gemm_efficiency", PeakKeys());
+    for (GemmDType d : kPeakOrder) {
+      const std::string k = Name(d);
       if (!eff.Has(k)) continue;
       const YAML::Node& node = eff.Get(k);
       const std::string ratio = node.IsScalar() ? node.Scalar() : "";
@@ -87,21 +96,22 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
         throw InputError(eff.Loc(k), "'" + k + "' in 'gemm_efficiency' must be a ratio in (0, 1] such as 0.8, got " +
                                          Describe(node));
       }
-      h.gemm_efficiency[k] = v;
+      h.gemm_efficiency[d] = v;
     }
   }
-  ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", kPeakKeys);
-  for (const std::string& k : kPeakKeys) {
-    if (peaks.Has(k)) h.peak_flops[k] = ReadRate(peaks.Get(k), file, k, Zero::kAllowed);
+  ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", PeakKeys());
+  for (GemmDType d : kPeakOrder) {
+    if (peaks.Has(Name(d))) h.peak_flops[d] = ReadRate(peaks.Get(Name(d)), file, Name(d), Zero::kAllowed);
   }
   if (m.Has("achieved_flops")) {
-    ConfigMap achieved(m.Get("achieved_flops"), file, "achieved_flops", kPeakKeys);
-    for (const std::string& k : kPeakKeys) {
+    ConfigMap achieved(m.Get("achieved_flops"), file, "achieved_flops", PeakKeys());
+    for (GemmDType d : kPeakOrder) {
+      const std::string k = Name(d);
       if (!achieved.Has(k)) continue;
-      h.achieved_flops[k] = ReadRate(achieved.Get(k), file, k, Zero::kRejected);
+      h.achieved_flops[d] = ReadRate(achieved.Get(k), file, k, Zero::kRejected);
       // A measured rate above the dense peak would be an MFU above 1.
-      const auto peak = h.peak_flops.find(k);
-      if (peak != h.peak_flops.end() && h.achieved_flops[k] > peak->second) {
+      const auto peak = h.peak_flops.find(d);
+      if (peak != h.peak_flops.end() && h.achieved_flops[d] > peak->second) {
         throw InputError(achieved.Loc(k), "'" + k + "' in 'achieved_flops' (" + achieved.Get(k).Scalar() +
                                               ") is above its 'peak_flops' (" + peaks.Get(k).Scalar() + ")");
       }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "util/compute_dtype.h"
+
 namespace tally {
 
 struct HardwareSpec {
@@ -26,15 +28,15 @@ struct HardwareSpec {
   double board_power_w = 0;  // the board's rated power (TDP/TBP), watts; 0 when not given
   // dtype -> the fraction of the dense peak large GEMMs reach (cuBLAS at large square shapes);
   // absent: training time falls back to a fixed MFU.
-  std::map<std::string, double> gemm_efficiency;
-  std::map<std::string, double> peak_flops;  // dtype -> dense FLOP/s: fp64, fp32, tf32, fp16, bf16, fp8, int8
+  std::map<GemmDType, double> gemm_efficiency;
+  std::map<GemmDType, double> peak_flops;  // dtype -> dense FLOP/s: fp64, fp32, tf32, fp16, bf16, fp8, int8
   // dtype -> a GEMM rate measured on this device (`tally measure --calibrate`); time uses it as the
   // achieved FLOP/s when neither --mfu nor --achieved is given.
-  std::map<std::string, double> achieved_flops;
+  std::map<GemmDType, double> achieved_flops;
   std::vector<std::string> sources;
 
   // The dense peak for `dtype`, or nullopt when the catalog gives none.
-  std::optional<double> Peak(const std::string& dtype) const;
+  std::optional<double> Peak(GemmDType dtype) const;
 };
 
 // A catalog name or alias (`tally hardware`), in any case, or a path to a hardware YAML file.

@@ -53,15 +53,15 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
 }
 
 RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, double mfu, double mbu) {
-  const char* dtype = ComputeDtype(s.precision);
+  const GemmDType dtype = ComputeDtype(s.precision);
   std::optional<double> peak = hw.Peak(dtype);
   if (!peak || *peak <= 0) {
-    throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + dtype + " peak for --precision " +
-                     PrecisionName(s.precision) + "; choose another precision or device");
+    throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + Name(dtype) +
+                     " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
   }
   RooflineRates r{*peak, mfu, hw.memory_bandwidth, mbu, hw.interconnect_bandwidth};
   if (s.quant == Quant::kFp8) {
-    if (std::optional<double> fp8 = hw.Peak("fp8"); fp8 && *fp8 > 0) r.linear_peak = *fp8;
+    if (std::optional<double> fp8 = hw.Peak(GemmDType::kFp8); fp8 && *fp8 > 0) r.linear_peak = *fp8;
   }
   return r;
 }

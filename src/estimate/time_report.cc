@@ -19,11 +19,11 @@ namespace {
 constexpr double kDefaultMbu = 0.8;
 
 double PeakFor(const HardwareSpec& hw, const Settings& s) {
-  const char* dtype = ComputeDtype(s.precision);
+  const GemmDType dtype = ComputeDtype(s.precision);
   std::optional<double> peak = hw.Peak(dtype);
   if (!peak || *peak <= 0) {
-    throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + dtype + " peak for --precision " +
-                     PrecisionName(s.precision) + "; choose another precision or device");
+    throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + Name(dtype) +
+                     " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
   }
   return *peak;
 }
@@ -72,8 +72,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
             " devices stays inside a node)");
   r.Set("time.comm.inter_node_bandwidth", "inter-node link per device", st.inter_bandwidth, Unit::kBytePerSecond,
         "from " + hw.source);
-  r.Set("time.gemm_efficiency", std::string("large-GEMM efficiency (") + ComputeDtype(s.precision) + ")", st.efficiency,
-        Unit::kRatio, "from " + hw.source + " (gemm_efficiency)");
+  r.Set("time.gemm_efficiency", std::string("large-GEMM efficiency (") + Name(ComputeDtype(s.precision)) + ")",
+        st.efficiency, Unit::kRatio, "from " + hw.source + " (gemm_efficiency)");
   r.Set("time.bubble_fraction", "pipeline bubble fraction of the step", st.bubble_fraction, Unit::kRatio);
 }
 
@@ -115,7 +115,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
                         {.gpus_per_node = query.gpus_per_node, .vp = query.vp, .mbu = req.mbu.value_or(kDefaultMbu)});
     query.step_seconds = step->step_seconds;
   } else if (device && !query.mfu && !query.achieved) {
-    r.notes.push_back(hw.name + " lists no gemm_efficiency for " + ComputeDtype(s.precision) +
+    r.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
   }
   const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total, params.active,
@@ -123,7 +123,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   r.Group("time", device ? std::string("Training time on ") + hw.name : std::string("Training time at --achieved"));
   if (device) {
     r.Set("time.hardware", "device", hw.name, Unit::kText);
-    r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", peak,
+    r.Set("time.peak_flop_per_s", std::string("dense ") + Name(ComputeDtype(s.precision)) + " peak per device", peak,
           Unit::kFlopPerSecond, "from " + hw.source);
     r.Set("time.mfu", "MFU (model FLOPs / peak)", t.mfu, Unit::kRatio,
           req.train.achieved ? "achieved x model FLOPs / hardware FLOPs / peak"
@@ -247,8 +247,8 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   r.Set("settings.causal_prefill", "prefill is causal", true, Unit::kBool);
   r.Group("time", std::string("Inference latency on ") + hw.name + " (roofline)");
   r.Set("time.hardware", "device", hw.name, Unit::kText);
-  r.Set("time.peak_flop_per_s", std::string("dense ") + ComputeDtype(s.precision) + " peak per device", rates.peak,
-        Unit::kFlopPerSecond);
+  r.Set("time.peak_flop_per_s", std::string("dense ") + Name(ComputeDtype(s.precision)) + " peak per device",
+        rates.peak, Unit::kFlopPerSecond);
   if (rates.linear_peak > 0) {
     r.Set("time.linear_peak_flop_per_s", "dense fp8 peak of the block matrices (W8A8, --quant fp8)", rates.linear_peak,
           Unit::kFlopPerSecond,
@@ -317,7 +317,7 @@ void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report
   auto measured = hw.achieved_flops.find(ComputeDtype(s.precision));
   if (!req.train.mfu && !req.train.achieved && measured != hw.achieved_flops.end() && s.mode != Mode::kInfer) {
     req.train.achieved = measured->second;
-    r.notes.push_back("using the achieved " + measured->first + " rate measured in " + hw.source +
+    r.notes.push_back("using the achieved " + std::string(Name(measured->first)) + " rate measured in " + hw.source +
                       " (achieved_flops); --mfu or --achieved overrides it");
   }
   // A calibrated file that did not measure this dtype has only a computed peak for it, which a
@@ -325,9 +325,10 @@ void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report
   if (!req.train.mfu && !req.train.achieved && !hw.achieved_flops.empty() && measured == hw.achieved_flops.end() &&
       s.mode != Mode::kInfer) {
     std::string dtypes;
-    for (const auto& [dtype, rate] : hw.achieved_flops) dtypes += (dtypes.empty() ? "" : ", ") + dtype;
-    throw InputError("--hardware: " + hw.source + " measured " + dtypes + " but not " + ComputeDtype(s.precision) +
-                     " (--precision " + PrecisionName(s.precision) +
+    for (const auto& [dtype, rate] : hw.achieved_flops)
+      dtypes += (dtypes.empty() ? "" : ", ") + std::string(Name(dtype));
+    throw InputError("--hardware: " + hw.source + " measured " + dtypes + " but not " +
+                     Name(ComputeDtype(s.precision)) + " (--precision " + PrecisionName(s.precision) +
                      "); choose a measured precision, or give --mfu "
                      "or --achieved");
   }

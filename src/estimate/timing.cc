@@ -139,20 +139,20 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
 
 }  // namespace
 
-const char* ComputeDtype(Precision p) {
+GemmDType ComputeDtype(Precision p) {
   switch (p) {
     case Precision::kFp32:
-      return "fp32";
+      return GemmDType::kFp32;
     case Precision::kFp16:
     case Precision::kMixedFp16:
-      return "fp16";
+      return GemmDType::kFp16;
     case Precision::kBf16:
     case Precision::kMixedBf16:
-      return "bf16";
+      return GemmDType::kBf16;
     case Precision::kFp8:
-      return "fp8";
+      return GemmDType::kFp8;
   }
-  return "bf16";
+  return GemmDType::kBf16;
 }
 
 TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tokens_per_step,

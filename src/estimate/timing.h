@@ -11,6 +11,7 @@
 #include "config/model_spec.h"
 #include "config/settings.h"
 #include "graph/layer_graph.h"
+#include "util/compute_dtype.h"
 
 namespace tally {
 
@@ -69,7 +70,7 @@ bool RowParallel(const Layer& l);
 
 // The peak dtype a precision policy computes in: bf16, fp16, fp32 (no TF32: PyTorch's matmul
 // default) or fp8.
-const char* ComputeDtype(Precision p);
+GemmDType ComputeDtype(Precision p);
 
 // One node of the graph in a roofline: a node of a repeated block stands for all its copies.
 struct NodeRoofline {

@@ -34,6 +34,7 @@ std::vector<double> NaiveProduct(const GemmShape& s, const std::vector<double>& 
 double OutputTolerance(GemmDType d) {
   switch (d) {
     case GemmDType::kFp8:
+    case GemmDType::kInt8:
     case GemmDType::kBf16:
       return 1.0 / 256;
     case GemmDType::kFp16:

@@ -134,6 +134,7 @@ double FlopsPerCycle(const CpuInfo& c, GemmDType d) {
       return c.avx512_fp16 ? 2 * fp32 : fp32;  // else converted and computed in fp32
     case GemmDType::kTf32:
     case GemmDType::kFp8:
+    case GemmDType::kInt8:
       return 0;
   }
   return 0;
@@ -155,6 +156,7 @@ std::string FlopsPerCycleFormula(const CpuInfo& c, GemmDType d) {
       return c.avx512_fp16 ? "fp32 rate x 2 (avx512_fp16)" : "fp32 rate (no fp16 arithmetic: converted to fp32)";
     case GemmDType::kTf32:
     case GemmDType::kFp8:
+    case GemmDType::kInt8:
       break;
   }
   return "no CPU arithmetic";

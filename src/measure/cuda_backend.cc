@@ -34,6 +34,7 @@ Types TypesOf(GemmDType d) {
       return {cuda::kR16BF, cuda::kR16BF, cuda::kCompute32F, false};
     case GemmDType::kFp32:
     case GemmDType::kFp8:
+    case GemmDType::kInt8:
       break;
   }
   return {};

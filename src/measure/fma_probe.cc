@@ -134,6 +134,7 @@ Kernel KernelFor(GemmDType d) {
       return avx512 ? Fp64Avx512 : avx2 ? Fp64Avx2 : nullptr;
     case GemmDType::kTf32:
     case GemmDType::kFp8:
+    case GemmDType::kInt8:
       break;
   }
   return nullptr;

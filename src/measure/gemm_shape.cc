@@ -7,26 +7,11 @@
 
 namespace tally {
 
-const char* GemmDTypeName(GemmDType d) { return Name(d); }
-
-uint64_t GemmDTypeBytes(GemmDType d) {
-  switch (d) {
-    case GemmDType::kFp64:
-      return 8;
-    case GemmDType::kFp32:
-    case GemmDType::kTf32:
-      return 4;
-    case GemmDType::kBf16:
-    case GemmDType::kFp16:
-      return 2;
-    case GemmDType::kFp8:
-      return 1;
-  }
-  return 4;
-}
-
 GemmDType ParseGemmDType(const std::string& text, std::string_view flag) {
-  return ParseName<GemmDType>(text, flag, {}, "dtype");
+  return ParseName<GemmDType>(
+      text, flag,
+      {GemmDType::kFp32, GemmDType::kFp64, GemmDType::kBf16, GemmDType::kFp16, GemmDType::kTf32, GemmDType::kFp8},
+      "dtype");
 }
 
 uint64_t GemmShape::Flops() const { return CheckedProduct({2, m, n, k}, "the FLOPs of GEMM " + Text()); }

@@ -7,19 +7,12 @@
 #include <string_view>
 #include <vector>
 
-#include "util/names.h"
+#include "util/compute_dtype.h"
 
 namespace tally {
 
-// The element types measure can time. fp64 is measurement-only (util/dtype.h lists storage types);
-// tf32 is fp32 storage with tensor-core rounding of the inputs.
-enum class GemmDType { kFp32, kFp64, kBf16, kFp16, kTf32, kFp8 };
-
-const char* GemmDTypeName(GemmDType d);  // from the name table below
-// Bytes per stored element of A and B (tf32 is stored as fp32).
-uint64_t GemmDTypeBytes(GemmDType d);
-// Reads one --dtype item (fp32, fp64, bf16, fp16, tf32, fp8 and the usual aliases); an unknown
-// name is an InputError with a suggestion.
+// Reads one --dtype item (fp32, fp64, bf16, fp16, tf32, fp8 and the usual aliases: the types measure
+// times); another name is an InputError with a suggestion.
 GemmDType ParseGemmDType(const std::string& text, std::string_view flag = "--dtype");
 
 struct GemmShape {
@@ -43,18 +36,5 @@ GemmShape ParseGemmShape(const std::string& text, const std::string& flag);
 // Minimum bytes a GEMM must move: read A and B, write C once (the roofline's arithmetic intensity
 // denominator, Williams et al. 2009).
 double GemmMinBytes(const GemmShape& s, GemmDType d);
-
-template <>
-struct EnumNames<GemmDType> {
-  static constexpr NameEntry<GemmDType> kTable[] = {{GemmDType::kFp32, "fp32"}, {GemmDType::kFp64, "fp64"},
-                                                    {GemmDType::kBf16, "bf16"}, {GemmDType::kFp16, "fp16"},
-                                                    {GemmDType::kTf32, "tf32"}, {GemmDType::kFp8, "fp8"}};
-  // BLAS's and PyTorch's spellings.
-  static constexpr NameEntry<GemmDType> kAliases[] = {
-      {GemmDType::kFp32, "float32"},  {GemmDType::kFp32, "float"},   {GemmDType::kFp32, "sgemm"},
-      {GemmDType::kFp64, "float64"},  {GemmDType::kFp64, "double"},  {GemmDType::kFp64, "dgemm"},
-      {GemmDType::kBf16, "bfloat16"}, {GemmDType::kBf16, "sbgemm"},  {GemmDType::kFp16, "float16"},
-      {GemmDType::kFp16, "half"},     {GemmDType::kFp8, "fp8_e4m3"}, {GemmDType::kFp8, "e4m3"}};
-};
 
 }  // namespace tally

@@ -40,7 +40,7 @@ double GpuDatasheetPeak(const std::string& device_name, GemmDType dtype, std::st
   const std::string name = CatalogNameForGpu(device_name);
   if (name.empty()) return 0;
   const HardwareSpec hw = ResolveHardware(name);
-  const std::optional<double> peak = hw.Peak(GemmDTypeName(dtype));
+  const std::optional<double> peak = hw.Peak(dtype);
   if (!peak) return 0;
   if (source != nullptr) *source = hw.source;
   return *peak;

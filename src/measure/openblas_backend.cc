@@ -140,6 +140,8 @@ class OpenBlasBackend : public GemmBackend {
         return "tf32 is a tensor-core format of NVIDIA GPUs";
       case GemmDType::kFp8:
         return "CBLAS has no fp8 GEMM";
+      case GemmDType::kInt8:
+        return "tally does not time integer GEMMs";
     }
     return "unknown dtype";
   }

@@ -24,6 +24,11 @@ TEST_CASE("measure output: shapes and dtypes from the command line") {
   CHECK_THROWS_AS(ParseGemmShape("0x1x1", "shapes"), InputError);
   CHECK(ParseGemmDType("bfloat16") == GemmDType::kBf16);
   CHECK(ParseGemmDType("double") == GemmDType::kFp64);
+  // int8 is a catalog peak (hardware files key it), not a type measure times.
+  CHECK_THROWS_WITH_AS(ParseGemmDType("int8"),
+                       "tally: error: --dtype: unknown dtype 'int8'; use one of fp32, fp64, bf16, fp16, tf32, fp8",
+                       InputError);
+  CHECK(*ResolveHardware("h100").Peak(GemmDType::kInt8) == 1978.9e12);  // H100 whitepaper, dense int8 TOPS
   CHECK_THROWS_WITH_AS(ParseGemmDType("fp23"),
                        "tally: error: --dtype: unknown dtype 'fp23' (did you mean 'fp32'?); use one of fp32, fp64, "
                        "bf16, fp16, tf32, fp8",
@@ -225,8 +230,8 @@ TEST_CASE("measure output: the calibration file") {
   CHECK(Slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3");
   // The file reads back as hardware, with the measured rate as its achieved throughput.
   const HardwareSpec h = LoadHardwareText("calibrated.yaml", CalibrationYaml(c));
-  CHECK(h.Peak("fp32") == 4.531e11);
-  CHECK(h.achieved_flops.at("fp32") == 2.09e11);
+  CHECK(h.Peak(GemmDType::kFp32) == 4.531e11);
+  CHECK(h.achieved_flops.at(GemmDType::kFp32) == 2.09e11);
 }
 
 }  // namespace

@@ -116,9 +116,8 @@ TEST_CASE("reliability: a hardware file with a zero bandwidth or an achieved rat
   CHECK_THROWS_WITH_AS(LoadHardwareText("hw.yaml", Hardware("3.35e12", "achieved_flops: {bf16: 1e15}\n")),
                        "hw.yaml:5:24: error: 'bf16' in 'achieved_flops' (1e15) is above its 'peak_flops' (989.5e12)",
                        InputError);
-  CHECK(
-      LoadHardwareText("hw.yaml", Hardware("3.35e12", "achieved_flops: {bf16: 400e12}\n")).achieved_flops.at("bf16") ==
-      400e12);
+  CHECK(LoadHardwareText("hw.yaml", Hardware("3.35e12", "achieved_flops: {bf16: 400e12}\n"))
+            .achieved_flops.at(GemmDType::kBf16) == 400e12);
 }
 
 TEST_CASE("reliability: fit says when the answer is its search cap, not the memory limit") {

@@ -110,7 +110,7 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
   CHECK(a100.intra_node_bandwidth == 300e9);  // NVLink 3: 12 links x 25 GB/s per direction
   CHECK(a100.inter_node_bandwidth == 25e9);   // one 200 Gb/s HDR NIC per GPU
   CHECK(a100.board_power_w == 400);           // A100 SXM datasheet, max TDP
-  CHECK(a100.gemm_efficiency.at("bf16") == 0.8);
+  CHECK(a100.gemm_efficiency.at(GemmDType::kBf16) == 0.8);
   CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
                                         "gemm_efficiency: {bf16: 1.5}\n"),
@@ -140,8 +140,8 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
     s.recompute = Recompute::kSelective;
     s.attention = Attention::kEager;  // Megatron-LM of 2022: fused softmax, no flash attention
     const LayerGraph g = Micro(Gpt(row.h, row.layers, row.heads), s);
-    const StepTime st =
-        TrainingStep(g, s, a100, *a100.Peak("bf16"), a100.gemm_efficiency.at("bf16"), CountParams(g).trainable, {});
+    const StepTime st = TrainingStep(g, s, a100, *a100.Peak(GemmDType::kBf16),
+                                     a100.gemm_efficiency.at(GemmDType::kBf16), CountParams(g).trainable, {});
     CHECK(st.step_seconds == doctest::Approx(row.seconds).epsilon(row.tolerance));
     // MFU: model FLOPs (attention whole) / (time x devices x peak).
     const FlopCounts f = CountFlops(g);

@@ -17,8 +17,8 @@ constexpr double kDay = 86400;
 TEST_CASE("time: the lecture's 8 H100 for one week at MFU 1") {
   // 8 x 604,800 s x 989.5 TFLOP/s (bf16 dense, half the datasheet's 1,979 with sparsity).
   const HardwareSpec h100 = ResolveHardware("h100-sxm");
-  REQUIRE(h100.Peak("bf16").has_value());
-  CHECK(*h100.Peak("bf16") == 989.5e12);
+  REQUIRE(h100.Peak(GemmDType::kBf16).has_value());
+  CHECK(*h100.Peak(GemmDType::kBf16) == 989.5e12);
   LayerGraph g = testing::PresetGraph("gpt2-small");
   FlopCounts f = CountFlops(g);
   const uint64_t step = f.forward + f.backward;
@@ -126,8 +126,9 @@ TEST_CASE("roofline: a 13B decode step on A100-40GB is bandwidth-bound at about 
   s.dtypes = PolicyDtypes(Precision::kMixedBf16);
   s.seq = 1;
   s.context = 128;
-  Roofline r = ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
-                               {.peak = *a100.Peak("bf16"), .mfu = 1, .bandwidth = a100.memory_bandwidth, .mbu = 1});
+  Roofline r =
+      ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+                      {.peak = *a100.Peak(GemmDType::kBf16), .mfu = 1, .bandwidth = a100.memory_bandwidth, .mbu = 1});
   const double weights = 2.0 * 13'015'864'320;  // fp16 weights, read once per step
   CHECK(r.memory_seconds > 20 * r.compute_seconds);
   // KV reads (2 · 40 · 40 · 128 · 2 B per token, 128 tokens) and activations add under 1%.
