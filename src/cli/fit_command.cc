@@ -28,8 +28,8 @@ namespace {
 
 // fit --mode infer: the KV tokens the memory left holds and, on a named device, the decode step at
 // the concurrency found (every sequence at --seq tokens).
-void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, uint64_t max_seqs,
-                const std::optional<HardwareSpec>& hw, Report& r) {
+void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, uint64_t max_seqs, const HardwareSpec* hw,
+                Report& r) {
   if (ev.spec().family != Family::kTransformer) return;
   const auto summary = ev.Summary(s);
   const KvCapacity kv = KvTokenCapacity(ev.spec(), s, summary->memory, limit, s.batch);
@@ -73,8 +73,7 @@ FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlag
     throw InputError(
         "--memory: fit needs the memory per device, e.g. --memory 80GiB, or a device: --hardware h100-sxm");
   }
-  const std::optional<HardwareSpec> hw =
-      base.hardware.empty() ? std::nullopt : std::optional(ResolveHardware(base.hardware));
+  const HardwareSpec* hw = base.device.get();
   const std::optional<uint64_t> memory = f.memory ? std::optional(ParseBytes(*f.memory, "--memory")) : std::nullopt;
   if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
   // Inference is fitted as a server allocates it (estimate/serving.h): vLLM's defaults where unset.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "util/dtype.h"
 
 namespace tally {
+
+struct HardwareSpec;
 
 enum class Mode { kBoth, kTrain, kInfer };
 enum class Precision { kFp32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8 };
@@ -75,6 +78,8 @@ struct Settings {
   uint64_t zero = 0;  // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
 
   std::string hardware;  // a catalog name or a hardware file; empty: none named
+  // The device `hardware` names, read once by ResolveSettings (config/resolve.h); null when none.
+  std::shared_ptr<const HardwareSpec> device;
   // Device memory kept from the model's use (CUDA context, cuBLAS workspaces, NCCL buffers): what
   // `memory.limit` subtracts from a named device's memory. Default kDefaultReserve.
   std::optional<uint64_t> reserve;

@@ -283,8 +283,8 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
 
 // With --hardware: the usable memory and, for each ledger, whether it fits, with a verdict.
 void AddFit(const ModelSpec& spec, const Settings& s, Report& r) {
-  if (s.hardware.empty()) return;
-  const HardwareSpec hw = ResolveHardware(s.hardware);
+  if (s.device == nullptr) return;
+  const HardwareSpec& hw = *s.device;
   const uint64_t limit = UsableMemory(hw, s);
   r.Set("memory.limit", "usable per device (" + hw.name + ")", limit, Unit::kByte,
         (s.gpu_memory_utilization ? FormatFixed(*s.gpu_memory_utilization, 2) + " (--gpu-memory-utilization) x " : "") +

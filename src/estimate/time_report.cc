@@ -1,6 +1,7 @@
 #include "estimate/time_report.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "config/hardware.h"
 #include "config/resolve.h"
@@ -311,7 +312,8 @@ void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report
         "--hardware: time needs a device (or, for training, an --achieved FLOP/s rate); run 'tally "
         "hardware' for the catalog");
   }
-  const HardwareSpec hw = ResolveHardware(s.hardware);
+  if (s.device == nullptr) throw std::logic_error("AddTime: settings not resolved (ResolveSettings)");
+  const HardwareSpec& hw = *s.device;
   // A calibrated hardware file carries the rate measured on it: the throughput unless one is given.
   TimeRequest req = given;
   auto measured = hw.achieved_flops.find(ComputeDtype(s.precision));
