@@ -110,13 +110,32 @@ class SsmReader {
   ConfigMap m_;
 };
 
-const std::vector<std::string> kJambaKeys = {
-    "model_type",          "_name_or_path",       "vocab_size",          "hidden_size",       "intermediate_size",
-    "num_hidden_layers",   "num_attention_heads", "num_key_value_heads", "hidden_act",        "max_position_embeddings",
-    "tie_word_embeddings", "torch_dtype",         "dtype",               "sliding_window",    "num_experts",
-    "num_experts_per_tok", "expert_layer_period", "expert_layer_offset", "attn_layer_period", "attn_layer_offset",
-    "mamba_d_state",       "mamba_d_conv",        "mamba_expand",        "mamba_dt_rank",     "mamba_conv_bias",
-    "mamba_proj_bias"};
+const std::vector<std::string> kJambaKeys = {"model_type",
+                                             "_name_or_path",
+                                             "vocab_size",
+                                             "hidden_size",
+                                             "intermediate_size",
+                                             "num_hidden_layers",
+                                             "num_attention_heads",
+                                             "num_key_value_heads",
+                                             "hidden_act",
+                                             "max_position_embeddings",
+                                             "tie_word_embeddings",
+                                             "torch_dtype",
+                                             "dtype",
+                                             "sliding_window",
+                                             "num_experts",
+                                             "num_experts_per_tok",
+                                             "expert_layer_period",
+                                             "expert_layer_offset",
+                                             "attn_layer_period",
+                                             "attn_layer_offset",
+                                             "mamba_d_state",
+                                             "mamba_d_conv",
+                                             "mamba_expand",
+                                             "mamba_dt_rank",
+                                             "mamba_conv_bias",
+                                             "mamba_proj_bias"};
 
 // Jamba (configuration_jamba.py, modeling_jamba.py; Lieber et al. 2024): block i has attention when
 // i % attn_layer_period == attn_layer_offset, else a JambaMambaMixer (Mamba's, with RMSNorms on Δ, B

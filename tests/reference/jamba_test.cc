@@ -136,8 +136,7 @@ TEST_CASE("jamba: every command through the consistency checks") {
   CHECK(testing::RunTally({"estimate", file, "--mode", "infer", "--seq", "256", "--layers"}).code == 0);
   CHECK(testing::RunTally({"flops", file, "--seq", "256"}).code == 0);
   CHECK(testing::RunTally({"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--seq", "512"}).code == 0);
-  CHECK(testing::RunTally({"memory", file, "--mode", "infer", "--seq", "256", "--pp", "2", "--gpus", "2"}).code ==
-        0);
+  CHECK(testing::RunTally({"memory", file, "--mode", "infer", "--seq", "256", "--pp", "2", "--gpus", "2"}).code == 0);
 }
 
 }  // namespace tally
