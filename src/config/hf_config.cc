@@ -997,22 +997,13 @@ class HfReader {
 }  // namespace
 
 const std::vector<std::string>& HfFamilies() {
-  static const std::vector<std::string> kFamilies = {"bart",        "bert",       "bloom",
-                                                     "cohere",      "cohere2",    "deepseek_v2",
-                                                     "deepseek_v3", "distilbert", "falcon",
-                                                     "gemma",       "gemma2",     "gemma3",
-                                                     "gemma3_text", "gpt2",       "gpt_bigcode",
-                                                     "gpt_neox",    "gpt_oss",    "gptj",
-                                                     "llama",       "llama4",     "llama4_text",
-                                                     "llava",       "mamba",      "mamba2",
-                                                     "mistral",     "mixtral",    "mt5",
-                                                     "olmo",        "olmo2",      "opt",
-                                                     "phi",         "phi-msft",   "phi3",
-                                                     "phimoe",      "qwen2",      "qwen3",
-                                                     "qwen3_moe",   "RefinedWeb", "RefinedWebModel",
-                                                     "roberta",     "starcoder2", "t5",
-                                                     "umt5",        "vit",        "whisper",
-                                                     "xlm-roberta"};
+  static const std::vector<std::string> kFamilies = {
+      "bart",     "bert",       "bloom",   "cohere", "cohere2",     "deepseek_v2", "deepseek_v3", "distilbert",
+      "falcon",   "gemma",      "gemma2",  "gemma3", "gemma3_text", "gpt2",        "gpt_bigcode", "gpt_neox",
+      "gpt_oss",  "gptj",       "jamba",   "llama",  "llama4",      "llama4_text", "llava",       "mamba",
+      "mamba2",   "mistral",    "mixtral", "mt5",    "olmo",        "olmo2",       "opt",         "phi",
+      "phi-msft", "phi3",       "phimoe",  "qwen2",  "qwen3",       "qwen3_moe",   "RefinedWeb",  "RefinedWebModel",
+      "roberta",  "starcoder2", "t5",      "umt5",   "vit",         "whisper",     "xlm-roberta"};
   return kFamilies;
 }
 

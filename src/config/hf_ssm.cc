@@ -1,6 +1,7 @@
 // The Mamba families' config.json (transformers configuration_mamba.py, configuration_mamba2.py):
 // an embedding, blocks of an RMSNorm and a state-space mixer (graph/build_ssm.cc), a final RMSNorm
-// (norm_f) and the head, tied to the embedding unless tie_word_embeddings is false.
+// (norm_f) and the head, tied to the embedding unless tie_word_embeddings is false; and the hybrid
+// Jamba (JambaReader below).
 #include "config/hf_ssm.h"
 
 #include <filesystem>
@@ -109,6 +110,133 @@ class SsmReader {
   ConfigMap m_;
 };
 
+const std::vector<std::string> kJambaKeys = {"model_type",
+                                             "_name_or_path",
+                                             "vocab_size",
+                                             "hidden_size",
+                                             "intermediate_size",
+                                             "num_hidden_layers",
+                                             "num_attention_heads",
+                                             "num_key_value_heads",
+                                             "hidden_act",
+                                             "max_position_embeddings",
+                                             "tie_word_embeddings",
+                                             "torch_dtype",
+                                             "dtype",
+                                             "sliding_window",
+                                             "num_experts",
+                                             "num_experts_per_tok",
+                                             "expert_layer_period",
+                                             "expert_layer_offset",
+                                             "attn_layer_period",
+                                             "attn_layer_offset",
+                                             "mamba_d_state",
+                                             "mamba_d_conv",
+                                             "mamba_expand",
+                                             "mamba_dt_rank",
+                                             "mamba_conv_bias",
+                                             "mamba_proj_bias"};
+
+// Jamba (configuration_jamba.py, modeling_jamba.py; Lieber et al. 2024): block i has attention when
+// i % attn_layer_period == attn_layer_offset, else a JambaMambaMixer (Mamba's, with RMSNorms on Δ, B
+// and C); its feed-forward is JambaSparseMoeBlock when i % expert_layer_period == expert_layer_offset
+// and num_experts > 1, else the dense SwiGLU MLP. Every block: input_layernorm before the mixer,
+// pre_ff_layernorm before the feed-forward (RMSNorms). Attention is GQA without biases or
+// positional encoding; the router has no bias; the head is untied by default. The defaults are
+// JambaConfig's (those of ai21labs/Jamba-v0.1).
+class JambaReader {
+ public:
+  JambaReader(const YAML::Node& root, const std::string& file)
+      : m_(root, file, "config.json", kJambaKeys, UnknownKeys::kIgnore) {}
+
+  ModelSpec Read() {
+    ModelSpec spec;
+    spec.family = Family::kTransformer;
+    spec.source = m_.file();
+    spec.name = m_.String("_name_or_path", std::filesystem::path(m_.file()).stem().string());
+    spec.description = "Hugging Face config.json, model_type jamba";
+    TransformerSpec& t = spec.transformer;
+    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
+    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) t.dtype = d;
+    const std::string act = m_.String("hidden_act", "silu");
+    if (act != "silu") throw InputError(m_.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
+    if (m_.Has("sliding_window") && !m_.Get("sliding_window").IsNull()) {
+      throw InputError(m_.Loc("sliding_window"), "a sliding window on Jamba's attention layers is not modelled");
+    }
+    t.vocab_size = m_.PositiveInt("vocab_size", 65536);
+    t.d_model = m_.PositiveInt("hidden_size", 4096);
+    t.d_ff = m_.PositiveInt("intermediate_size", 14336);
+    t.n_layers = m_.PositiveInt("num_hidden_layers", 32);
+    if (t.n_layers > kMaxLayerSpecs) {
+      throw InputError(m_.Loc("num_hidden_layers"), "more than " + std::to_string(kMaxLayerSpecs) + " layers");
+    }
+    t.n_heads = m_.PositiveInt("num_attention_heads", 32);
+    t.n_kv_heads = m_.PositiveInt("num_key_value_heads", 8);
+    if (t.d_model % t.n_heads != 0) {
+      throw InputError(m_.Has("num_attention_heads") ? m_.Loc("num_attention_heads") : m_.MapLoc(),
+                       "hidden_size " + std::to_string(t.d_model) + " is not divisible by the " +
+                           std::to_string(t.n_heads) + " attention heads");
+    }
+    if (t.n_heads % t.n_kv_heads != 0) {
+      throw InputError(m_.Has("num_key_value_heads") ? m_.Loc("num_key_value_heads") : m_.MapLoc(),
+                       "the " + std::to_string(t.n_heads) + " attention heads are not divisible by the " +
+                           std::to_string(t.n_kv_heads) + " key/value heads");
+    }
+    t.head_dim = t.d_model / t.n_heads;
+    t.context_length = m_.PositiveInt("max_position_embeddings", 262144);
+    t.position = PositionKind::kNone;
+    t.norm = NormKind::kRmsNorm;
+    t.mlp = MlpKind::kSwiglu;
+    t.qkv_bias = t.out_bias = t.mlp_bias = false;
+    t.tied_embeddings = m_.Bool("tie_word_embeddings", false);
+    const uint64_t experts = m_.PositiveInt("num_experts", 16);
+    if (experts > 1) {
+      t.n_experts = experts;
+      t.top_k = m_.PositiveInt("num_experts_per_tok", 2);
+      if (t.top_k > experts) {
+        throw InputError(m_.Loc("num_experts_per_tok"), "num_experts_per_tok " + std::to_string(t.top_k) +
+                                                            " exceeds the " + std::to_string(experts) + " experts");
+      }
+    }
+    SsmSpec& s = t.ssm;
+    s.kind = MixerKind::kMamba;
+    s.inner_norms = true;
+    s.d_state = m_.PositiveInt("mamba_d_state", 16);
+    s.conv_kernel = m_.PositiveInt("mamba_d_conv", 4);
+    s.d_inner = CheckedMul(m_.PositiveInt("mamba_expand", 2), t.d_model, "the inner width");
+    const YAML::Node* rank = m_.Has("mamba_dt_rank") ? &m_.Get("mamba_dt_rank") : nullptr;
+    s.dt_rank = rank == nullptr || (rank->IsScalar() && rank->Scalar() == "auto") ? (t.d_model + 15) / 16
+                                                                                  : m_.PositiveInt("mamba_dt_rank");
+    s.conv_bias = m_.Bool("mamba_conv_bias", true);
+    s.proj_bias = m_.Bool("mamba_proj_bias", false);
+    const auto [attn_period, attn_offset] = Pattern("attn_layer_period", 8, "attn_layer_offset", 4);
+    const auto [moe_period, moe_offset] = Pattern("expert_layer_period", 2, "expert_layer_offset", 1);
+    for (uint64_t i = 0; i < t.n_layers; ++i) {
+      LayerSpec l;
+      l.mixer = i % attn_period == attn_offset ? MixerKind::kAttention : MixerKind::kMamba;
+      l.moe = t.n_experts > 0 && i % moe_period == moe_offset;
+      t.layer_specs.push_back(l);
+    }
+    return spec;
+  }
+
+ private:
+  // A period and an offset below it (JambaConfig._check_supported_offset).
+  std::pair<uint64_t, uint64_t> Pattern(const std::string& period_key, uint64_t period_default,
+                                        const std::string& offset_key, uint64_t offset_default) const {
+    const uint64_t period = m_.PositiveInt(period_key, period_default);
+    const uint64_t offset = m_.NonNegativeInt(offset_key, offset_default);
+    if (offset >= period) {
+      throw InputError(m_.Has(offset_key) ? m_.Loc(offset_key) : m_.MapLoc(),
+                       offset_key + " " + std::to_string(offset) + " must be smaller than " + period_key + " " +
+                           std::to_string(period));
+    }
+    return {period, offset};
+  }
+
+  ConfigMap m_;
+};
+
 }  // namespace
 
 const std::vector<std::string>& HfSsmFamilies() {
@@ -117,18 +245,13 @@ const std::vector<std::string>& HfSsmFamilies() {
 }
 
 ModelSpec ReadHfSsmConfig(const YAML::Node& root, const std::string& file, const std::string& type) {
-  if (type == "jamba" || type == "zamba2") {
+  if (type == "jamba") return JambaReader(root, file).Read();
+  if (type == "zamba2") {
     const YAML::Node& const_root = root;
-    const char* missing = type == "jamba"
-                              ? "its per-layer mix of attention and Mamba blocks (attn_layer_period/offset) with "
-                                "MoE every expert_layer_period, and the dt/B/C layernorms of its Mamba mixers"
-                              : "its shared transformer blocks reused at the hybrid layers (attention over "
-                                "[hidden, embedding], per-use LoRA adapters) beside Mamba-2 mixers";
     throw InputError(LocOf(const_root["model_type"], file),
-                     "model_type '" + type +
-                         "' (a hybrid state-space model) is not supported yet: tally does not "
-                         "model " +
-                         missing + "; mamba and mamba2 are read");
+                     "model_type 'zamba2' (a hybrid state-space model) is not supported yet: tally does not model "
+                     "its shared transformer blocks reused at the hybrid layers (attention over [hidden, embedding], "
+                     "per-use LoRA adapters) beside Mamba-2 mixers; mamba, mamba2 and jamba are read");
   }
   return SsmReader(root, file).Read(type);
 }

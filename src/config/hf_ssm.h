@@ -1,5 +1,6 @@
-// Hugging Face config.json -> ModelSpec for the state-space families: mamba (MambaForCausalLM) and
-// mamba2 (Mamba2ForCausalLM). Hybrids (jamba, zamba2) are refused with what is missing.
+// Hugging Face config.json -> ModelSpec for the state-space families: mamba (MambaForCausalLM),
+// mamba2 (Mamba2ForCausalLM) and the hybrid jamba (JambaForCausalLM). zamba2 is refused with what is
+// missing.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

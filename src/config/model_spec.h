@@ -76,6 +76,9 @@ struct SsmSpec {
   bool conv_bias = true;                   // use_conv_bias
   uint64_t n_heads = 0;                    // Mamba-2: num_heads (head_dim = d_inner / n_heads)
   uint64_t n_groups = 0;                   // Mamba-2: groups sharing B and C
+  // Jamba (modeling_jamba.py, JambaMambaMixer): RMSNorms with weights over Δ (dt_rank), B and C (N)
+  // after x_proj; transformers then cannot train with mamba_ssm's fused MambaInnerFn.
+  bool inner_norms = false;
   auto operator<=>(const SsmSpec&) const = default;
 };
 

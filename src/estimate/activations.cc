@@ -42,6 +42,7 @@ uint64_t DeviceBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
 }  // namespace
 
 ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s, uint64_t stage) {
+  if (!model.training_refused.empty()) throw InputError(model.training_refused);
   // One block of each distinct type: what it keeps, what it saves in all, its input.
   struct Block {
     uint64_t kept = 0, full = 0, checkpoint = 0;

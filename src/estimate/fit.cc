@@ -48,6 +48,10 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
   FitResult r;
   uint64_t bytes = 0;
   const uint64_t cap = UpperBound(ev.spec(), solve);
+  // A model whose training memory is refused does not merely "not fit": say why.
+  if (base.mode != Mode::kInfer && ev.spec().family == Family::kTransformer && ev.spec().transformer.ssm.inner_norms) {
+    DeviceMemory(ev, base);  // throws the refusal
+  }
   // Whether `v` fits; a figure out of range (past 2^64 bytes, a sequence past the learned
   // positions) certainly does not. Batch and devices reuse the evaluation's summary; each new
   // sequence length builds one graph of the distinct blocks.

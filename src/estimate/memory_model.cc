@@ -48,6 +48,7 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
   m.seq = graph.seq;
   m.target_seq = graph.target_seq;
   m.runs = graph.runs;
+  m.training_refused = graph.training_refused;
   std::unordered_set<std::string> seen;
   std::set<int> types_with_checkpoint;
   for (size_t i = 0; i < graph.layers.size(); ++i) {

@@ -70,6 +70,7 @@ struct MemoryModel {
   uint64_t largest_output = 0;        // per sample, without the head, loss and s x s scores
   uint64_t largest_output_eager = 0;  // the same with the s x s scores (eager attention)
   uint64_t vocab = 0;                 // the head's width (0 without one)
+  std::string training_refused;       // LayerGraph::training_refused
   // The config's quantization_config (Evaluation sets it): how a frozen base is stored when no
   // --quant says otherwise.
   std::optional<QuantizationSpec> quantization;

@@ -40,6 +40,17 @@ class SsmBuilder {
         di);  // SiLU, recomputed with the convolution in backward
     const uint64_t dbl = CheckedAdd(r, Count(P(""), {2, n}), "the width of " + P("x_proj"));
     const std::string x_dbl = Linear("x_proj", di, dbl, false, false);
+    if (ssm_.inner_norms) {
+      // JambaMambaMixer: dt_layernorm, b_layernorm and c_layernorm, RMSNorms with weights over the
+      // r + 2N columns of x_proj's output. Its training activations are not modelled
+      // (graph/build_transformer.cc refuses them), so nothing is saved here.
+      Layer norms = MakeElementwise(P("inner_norms"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, dbl}),
+                                    kFlopsPerRmsNormElement);
+      AddParamTensor(norms, {r}, false);  // dt_layernorm
+      AddParamTensor(norms, {n}, false);  // b_layernorm
+      AddParamTensor(norms, {n}, false);  // c_layernorm
+      Add(std::move(norms), dbl);
+    }
     Linear("dt_proj", r, di, true, false);
     layers_.back().saved = {{.id = x_dbl, .elements = Count(P(""), {rows_, dbl})}};
     Layer scan = Scan(kScanFlopsPerState, n, di);

@@ -385,7 +385,8 @@ class TransformerBuilder {
   }
 
   // modeling_mamba.py, MambaBlock: x + mixer(RMSNorm(x)); the mixer's nodes come from
-  // graph/build_ssm.cc.
+  // graph/build_ssm.cc. With an MLP (modeling_jamba.py, JambaMambaDecoderLayer): then
+  // x + feed_forward(pre_ff_layernorm(x)), the dense MLP or the experts.
   void SsmBlock() {
     Add(Norm(P("norm")), Hidden());
     for (Layer& l : SsmMixer(t_.ssm, layer_.mixer, {P("mixer"), b_, s_, t_.d_model, cur_})) {
@@ -393,6 +394,10 @@ class TransformerBuilder {
       Add(std::move(l), std::move(shape));
     }
     Residual(P("residual"), 1);
+    if (!layer_.mlp) return;
+    Add(Norm(P("mlp_norm")), Hidden());
+    Mlp();
+    Residual(P("mlp.residual"), 1);
   }
 
   // What the attention core (scores, softmax, context) works on, from whichever projections made
@@ -901,6 +906,14 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
   if (settings.dropout) effective.dropout = *settings.dropout;
+  if (t.ssm.inner_norms) {
+    // transformers' JambaMambaMixer cannot use mamba_ssm's fused MambaInnerFn (the convention of
+    // graph/build_ssm.cc) because of its Δ/B/C norms: it trains through causal_conv1d_fn, eager
+    // RMSNorms and selective_scan_fn, whose saved tensors tally does not model.
+    g.training_refused = "training activations of the Mamba mixers of '" + spec.name +
+                         "' (Jamba: unfused, with Δ/B/C norms) are not modelled; --mode infer gives its inference "
+                         "memory";
+  }
   TransformerBuilder(effective, settings, seq, target).Build(g);
   return g;
 }

@@ -34,6 +34,9 @@ struct LayerGraph {
   // A model with a vision tower: the images per sequence it encodes (0: none, as in a decode step).
   std::optional<uint64_t> images;
   uint64_t mtp_params = 0;  // DeepSeek-V3's multi-token-prediction modules: not built, not in the total
+  // Why the training activations of this graph are not modelled (non-empty: training memory is
+  // refused with this message; estimate/activations.cc).
+  std::string training_refused;
 
   // Blocks of distinct block `type` among blocks [from, to).
   uint64_t BlocksOfType(int type, uint64_t from, uint64_t to) const;

@@ -163,9 +163,6 @@ TEST_CASE("ssm: what is refused") {
   CHECK(tp.code == 2);
   CHECK(tp.err.find("--tp: tensor parallelism is not modelled for the state-space (Mamba) mixers") !=
         std::string::npos);
-  CHECK_THROWS_WITH_AS(LoadModelText("jamba.json", "{\"model_type\": \"jamba\"}"),
-                       doctest::Contains("model_type 'jamba' (a hybrid state-space model) is not supported yet"),
-                       InputError);
   CHECK_THROWS_WITH_AS(LoadModelText("zamba2.json", "{\"model_type\": \"zamba2\"}"),
                        doctest::Contains("shared transformer blocks"), InputError);
   // Mamba-2's heads must make up the inner width.

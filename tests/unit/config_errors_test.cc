@@ -57,7 +57,7 @@ const BadCase kCases[] = {
     {"hf_unknown_model_type.json", Stage::kLoad,
      "3:17: error: unsupported model_type 'xlnet'; tally reads bart, bert, bloom, cohere, cohere2, "
      "deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, "
-     "gpt_neox, gpt_oss, gptj, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, "
+     "gpt_neox, gpt_oss, gptj, jamba, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, "
      "olmo, olmo2, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
      "roberta, starcoder2, t5, umt5, vit, whisper, xlm-roberta; for "
      "another model, write a tally YAML config (README, \"Model configs\")"},
