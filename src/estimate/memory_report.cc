@@ -118,7 +118,7 @@ void AddKorthikanti(const ModelSpec& spec, const Settings& s, const MemoryModel&
 void AddHostMemory(const TrainMemory& m, const Settings& s, Report& r) {
   const bool params = s.offload == Offload::kParams;
   const std::string zero = "this device's ZeRO-" + N(s.zero) + " partition";
-  r.Group("memory.train.host", "host memory per device (--offload " + std::string(Name(s.offload)) + ")").ledger =
+  r.Group("memory.train.host", "host memory (--offload " + std::string(Name(s.offload)) + ")").ledger =
       true;
   if (params) {
     r.Set("memory.train.host.weights", "weights", m.host_weights, Unit::kByte,
@@ -263,6 +263,7 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
   r.Set("settings.pp", "pipeline parallel", s.pp, Unit::kNumber);
   r.Set("settings.sp", "sequence parallel", s.sp, Unit::kBool);
   r.Set("settings.zero", "ZeRO stage", s.zero, Unit::kNumber);
+  if (s.offload != Offload::kNone) r.Set("settings.offload", "CPU offload", Name(s.offload), Unit::kText);
   r.Set("settings.kv_dtype", "KV cache dtype", DTypeName(KvDtype(s)), Unit::kText);
   r.Set("settings.quant", "inference weight quantization", QuantName(s.quant), Unit::kText);
   if (s.max_batched_tokens) {
