@@ -113,6 +113,11 @@ void AddKorthikanti(const ModelSpec& spec, const Settings& s, const MemoryModel&
         bytes == 0 ? 0.0 : static_cast<double>(exact) / static_cast<double>(bytes), Unit::kRatio);
 }
 
+// What an --offload moves off the device, said where its line reads 0.
+std::string Offloaded(const Settings& s) {
+  return s.offload == Offload::kNone ? "" : "; --offload: in host memory instead (memory.train.host)";
+}
+
 // --offload: what the device's partition keeps in host memory instead (estimate/offload.h), out of
 // the device's total.
 void AddHostMemory(const TrainMemory& m, const Settings& s, Report& r) {
@@ -155,13 +160,13 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
                  : ""));
   r.Set("memory.train.gradients", "gradients", m.gradients, Unit::kByte,
         std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" +
-            Sharding(spec, s, 2));
+            Sharding(spec, s, 2) + Offloaded(s));
   r.Set("memory.train.master_weights", "master weights", m.master_weights, Unit::kByte,
-        d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(spec, s, 1)
+        d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(spec, s, 1) + Offloaded(s)
                  : std::string("none: the policy keeps no master copy"));
   r.Set("memory.train.optimizer", "optimizer states", m.optimizer, Unit::kByte,
         std::string(OptimizerStateFormula(s.optimizer)) + ", " + DTypeName(d.state) + Sharding(spec, s, 1) +
-            " (ZeRO, Rajbhandari et al. 2019, §5)");
+            " (ZeRO, Rajbhandari et al. 2019, §5)" + Offloaded(s));
   r.Set("memory.train.activations", "activations", m.activations, Unit::kByte,
         "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
             AttentionName(s.attention) + " attention, " + DTypeName(d.activation) +

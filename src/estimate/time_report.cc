@@ -61,12 +61,12 @@ void AddOffload(const StepTime& st, const Settings& s, const HardwareSpec& hw, c
   r.Set("time.offload.transfer_seconds", "host-link transfers (whole)", st.offload_transfer, Unit::kSecond,
         "grad-accum x max(down, up) / host_bandwidth per micro-batch + upload / host_bandwidth");
   r.Set("time.offload.down_bytes", "device to host per step (gradients)", t.down_per_micro * micro, Unit::kByte,
-        "the device's gradient partition (memory.train.host_gradients) x grad-accum: each micro-batch's gradients "
+        "the device's gradient partition (memory.train.host.gradients) x grad-accum: each micro-batch's gradients "
         "accumulate in host memory");
   r.Set("time.offload.up_bytes", "host to device per step (weights)", t.up_per_micro * micro + t.up_per_step,
         Unit::kByte,
         s.offload == Offload::kParams
-            ? "the device's weight partition (memory.train.host_weights) x " +
+            ? "the device's weight partition (memory.train.host.weights) x " +
                   std::string(s.recompute == Recompute::kFull ? "3 (forward, recompute, backward)" : "2 (forward, backward)") +
                   " x grad-accum"
             : "the updated weights of the gradient partition at the weight dtype, once per step");
@@ -75,7 +75,7 @@ void AddOffload(const StepTime& st, const Settings& s, const HardwareSpec& hw, c
   const uint64_t per_node = std::min<uint64_t>(q.gpus_per_node, s.gpus);
   r.Set("time.offload.host_bytes_per_node", "host memory per node", CheckedMul(m.host, per_node, "host memory"),
         Unit::kByte,
-        "memory.train.host x " + std::to_string(per_node) + " devices (--gpus-per-node, at most --gpus)");
+        "memory.train.host.total x " + std::to_string(per_node) + " devices (--gpus-per-node, at most --gpus)");
 }
 
 void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q,
