@@ -161,8 +161,11 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
                          .host_bandwidth = hw.host_bandwidth});
     query.step_seconds = step->step_seconds;
   } else if (s.offload != Offload::kNone) {
-    throw InputError("--offload: the offload's transfers are timed in the modelled step, which --mfu and --achieved "
-                     "replace, and which needs a device with gemm_efficiency");
+    throw InputError(query.mfu || query.achieved
+                         ? std::string("--offload: its transfers are timed in the modelled step, which --mfu and "
+                                       "--achieved replace; drop them")
+                         : "--offload: its transfers are timed in the modelled step, and " + hw.name +
+                               " lists no gemm_efficiency for " + ComputeDtype(s.precision) + " to model it");
   } else if (device && !query.mfu && !query.achieved) {
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + ComputeDtype(s.precision) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");

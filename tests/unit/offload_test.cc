@@ -115,7 +115,11 @@ TEST_CASE("offload: refused where it cannot be modelled") {
   // The transfers are timed in the modelled step only.
   CHECK(err({"time", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "2", "--offload", "optimizer", "--mfu",
              "0.5", "--tokens", "1e9"})
-            .starts_with("tally: error: --offload: the offload's transfers are timed in the modelled step"));
+            .starts_with("tally: error: --offload: its transfers are timed in the modelled step, which --mfu"));
+  CHECK(err({"time", "llama-2-7b", "--hardware", "a100-80gb", "--zero", "2", "--offload", "optimizer", "--precision",
+             "fp32", "--tokens", "1e9"}) ==
+        "tally: error: --offload: its transfers are timed in the modelled step, and a100-80gb lists no "
+        "gemm_efficiency for fp32 to model it\n");
 }
 
 }  // namespace
