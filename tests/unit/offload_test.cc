@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/hardware.h"
 #include "unit/run_tally.h"
 
 namespace tally {
@@ -99,6 +100,13 @@ TEST_CASE("offload: streamed weights outlast a short micro-batch's compute") {
   CHECK(t["step_seconds"] == doctest::Approx(compute + t["breakdown"]["communication"].get<double>() +
                                              t["breakdown"]["pipeline_bubble"].get<double>() +
                                              t["breakdown"]["offload"].get<double>()));
+}
+
+TEST_CASE("offload: the catalog's host links, PCIe Gen4 and Gen5 x16 at about 80% of raw") {
+  // Gen4: 16 GT/s x 16 lanes x 128/130 = 31.5 GB/s per direction raw; Gen5 twice that (PCI-SIG).
+  for (const char* gen4 : {"a100-40gb", "a100-80gb"}) CHECK(ResolveHardware(gen4).host_bandwidth == 25e9);
+  for (const char* gen5 : {"h100-sxm", "h100-pcie", "h200"}) CHECK(ResolveHardware(gen5).host_bandwidth == 50e9);
+  CHECK(ResolveHardware("l4").host_bandwidth == 0);  // not given: --offload refuses it
 }
 
 TEST_CASE("offload: refused where it cannot be modelled") {
