@@ -198,6 +198,11 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   r.Set("time.steps", "optimizer steps", t.steps, Unit::kCount);
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
   if (step) AddBreakdown(*step, s, hw, query, *ledger, r);
+  if (step && s.offload != Offload::kNone) {
+    r.notes.push_back(
+        "--offload: the optimizer step runs on the host's CPUs, which the catalog does not describe; the step time "
+        "leaves it out (time.breakdown.offload is PCIe time only)");
+  }
   if (step && params.active != params.total) {
     r.notes.push_back(
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
