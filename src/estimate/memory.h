@@ -46,7 +46,7 @@ struct InferMemory {
 struct ModelStates {
   uint64_t weights = 0, gradients = 0, master = 0, optimizer = 0;
   uint64_t dequant = 0;  // QLoRA: the largest frozen quantized matrix dequantized at the activation dtype
-  // --offload params: the weights gathered on the device at once (OffloadedWeights in offload.h).
+  // --offload params: the weights gathered on the device at once (OffloadToHost in offload.h).
   uint64_t outside_blocks = 0, largest_block = 0;
 };
 ModelStates StageModelStates(const MemoryModel& model, const Settings& settings, uint64_t stage);

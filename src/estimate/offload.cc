@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "estimate/memory.h"
-#include "util/checked_math.h"
 #include "estimate/timing.h"
+#include "util/checked_math.h"
 
 namespace tally {
 
