@@ -93,8 +93,9 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
   // §4.1), parameter offload on ZeRO-3 / FSDP full shard (Rajbhandari et al. 2021, ZeRO-Infinity).
   const uint64_t needs = s.offload == Offload::kParams ? 3 : s.offload == Offload::kOptimizer ? 2 : 0;
   if (s.zero < needs) {
-    throw InputError("--offload: " + std::string(Name(s.offload)) + " offload moves each rank's ZeRO partition; give --zero " +
-                     std::to_string(needs) + (needs < 3 ? " or 3" : ""));
+    throw InputError("--offload: " + std::string(Name(s.offload)) +
+                     " offload moves each rank's ZeRO partition; give --zero " + std::to_string(needs) +
+                     (needs < 3 ? " or 3" : ""));
   }
 }
 

@@ -123,15 +123,15 @@ std::string Offloaded(const Settings& s) {
 void AddHostMemory(const TrainMemory& m, const Settings& s, Report& r) {
   const bool params = s.offload == Offload::kParams;
   const std::string zero = "this device's ZeRO-" + N(s.zero) + " partition";
-  r.Group("memory.train.host", "host memory (--offload " + std::string(Name(s.offload)) + ")").ledger =
-      true;
+  r.Group("memory.train.host", "host memory (--offload " + std::string(Name(s.offload)) + ")").ledger = true;
   if (params) {
     r.Set("memory.train.host.weights", "weights", m.host_weights, Unit::kByte,
           zero + " of the weights, streamed in for each pass (ZeRO-Infinity, Rajbhandari et al. 2021)");
   }
   r.Set("memory.train.host.gradients", "gradients", m.host_gradients, Unit::kByte,
-        zero + ", accumulated there; the device holds them only bucket by bucket as the backward produces them "
-               "(communication buffers, --overhead) (ZeRO-Offload, Ren et al. 2021, §4.1)");
+        zero +
+            ", accumulated there; the device holds them only bucket by bucket as the backward produces them "
+            "(communication buffers, --overhead) (ZeRO-Offload, Ren et al. 2021, §4.1)");
   r.Set("memory.train.host.master_weights", "master weights", m.host_master, Unit::kByte, zero);
   r.Set("memory.train.host.optimizer", "optimizer states", m.host_optimizer, Unit::kByte,
         zero + "; the optimizer step runs on the CPU");

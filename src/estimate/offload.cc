@@ -16,9 +16,8 @@ void OffloadToHost(const ModelStates& states, const Settings& s, TrainMemory& m)
   m.gradients = m.master_weights = m.optimizer = 0;
   if (s.offload == Offload::kParams) {
     m.host_weights = m.weights;
-    const uint64_t gathered =
-        CheckedAdd(states.outside_blocks, CheckedMul(2, states.largest_block, "the gathered weights"),
-                   "the gathered weights");
+    const uint64_t gathered = CheckedAdd(
+        states.outside_blocks, CheckedMul(2, states.largest_block, "the gathered weights"), "the gathered weights");
     m.weights = std::min(states.weights, gathered);
   }
   m.host = CheckedAdd(CheckedAdd(m.host_weights, m.host_gradients, "host memory"),

@@ -67,11 +67,12 @@ void AddOffload(const StepTime& st, const Settings& s, const HardwareSpec& hw, c
         Unit::kByte,
         s.offload == Offload::kParams
             ? "the device's weight partition (memory.train.host.weights) x " +
-                  std::string(s.recompute == Recompute::kFull ? "3 (forward, recompute, backward)" : "2 (forward, backward)") +
+                  std::string(s.recompute == Recompute::kFull ? "3 (forward, recompute, backward)"
+                                                              : "2 (forward, backward)") +
                   " x grad-accum"
             : "the updated weights of the gradient partition at the weight dtype, once per step");
-  r.Set("time.offload.host_bandwidth", "host link per device, per direction", hw.host_bandwidth,
-        Unit::kBytePerSecond, "from " + hw.source + " (host_bandwidth)");
+  r.Set("time.offload.host_bandwidth", "host link per device, per direction", hw.host_bandwidth, Unit::kBytePerSecond,
+        "from " + hw.source + " (host_bandwidth)");
   const uint64_t per_node = std::min<uint64_t>(q.gpus_per_node, s.gpus);
   r.Set("time.offload.host_bytes_per_node", "host memory per node", CheckedMul(m.host, per_node, "host memory"),
         Unit::kByte,

@@ -32,7 +32,7 @@ TEST_CASE("offload: --offload optimizer moves the ZeRO-2 partition's gradients, 
   // 8 ranks, ZeRO-2, mixed bf16 with AdamW: each rank's partition is P / 8 parameters, with 2-byte
   // gradients, a 4-byte fp32 master copy and two 4-byte states (Ren et al. 2021, §4.1: "2M" stays on
   // the device, the bf16 weights, unpartitioned under ZeRO-2).
-  const std::vector<std::string> base = {"memory", "llama-2-7b", "--mode", "train", "--seq",
+  const std::vector<std::string> base = {"memory", "llama-2-7b", "--mode", "train",  "--seq",
                                          "4096",   "--gpus",     "8",      "--zero", "2"};
   std::vector<std::string> args = base;
   args.insert(args.end(), {"--offload", "optimizer"});
@@ -56,8 +56,8 @@ TEST_CASE("offload: --offload optimizer moves the ZeRO-2 partition's gradients, 
 TEST_CASE("offload: --offload params keeps on the device only the weights gathered at once") {
   // ZeRO-3, 8 ranks: the host holds the rank's P / 8 weights at 2 bytes besides the ZeRO-2 parts; the
   // device the weights outside the blocks (FSDP's root unit) and two blocks' (running, prefetched).
-  const nlohmann::json m = Json({"memory", "llama-2-7b", "--mode", "train", "--seq", "4096", "--gpus", "8",
-                                 "--zero", "3", "--offload", "params"})["memory"]["train"];
+  const nlohmann::json m = Json({"memory", "llama-2-7b", "--mode", "train", "--seq", "4096", "--gpus", "8", "--zero",
+                                 "3", "--offload", "params"})["memory"]["train"];
   const uint64_t share = kParams / 8;
   CHECK(m["weights"] == 2 * kOutside + 2 * (2 * kBlock));
   CHECK(m["weights"] == 1'333'829'632ULL);
@@ -71,9 +71,9 @@ TEST_CASE("offload: the updated weights' upload is exposed; the gradients go dow
   // ranks, 2 micro-batches of 4,096 tokens: each micro-batch sends the rank's bf16 gradient
   // partition down (P / 8 · 2 bytes = 1,684,603,904 B, 33.7 ms, well under the ~0.3 s of compute a
   // micro-batch of a 7B model takes), and the step sends the updated bf16 partition up once, exposed.
-  const nlohmann::json t = Json({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "4096", "--gpus", "8",
-                                 "--zero", "2", "--grad-accum", "2", "--tokens", "1e9", "--offload",
-                                 "optimizer"})["time"];
+  const nlohmann::json t =
+      Json({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "4096", "--gpus", "8", "--zero", "2",
+            "--grad-accum", "2", "--tokens", "1e9", "--offload", "optimizer"})["time"];
   const double partition = 2.0 * (kParams / 8);
   CHECK(t["offload"]["host_bandwidth"] == 50e9);
   CHECK(t["offload"]["down_bytes"] == doctest::Approx(2 * partition));
@@ -89,17 +89,16 @@ TEST_CASE("offload: streamed weights outlast a short micro-batch's compute") {
   // partition twice (forward, backward) = 2 · 1,684,603,904 B at 50e9 B/s = 67.4 ms, far more than
   // its compute; the rest is exposed: 2 micro-batches · 67.4 ms - the compute.
   const nlohmann::json t = Json({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "128", "--gpus", "8",
-                                 "--zero", "3", "--grad-accum", "2", "--tokens", "1e9", "--offload",
-                                 "params"})["time"];
+                                 "--zero", "3", "--grad-accum", "2", "--tokens", "1e9", "--offload", "params"})["time"];
   const double partition = 2.0 * (kParams / 8);
   CHECK(t["offload"]["up_bytes"] == doctest::Approx(2 * 2 * partition));
   CHECK(t["offload"]["down_bytes"] == doctest::Approx(2 * partition));
   const double compute = t["breakdown"]["compute"].get<double>();
   REQUIRE(compute < 2 * 2 * partition / 50e9);
   CHECK(t["breakdown"]["offload"] == doctest::Approx(2 * 2 * partition / 50e9 - compute));
-  CHECK(t["step_seconds"] == doctest::Approx(compute + t["breakdown"]["communication"].get<double>() +
-                                             t["breakdown"]["pipeline_bubble"].get<double>() +
-                                             t["breakdown"]["offload"].get<double>()));
+  CHECK(t["step_seconds"] ==
+        doctest::Approx(compute + t["breakdown"]["communication"].get<double>() +
+                        t["breakdown"]["pipeline_bubble"].get<double>() + t["breakdown"]["offload"].get<double>()));
 }
 
 TEST_CASE("offload: the catalog's host links, PCIe Gen4 and Gen5 x16 at about 80% of raw") {
@@ -121,8 +120,8 @@ TEST_CASE("offload: refused where it cannot be modelled") {
         "tally: error: --offload: params offload moves each rank's ZeRO partition; give --zero 3\n");
   CHECK(err({"memory", "llama-2-7b", "--zero", "2", "--offload", "cpu"}).starts_with("tally: error: --offload:"));
   // The transfers are timed in the modelled step only.
-  CHECK(err({"time", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "2", "--offload", "optimizer", "--mfu",
-             "0.5", "--tokens", "1e9"})
+  CHECK(err({"time", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "2", "--offload", "optimizer", "--mfu", "0.5",
+             "--tokens", "1e9"})
             .starts_with("tally: error: --offload: its transfers are timed in the modelled step, which --mfu"));
   CHECK(err({"time", "llama-2-7b", "--hardware", "a100-80gb", "--zero", "2", "--offload", "optimizer", "--precision",
              "fp32", "--tokens", "1e9"}) ==
