@@ -24,7 +24,8 @@ Report HardwareReport() {
                                  {.key = "interconnect_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "intra_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
-                                 {.key = "board_power_w", .unit = Unit::kNumber, .shown = false}};
+                                 {.key = "board_power_w", .unit = Unit::kNumber, .shown = false},
+                                 {.key = "host_bandwidth", .unit = Unit::kBytePerSecond, .shown = false}};
   for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
@@ -48,7 +49,7 @@ Report HardwareReport() {
                              h.memory_bytes,
                              h.memory_bandwidth,
                              h.interconnect_bandwidth};
-    for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w}) {
+    for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w, h.host_bandwidth}) {
       if (v > 0) {
         row.emplace_back(v);
       } else {

@@ -88,6 +88,15 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
                      std::to_string(s.tp) + " x --pp " + std::to_string(s.pp) + " groups");
   }
   if (s.sp && s.tp == 1) throw InputError("--sp: sequence parallelism needs --tp above 1");
+  if (f.offload) s.offload = ParseName<Offload>(*f.offload, "--offload");
+  // Both offloads move each rank's ZeRO partition: ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021,
+  // §4.1), parameter offload on ZeRO-3 / FSDP full shard (Rajbhandari et al. 2021, ZeRO-Infinity).
+  const uint64_t needs = s.offload == Offload::kParams ? 3 : s.offload == Offload::kOptimizer ? 2 : 0;
+  if (s.zero < needs) {
+    throw InputError("--offload: " + std::string(Name(s.offload)) +
+                     " offload moves each rank's ZeRO partition; give --zero " + std::to_string(needs) +
+                     (needs < 3 ? " or 3" : ""));
+  }
 }
 
 // batch = micro_batch · grad_accum per data-parallel replica; any two given decide the third.
@@ -160,6 +169,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"max_batched_tokens", &WorkloadFlags::max_batched_tokens},
       {"kv_block", &WorkloadFlags::kv_block},
       {"gpu_memory_utilization", &WorkloadFlags::gpu_memory_utilization},
+      {"offload", &WorkloadFlags::offload},
   };
   return kFlags;
 }
@@ -218,6 +228,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
   cmd->add_flag("--sp", f.sp, "sequence parallelism within the tensor-parallel group")->group("Workload");
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");
+  opt("--offload", f.offload,
+      "CPU offload in training: " + choices(JoinNames<Offload>(" | "), Name(defaults.offload)) +
+          "; optimizer needs --zero 2, params --zero 3",
+      "WHAT");
   std::string kv_dtypes;
   for (DType d : FlagDtypes("--kv-dtype")) kv_dtypes += (kv_dtypes.empty() ? "" : " | ") + std::string(Name(d));
   opt("--kv-dtype", f.kv_dtype, "KV cache dtype: " + kv_dtypes + " (default the activations')", "DTYPE");

@@ -58,7 +58,7 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   ConfigMap m(root, file, "hardware",
               {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
                "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth",
-               "board_power_w", "gemm_efficiency"});
+               "board_power_w", "gemm_efficiency", "host_bandwidth"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -80,7 +80,8 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
                                                              : 0;
   for (auto [key, into] : {std::pair<const char*, double*>{"intra_node_bandwidth", &h.intra_node_bandwidth},
                            {"inter_node_bandwidth", &h.inter_node_bandwidth},
-                           {"board_power_w", &h.board_power_w}}) {
+                           {"board_power_w", &h.board_power_w},
+                           {"host_bandwidth", &h.host_bandwidth}}) {
     if (m.Has(key)) *into = ReadRate(m.Get(key), file, key, Zero::kAllowed);
   }
   if (m.Has("gemm_efficiency")) {

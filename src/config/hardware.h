@@ -34,6 +34,7 @@ struct HardwareSpec {
   // achieved FLOP/s when neither --mfu nor --achieved is given.
   std::map<GemmDType, double> achieved_flops;
   std::vector<std::string> sources;
+  double host_bandwidth = 0;  // bytes/s per direction of the device's host link (PCIe); 0 when not given
 
   // The dense peak for `dtype`, or nullopt when the catalog gives none.
   std::optional<double> Peak(GemmDType dtype) const;

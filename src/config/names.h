@@ -43,6 +43,12 @@ struct EnumNames<Recompute> {
 };
 
 template <>
+struct EnumNames<Offload> {
+  static constexpr NameEntry<Offload> kTable[] = {
+      {Offload::kNone, "none"}, {Offload::kOptimizer, "optimizer"}, {Offload::kParams, "params"}};
+};
+
+template <>
 struct EnumNames<Attention> {
   static constexpr NameEntry<Attention> kTable[] = {{Attention::kEager, "eager"}, {Attention::kFlash, "flash"}};
 };

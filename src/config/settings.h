@@ -28,6 +28,9 @@ enum class Quant { kNone, kInt8, kInt4, kFp8, kNf4, kMxfp4 };
 // What a dropout mask costs: CUDA's fused kernel keeps a 1-byte bool per element; on the CPU PyTorch
 // multiplies by a scaled noise tensor of the activation dtype.
 enum class DropoutMask { kCuda, kCpu };
+// CPU offload in training (estimate/offload.h): none; the optimizer states, fp32 master weights and
+// gradients in host memory with the update on the CPU (ZeRO-Offload); the weights too, streamed in.
+enum class Offload { kNone, kOptimizer, kParams };
 
 // The dtypes a precision policy stores each kind of tensor in.
 struct Precisions {
@@ -76,6 +79,7 @@ struct Settings {
   uint64_t pp = 1;
   bool sp = false;    // sequence parallelism inside the tensor-parallel group
   uint64_t zero = 0;  // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
+  Offload offload = Offload::kNone;  // --offload: needs --zero 2 (optimizer) or 3 (params)
 
   std::string hardware;  // a catalog name or a hardware file; empty: none named
   // The device `hardware` names, read once by ResolveSettings (config/resolve.h); null when none.

@@ -8,6 +8,7 @@
 #include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
 #include "estimate/kv_cache.h"
+#include "estimate/offload.h"
 #include "estimate/optimizer.h"
 #include "util/checked_math.h"
 
@@ -84,6 +85,7 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
   const Precisions& d = s.dtypes;
   const std::optional<QuantizationSpec> flag = FrozenQuantization(model, s);
   const QuantizationSpec* quant = flag ? &*flag : nullptr;
+  std::map<int, uint64_t> block_weights;  // one block of each type
   for (const ParamEntry& t : model.params) {
     const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, s.pp);
     if (copies == 0) continue;
@@ -95,7 +97,13 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
     // each is dequantized to the compute dtype (the activations') when its layer runs: one buffer of
     // the largest such matrix (one expert's, for experts) is live at a time.
     const QuantizationSpec* frozen = t.trainable ? nullptr : quant;
-    ledger.weights = Add(ledger.weights, times(QuantizedBytes(t, frozen, s.tp, d.param)));
+    const uint64_t weight = QuantizedBytes(t, frozen, s.tp, d.param);
+    ledger.weights = Add(ledger.weights, times(weight));
+    if (t.block_type >= 0) {
+      block_weights[t.block_type] = Add(block_weights[t.block_type], weight);
+    } else {
+      ledger.outside_blocks = Add(ledger.outside_blocks, times(weight));
+    }
     if (Quantized(t, frozen)) {
       ledger.dequant = std::max(ledger.dequant, BytesOf(MatrixElements(t, s.tp), d.activation, "a dequantized weight"));
     }
@@ -105,6 +113,7 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
     ledger.optimizer =
         Add(ledger.optimizer, times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, s.tp))));
   }
+  for (const auto& [type, bytes] : block_weights) ledger.largest_block = std::max(ledger.largest_block, bytes);
   return ledger;
 }
 
@@ -155,6 +164,7 @@ TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& a
   }
   if (s.zero >= 2) m.gradients = CeilDiv(m.gradients, dp);
   if (s.zero >= 3) m.weights = CeilDiv(m.weights, dp);
+  OffloadToHost(states, s, m);
   // The dequantization buffer is each device's own, whatever ZeRO partitions.
   m.dequant = states.dequant;
   m.weights = Add(m.weights, m.dequant);

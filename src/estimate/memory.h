@@ -26,6 +26,9 @@ struct TrainMemory {
   uint64_t total = 0;
   uint64_t per_layer_activations = 0;  // one transformer block, one micro-batch, this device
   uint64_t stage = 0;                  // the pipeline stage of the most-loaded device
+  // --offload (estimate/offload.h): the bytes of this device's partition kept in host memory instead
+  // (not in `total`), by kind.
+  uint64_t host_weights = 0, host_gradients = 0, host_master = 0, host_optimizer = 0, host = 0;
 };
 
 struct InferMemory {
@@ -43,6 +46,8 @@ struct InferMemory {
 struct ModelStates {
   uint64_t weights = 0, gradients = 0, master = 0, optimizer = 0;
   uint64_t dequant = 0;  // QLoRA: the largest frozen quantized matrix dequantized at the activation dtype
+  // --offload params: the weights gathered on the device at once (OffloadToHost in offload.h).
+  uint64_t outside_blocks = 0, largest_block = 0;
 };
 ModelStates StageModelStates(const MemoryModel& model, const Settings& settings, uint64_t stage);
 

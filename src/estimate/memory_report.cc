@@ -113,6 +113,32 @@ void AddKorthikanti(const ModelSpec& spec, const Settings& s, const MemoryModel&
         bytes == 0 ? 0.0 : static_cast<double>(exact) / static_cast<double>(bytes), Unit::kRatio);
 }
 
+// What an --offload moves off the device, said where its line reads 0.
+std::string Offloaded(const Settings& s) {
+  return s.offload == Offload::kNone ? "" : "; --offload: in host memory instead (memory.train.host)";
+}
+
+// --offload: what the device's partition keeps in host memory instead (estimate/offload.h), out of
+// the device's total.
+void AddHostMemory(const TrainMemory& m, const Settings& s, Report& r) {
+  const bool params = s.offload == Offload::kParams;
+  const std::string zero = "this device's ZeRO-" + N(s.zero) + " partition";
+  r.Group("memory.train.host", "host memory (--offload " + std::string(Name(s.offload)) + ")").ledger = true;
+  if (params) {
+    r.Set("memory.train.host.weights", "weights", m.host_weights, Unit::kByte,
+          zero + " of the weights, streamed in for each pass (ZeRO-Infinity, Rajbhandari et al. 2021)");
+  }
+  r.Set("memory.train.host.gradients", "gradients", m.host_gradients, Unit::kByte,
+        zero +
+            ", accumulated there; the device holds them only bucket by bucket as the backward produces them "
+            "(communication buffers, --overhead) (ZeRO-Offload, Ren et al. 2021, §4.1)");
+  r.Set("memory.train.host.master_weights", "master weights", m.host_master, Unit::kByte, zero);
+  r.Set("memory.train.host.optimizer", "optimizer states", m.host_optimizer, Unit::kByte,
+        zero + "; the optimizer step runs on the CPU");
+  r.Set("memory.train.host.total", "total", m.host, Unit::kByte,
+        "the sum of the lines above; a node holds it once per device (time.offload.host_bytes_per_node)");
+}
+
 void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& model, Report& r) {
   const TrainMemory m = TrainingMemory(s, model);
   const Precisions& d = s.dtypes;
@@ -127,22 +153,27 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
                          (s.quant == Quant::kNone ? " (quantization_config)" : "") + ", + " + FormatGrouped(m.dequant) +
                          " B to dequantize the largest at " + DTypeName(d.activation)
                    : "") +
-            Sharding(spec, s, 3));
+            Sharding(spec, s, 3) +
+            (s.offload == Offload::kParams
+                 ? "; --offload params: the weights gathered at once instead: those outside the blocks and two of "
+                   "the largest block (running, prefetched; FSDP per-block wrapping)"
+                 : ""));
   r.Set("memory.train.gradients", "gradients", m.gradients, Unit::kByte,
         std::string("trainable params x ") + N(BitsPer(d.grad) / 8) + " B (" + DTypeName(d.grad) + ")" +
-            Sharding(spec, s, 2));
+            Sharding(spec, s, 2) + Offloaded(s));
   r.Set("memory.train.master_weights", "master weights", m.master_weights, Unit::kByte,
-        d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(spec, s, 1)
+        d.master ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(spec, s, 1) + Offloaded(s)
                  : std::string("none: the policy keeps no master copy"));
   r.Set("memory.train.optimizer", "optimizer states", m.optimizer, Unit::kByte,
         std::string(OptimizerStateFormula(s.optimizer)) + ", " + DTypeName(d.state) + Sharding(spec, s, 1) +
-            " (ZeRO, Rajbhandari et al. 2019, §5)");
+            " (ZeRO, Rajbhandari et al. 2019, §5)" + Offloaded(s));
   r.Set("memory.train.activations", "activations", m.activations, Unit::kByte,
         "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
             AttentionName(s.attention) + " attention, " + DTypeName(d.activation) +
             (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)");
   if (m.overhead > 0) r.Set("memory.train.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.train.total", "total", m.total, Unit::kByte, "the sum of the lines above");
+  if (s.offload != Offload::kNone) AddHostMemory(m, s, r);
   if (s.pp > 1) r.Set("memory.train.stage", "most-loaded pipeline stage", m.stage, Unit::kNumber);
   if (spec.family == Family::kTransformer) {
     const bool ssm = HasSsmBlocks(spec.transformer);
@@ -237,6 +268,7 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
   r.Set("settings.pp", "pipeline parallel", s.pp, Unit::kNumber);
   r.Set("settings.sp", "sequence parallel", s.sp, Unit::kBool);
   r.Set("settings.zero", "ZeRO stage", s.zero, Unit::kNumber);
+  if (s.offload != Offload::kNone) r.Set("settings.offload", "CPU offload", Name(s.offload), Unit::kText);
   r.Set("settings.kv_dtype", "KV cache dtype", DTypeName(KvDtype(s)), Unit::kText);
   r.Set("settings.quant", "inference weight quantization", QuantName(s.quant), Unit::kText);
   if (s.max_batched_tokens) {

@@ -134,6 +134,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   out.optimizer = local *
                   (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master + 2 * states) /
                   bandwidth;
+  // Offloaded, the update runs on the host's CPUs, which the catalog does not describe: left out.
+  if (s.offload != Offload::kNone) out.optimizer = 0;
   out.compute = (total(kBlocks) * stage_share + ends) * micro + out.optimizer;
   // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in a full recompute;
@@ -176,7 +178,18 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     out.dp_exposed = exposed;
   }
   out.communication = out.tp_comm + out.pp_comm + out.dp_exposed;
-  out.step_seconds = out.compute + out.communication + out.pipeline_bubble;
+  // CPU offload: PCIe is full duplex, so a micro-batch's transfers take the larger direction; they run
+  // on their own stream under that micro-batch's compute (ZeRO-Offload, Ren et al. 2021, §4.2; ZeRO-3
+  // prefetch), and only what outlasts it is exposed. The updated weights' upload is exposed whole: the
+  // next forward waits for it (the one-step delayed update, §4.3, is not modelled).
+  if (s.offload != Offload::kNone) {
+    if (o.host_bandwidth <= 0) throw InputError("--offload: " + hw.name + " gives no host_bandwidth (host link)");
+    const double per_micro = std::max(o.offload.down_per_micro, o.offload.up_per_micro) / o.host_bandwidth;
+    const double upload = o.offload.up_per_step / o.host_bandwidth;
+    out.offload_transfer = per_micro * micro + upload;
+    out.offload = std::max(0.0, per_micro - busy / micro) * micro + upload;
+  }
+  out.step_seconds = out.compute + out.communication + out.pipeline_bubble + out.offload;
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "config/hardware.h"
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/offload.h"
 #include "graph/layer_graph.h"
 
 namespace tally {
@@ -16,6 +17,8 @@ struct StepOptions {
   uint64_t gpus_per_node = 8;
   uint64_t vp = 1;   // virtual pipeline stages per device (interleaved 1F1B)
   double mbu = 0.8;  // memory-bandwidth utilization of the memory-bound ops
+  OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
+  double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
 };
 
 struct StepTime {
@@ -26,7 +29,9 @@ struct StepTime {
   double communication = 0;  // exposed: tp + pp + dp_exposed
   double pipeline_bubble = 0;
   double bubble_fraction = 0;  // (p - 1) / (v·m + p - 1)
-  double step_seconds = 0;     // compute + communication + pipeline_bubble
+  double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole
+  double offload = 0;           // their exposed part
+  double step_seconds = 0;      // compute + communication + pipeline_bubble + offload
   double intra_bandwidth = 0, inter_bandwidth = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "estimate/time_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -45,7 +46,42 @@ void CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& s, const 
 // draws below the rated TDP), stated in the report.
 constexpr double kPowerUtilization = 0.8;
 
-void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q, Report& r) {
+// --offload: the exposed host-link time, and what it comes from.
+void AddOffload(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q,
+                const TrainMemory& m, Report& r) {
+  const OffloadTraffic t = OffloadBytes(m, s);
+  const double micro = static_cast<double>(s.grad_accum);
+  r.Set("time.breakdown.offload", "step: CPU offload (exposed)", st.offload, Unit::kSecond,
+        "per micro-batch max(down, up) / host_bandwidth less that micro-batch's compute, at least 0 (a stream of "
+        "its own: Ren et al. 2021, §4.2), x grad-accum" +
+            std::string(s.offload == Offload::kOptimizer
+                            ? "; + the updated weights' upload, exposed whole (the one-step delayed update is not "
+                              "modelled)"
+                            : "") +
+            "; the CPU's optimizer step is left out (the catalog does not describe the host's CPUs)");
+  r.Set("time.offload.transfer_seconds", "host-link transfers (whole)", st.offload_transfer, Unit::kSecond,
+        "grad-accum x max(down, up) / host_bandwidth per micro-batch + upload / host_bandwidth");
+  r.Set("time.offload.down_bytes", "device to host per step (gradients)", t.down_per_micro * micro, Unit::kByte,
+        "the device's gradient partition (memory.train.host.gradients) x grad-accum: each micro-batch's gradients "
+        "accumulate in host memory");
+  r.Set("time.offload.up_bytes", "host to device per step (weights)", t.up_per_micro * micro + t.up_per_step,
+        Unit::kByte,
+        s.offload == Offload::kParams
+            ? "the device's weight partition (memory.train.host.weights) x " +
+                  std::string(s.recompute == Recompute::kFull ? "3 (forward, recompute, backward)"
+                                                              : "2 (forward, backward)") +
+                  " x grad-accum"
+            : "the updated weights of the gradient partition at the weight dtype, once per step");
+  r.Set("time.offload.host_bandwidth", "host link per device, per direction", hw.host_bandwidth, Unit::kBytePerSecond,
+        "from " + hw.source + " (host_bandwidth)");
+  const uint64_t per_node = std::min<uint64_t>(q.gpus_per_node, s.gpus);
+  r.Set("time.offload.host_bytes_per_node", "host memory per node", CheckedMul(m.host, per_node, "host memory"),
+        Unit::kByte,
+        "memory.train.host.total x " + std::to_string(per_node) + " devices (--gpus-per-node, at most --gpus)");
+}
+
+void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q,
+                  const TrainMemory& ledger, Report& r) {
   r.Set("time.breakdown.compute", "step: compute", st.compute, Unit::kSecond,
         "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
         "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
@@ -57,7 +93,11 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
       "time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
       "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; Narayanan et "
       "al. 2021, §2.2)");
-  r.Set("time.breakdown.offload", "step: CPU offload", 0.0, Unit::kSecond, "no offload modelled");
+  if (s.offload == Offload::kNone) {
+    r.Set("time.breakdown.offload", "step: CPU offload", 0.0, Unit::kSecond, "no --offload");
+  } else {
+    AddOffload(st, s, hw, q, ledger, r);
+  }
   r.Set("time.comm.tp_seconds", "tensor-parallel collectives", st.tp_comm, Unit::kSecond,
         "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and a full "
         "recompute); sequence parallel: reduce-scatter + all-gather, the same volume; not overlapped");
@@ -106,15 +146,28 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   TrainQuery query = req.train;
   if (query.vp > 1 && s.pp == 1) throw InputError("--vp: interleaved stages need --pp > 1");
   std::optional<StepTime> step;
+  std::optional<TrainMemory> ledger;  // the step's, for --offload's transfers
   const auto efficiency = hw.gemm_efficiency.find(ComputeDtype(s.precision));
   if (!query.mfu && !query.achieved && efficiency != hw.gemm_efficiency.end()) {
     GraphSettings micro = GraphSettingsOf(kernels);
     micro.batch = s.micro_batch;
     // Eager attention computes the masked half and then masks it; only the fused kernel skips it.
     micro.causal = s.causal || (causal_kernels && s.attention == Attention::kFlash);
+    ledger = TrainingMemory(s, summary->memory);
+    const OffloadTraffic traffic = OffloadBytes(*ledger, s);
     step = TrainingStep(*ev.Graph(micro), s, hw, peak, efficiency->second, params.trainable,
-                        {.gpus_per_node = query.gpus_per_node, .vp = query.vp, .mbu = req.mbu.value_or(kDefaultMbu)});
+                        {.gpus_per_node = query.gpus_per_node,
+                         .vp = query.vp,
+                         .mbu = req.mbu.value_or(kDefaultMbu),
+                         .offload = traffic,
+                         .host_bandwidth = hw.host_bandwidth});
     query.step_seconds = step->step_seconds;
+  } else if (s.offload != Offload::kNone) {
+    throw InputError(query.mfu || query.achieved
+                         ? std::string("--offload: its transfers are timed in the modelled step, which --mfu and "
+                                       "--achieved replace; drop them")
+                         : "--offload: its transfers are timed in the modelled step, and " + hw.name +
+                               " lists no gemm_efficiency for " + ComputeDtype(s.precision) + " to model it");
   } else if (device && !query.mfu && !query.achieved) {
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
@@ -146,7 +199,12 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   }
   r.Set("time.steps", "optimizer steps", t.steps, Unit::kCount);
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
-  if (step) AddBreakdown(*step, s, hw, query, r);
+  if (step) AddBreakdown(*step, s, hw, query, *ledger, r);
+  if (step && s.offload != Offload::kNone) {
+    r.notes.push_back(
+        "--offload: the optimizer step runs on the host's CPUs, which the catalog does not describe; the step time "
+        "leaves it out (time.breakdown.offload is PCIe time only)");
+  }
   if (step && params.active != params.total) {
     r.notes.push_back(
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
