@@ -167,7 +167,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
                          ? std::string("--offload: its transfers are timed in the modelled step, which --mfu and "
                                        "--achieved replace; drop them")
                          : "--offload: its transfers are timed in the modelled step, and " + hw.name +
-                               " lists no gemm_efficiency for " + ComputeDtype(s.precision) + " to model it");
+                               " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) + " to model it");
   } else if (device && !query.mfu && !query.achieved) {
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
