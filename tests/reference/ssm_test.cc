@@ -49,7 +49,8 @@ TEST_CASE("ssm: the larger Mamba sizes from the same layout") {
   // 370m, h 1024, 48 layers, r 64: 48 · 6,667,264 + 50280 · 1024 + 1024 = 371,516,416.
   // 1.4b, h 2048, 48 layers, r 128: 48 · 26,441,728 + 50280 · 2048 + 2048 = 1,372,178,432.
   for (const auto& [h, expected] : {std::pair<const char*, uint64_t>{"1024", 371'516'416}, {"2048", 1'372'178'432}}) {
-    CAPTURE(h);
+    const std::string hidden = h;  // clang refuses CAPTURE of a structured binding
+    CAPTURE(hidden);
     std::string text = ReadFileText(Hf("mamba-130m-hf.json"));
     for (const auto& [from, to] :
          {std::pair<std::string, std::string>{"\"hidden_size\": 768", "\"hidden_size\": " + std::string(h)},
