@@ -77,8 +77,8 @@ struct Settings {
   uint64_t gpus = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
-  bool sp = false;    // sequence parallelism inside the tensor-parallel group
-  uint64_t zero = 0;  // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
+  bool sp = false;                   // sequence parallelism inside the tensor-parallel group
+  uint64_t zero = 0;                 // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
   Offload offload = Offload::kNone;  // --offload: needs --zero 2 (optimizer) or 3 (params)
 
   std::string hardware;  // a catalog name or a hardware file; empty: none named

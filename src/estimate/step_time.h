@@ -15,8 +15,8 @@ namespace tally {
 
 struct StepOptions {
   uint64_t gpus_per_node = 8;
-  uint64_t vp = 1;   // virtual pipeline stages per device (interleaved 1F1B)
-  double mbu = 0.8;  // memory-bandwidth utilization of the memory-bound ops
+  uint64_t vp = 1;            // virtual pipeline stages per device (interleaved 1F1B)
+  double mbu = 0.8;           // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
 };
@@ -28,7 +28,7 @@ struct StepTime {
   double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
   double communication = 0;  // exposed: tp + pp + dp_exposed
   double pipeline_bubble = 0;
-  double bubble_fraction = 0;  // (p - 1) / (v·m + p - 1)
+  double bubble_fraction = 0;   // (p - 1) / (v·m + p - 1)
   double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole
   double offload = 0;           // their exposed part
   double step_seconds = 0;      // compute + communication + pipeline_bubble + offload
