@@ -74,10 +74,11 @@ void CheckFlagsRead(const CLI::App& cmd, const Command& command) {
     if (readers.empty() || reads(command)) continue;
     std::string list;
     for (size_t i = 0; i < readers.size(); ++i) {
-      list += (i == 0 ? "" : i + 1 == readers.size() ? " and " : ", ") + readers[i];
+      list.append(i == 0 ? "" : i + 1 == readers.size() ? " and " : ", ").append(readers[i]);
     }
-    throw InputError(flag + ": " + std::string(command.name) + " does not use it; " + list +
-                     (readers.size() == 1 ? " does" : " do"));
+    std::string what = flag;
+    what.append(": ").append(command.name).append(" does not use it; ").append(list);
+    throw InputError(what.append(readers.size() == 1 ? " does" : " do"));
   }
 }
 

@@ -59,11 +59,15 @@ std::string CompletionScript(const CLI::App& app, const std::string& shell) {
   std::string cases;
   for (const CLI::App* sub : app.get_subcommands({})) {
     commands.push_back(sub->get_name());
-    cases += "    " + sub->get_name() + ") opts=\"" + Join(Flags(sub)) + "\" ;;\n";
+    cases.append("    ").append(sub->get_name()).append(") opts=\"").append(Join(Flags(sub))).append("\" ;;\n");
   }
   std::string choices;
   for (const auto& [flag, words] : CompletionChoices()) {
-    choices += "    " + flag + ") COMPREPLY=($(compgen -W \"" + words + "\" -- \"$cur\")); return ;;\n";
+    choices.append("    ")
+        .append(flag)
+        .append(") COMPREPLY=($(compgen -W \"")
+        .append(words)
+        .append("\" -- \"$cur\")); return ;;\n");
   }
   std::string script;
   if (shell == "zsh")

@@ -125,6 +125,7 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
   if (limit) fast_keys.insert(fast_keys.end(), {"memory.train.total", "memory.infer.total"});
   PointEvaluator eval(spec, fast_keys);
   std::vector<bool> slow;  // keys only the full report has
+  slow.reserve(keys.size());
   for (const std::string& k : keys) slow.push_back(!PointEvaluator::IsFastKey(k));
   Evaluation evaluation(spec);
   std::vector<Cell> row(header.columns.size());

@@ -102,10 +102,10 @@ class GgufSpecReader {
   }
 
   std::string Arch() const {
-    const std::string arch = Text("general.architecture");
+    std::string arch = Text("general.architecture");
     if (std::find(kArchitectures.begin(), kArchitectures.end(), arch) == kArchitectures.end()) {
       std::string list;
-      for (const std::string& a : kArchitectures) list += (list.empty() ? "" : ", ") + a;
+      for (const std::string& a : kArchitectures) list.append(list.empty() ? "" : ", ").append(a);
       Fail("general.architecture", "is '" + arch + "', which tally does not model from GGUF (it reads " + list + ")");
     }
     return arch;

@@ -119,9 +119,11 @@ VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file) {
   ReadSizes(m, nullptr, v);
   // pixel_shuffle_ratio r merges 1/r x 1/r patches into one token of d / r² features.
   const double ratio = m.Fraction("pixel_shuffle_ratio", 0.5);
-  v.shuffle = static_cast<uint64_t>(1.0 / ratio + 0.5);
+  // A 1/r past 1e15 divides no patch count; 0 marks it, and the bound keeps llround in range.
+  const double inverse = 1.0 / ratio;
+  v.shuffle = inverse < 1e15 ? static_cast<uint64_t>(std::llround(inverse)) : 0;
   const uint64_t side = v.image_size / v.patch_size;
-  if (static_cast<double>(v.shuffle) * ratio != 1.0 || side % v.shuffle != 0) {
+  if (v.shuffle == 0 || static_cast<double>(v.shuffle) * ratio != 1.0 || side % v.shuffle != 0) {
     throw InputError(LocOr(m, "pixel_shuffle_ratio"), "pixel_shuffle_ratio must be 1/k for a k that divides the " +
                                                           std::to_string(side) + " patches per side");
   }

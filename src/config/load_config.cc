@@ -79,6 +79,7 @@ std::optional<DType> WeightDtype(const ConfigMap& m) {
   const std::optional<DType> d = v.IsScalar() ? FindName<DType>(v.Scalar()) : std::nullopt;
   if (!d || std::find(kAllowed.begin(), kAllowed.end(), *d) == kAllowed.end()) {
     std::vector<std::string> names;
+    names.reserve(kAllowed.size());
     for (DType a : kAllowed) names.emplace_back(Name(a));
     m.Choice("dtype", names, 0);  // not one of them: throws the usual "must be one of" at the value
   }

@@ -257,8 +257,10 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
     std::set<std::string> held;
     for (const CheckpointTensor& t : h.tensors) held.insert(t.name);
     for (const std::string& t : tensors) {
-      if (!held.count(t))
-        throw InputError({index, 0, 0}, "'weight_map' puts '" + t + "' in " + shard + ", which does not hold it");
+      if (held.count(t)) continue;
+      std::string what = "'weight_map' puts '" + t;
+      what.append("' in ").append(shard).append(", which does not hold it");
+      throw InputError({index, 0, 0}, what);
     }
     AddFile(info, path, h);
   }

@@ -17,6 +17,7 @@ Precisions PolicyDtypes(Precision p) {
     // copy of the weights; optimizer states in fp32 (ZeRO §3.1's 2 + 2 + 12 bytes for Adam).
     case Precision::kMixedFp16:
       return {DType::kFp16, DType::kFp16, DType::kFp32, DType::kFp32, DType::kFp16};
+    // NOLINTNEXTLINE(bugprone-branch-clone): fp8 (below) stores the same dtypes but is its own precision.
     case Precision::kMixedBf16:
       return {DType::kBf16, DType::kBf16, DType::kFp32, DType::kFp32, DType::kBf16};
     // FP8 GEMMs as in NVIDIA Transformer Engine: bf16 weights and gradients, fp32 master and states;

@@ -22,7 +22,7 @@ void CheckYamlClosed(const std::string& file, const std::string& text);
 // on the same line; std::string::npos when it does not start with one.
 size_t OpeningQuote(const std::string& text, size_t pos);
 
-// Whether the quoted scalar opening at text[quote] (a ' or ") closes before the end of the text.
-bool QuoteCloses(const std::string& text, size_t quote);
+// Whether the quoted scalar opening at text[pos] (a ' or ") closes before the end of the text.
+bool QuoteCloses(const std::string& text, size_t pos);
 
 }  // namespace tally

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "config/syntax_scan.h"
@@ -122,16 +123,17 @@ void AppendUtf8(uint32_t cp, std::string& out) {
 // A UTF-16 or UTF-32 file (it starts with a byte order mark) as UTF-8, so that it passes the same
 // text checks as any other; a UTF-8 file as it is.
 std::string ToUtf8(const std::string& file, const std::string& text, std::string& encoding) {
-  const auto starts = [&](const char* bom, size_t n) { return text.compare(0, n, bom, n) == 0; };
+  using namespace std::string_view_literals;  // the UTF-32 marks hold NUL bytes: sv keeps their length
+  const auto starts = [&](std::string_view bom) { return std::string_view(text).starts_with(bom); };
   size_t width = 0;
   bool big = false;
-  if (starts("\xFF\xFE\0\0", 4))
+  if (starts("\xFF\xFE\0\0"sv))
     width = 4;
-  else if (starts("\0\0\xFE\xFF", 4))
+  else if (starts("\0\0\xFE\xFF"sv))
     width = 4, big = true;
-  else if (starts("\xFF\xFE", 2))
+  else if (starts("\xFF\xFE"sv))
     width = 2;
-  else if (starts("\xFE\xFF", 2))
+  else if (starts("\xFE\xFF"sv))
     width = 2, big = true;
   if (width == 0) return text;
   const char* name = width == 2 ? "UTF-16" : "UTF-32";
@@ -173,8 +175,9 @@ void CheckUtf8(const std::string& file, const std::string& text, const std::stri
     if (n == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
       static const char kHex[] = "0123456789ABCDEF";
       const std::string hex = {kHex[c >> 4], kHex[c & 0xf]};
-      throw InputError({file, line, column}, "the file is not " + encoding + " text (" +
-                                                 (encoding == "UTF-8" ? "byte 0x" : "character U+00") + hex + ")");
+      std::string what = "the file is not " + encoding + " text (";
+      what.append(encoding == "UTF-8" ? "byte 0x" : "character U+00").append(hex).append(")");
+      throw InputError({file, line, column}, what);
     }
     if (text[i] == '\n') {
       ++line;
@@ -340,7 +343,7 @@ ConfigMap::ConfigMap(const YAML::Node& node, std::string file, std::string conte
     // Copies: the iterator's pair is a temporary proxy, so a reference into it would dangle.
     const YAML::Node key = it->first;
     if (!key.IsScalar()) throw InputError(LocOf(key, file_), "keys must be plain names");
-    const std::string name = key.Scalar();
+    const std::string& name = key.Scalar();
     const auto [earlier, inserted] = seen.emplace(name, key);
     if (!inserted) {
       throw InputError(LocOf(key, file_),

@@ -30,6 +30,7 @@ uint64_t ReadPositiveInt(const YAML::Node& node, const std::string& file, const 
 enum class UnknownKeys { kReject, kIgnore };
 
 // A config map whose keys have been checked: no duplicates, only `allowed` keys (or any, ignored).
+// NOLINTNEXTLINE(bugprone-exception-escape): the implicit move assignment copies YAML::Node, which may throw.
 class ConfigMap {
  public:
   ConfigMap(const YAML::Node& node, std::string file, std::string context, std::vector<std::string> allowed,

@@ -35,11 +35,11 @@ struct StepTime {
   double intra_bandwidth = 0, inter_bandwidth = 0;
 };
 
-// One optimizer step of one replica: `micro` is the graph at settings.micro_batch (its kernels'
+// One optimizer step of one replica: `g` is the graph at settings.micro_batch (its kernels'
 // causality already applied), run grad_accum times. `peak` is the dense FLOP/s of the compute dtype
 // and `efficiency` the catalog's gemm_efficiency for it.
-StepTime TrainingStep(const LayerGraph& micro, const Settings& s, const HardwareSpec& hw, double peak,
-                      double efficiency, uint64_t trainable_params, const StepOptions& o);
+StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
+                      uint64_t trainable_params, const StepOptions& o);
 
 // The fraction of a GEMM's large-shape rate an (m x k)·(k x n) product keeps from tile quantization.
 double TileEfficiency(uint64_t m, uint64_t n);

@@ -19,7 +19,8 @@ struct TimeRequest {
   bool layers = false;  // inference: the roofline of each node (--layers)
 };
 
-// Adds time.* for settings.mode: training (train or both) or inference (infer). Needs a hardware.
-void AddTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request, Report& report);
+// Adds time.* to r for s.mode: training (train or both) or inference (infer), as `given` asks. Needs a
+// hardware.
+void AddTime(Evaluation& ev, const Settings& s, const TimeRequest& given, Report& r);
 
 }  // namespace tally

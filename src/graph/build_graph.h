@@ -28,6 +28,7 @@ struct GraphSettings {
   std::vector<std::string> lora_targets;
   DropoutMask dropout_mask = DropoutMask::kCuda;  // what a saved dropout mask costs
   std::vector<uint64_t> input;                    // a sequential model's input shape, when not its own
+  // NOLINTNEXTLINE(modernize-use-nullptr): a false positive on the defaulted <=>'s comparison with literal 0.
   auto operator<=>(const GraphSettings&) const = default;
 };
 

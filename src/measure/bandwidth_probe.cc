@@ -32,6 +32,7 @@ double ProbeReadBandwidth(int threads, uint64_t buffer_bytes) {
   for (int pass = 0; pass < 3; ++pass) {
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(threads));
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] { sink += Sum(buffer.data() + per_thread * static_cast<uint64_t>(t), per_thread); });
     }

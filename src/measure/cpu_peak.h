@@ -24,7 +24,7 @@ struct CpuInfo {
 };
 
 // Parses /proc/cpuinfo text (the first processor's block sets the ISA and SMT ratio).
-CpuInfo ParseCpuInfo(const std::string& proc_cpuinfo, int logical_cpus);
+CpuInfo ParseCpuInfo(const std::string& text, int logical_cpus);
 // Reads /proc/cpuinfo and sched_getaffinity.
 CpuInfo DetectCpu();
 // MemTotal of /proc/meminfo in bytes; 0 when unreadable.

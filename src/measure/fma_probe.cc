@@ -147,6 +147,7 @@ double RunThreads(Kernel kernel, int threads, uint64_t iterations) {
   std::vector<double> seconds(static_cast<size_t>(threads));
   std::vector<uint64_t> flops(static_cast<size_t>(threads));
   std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       ++ready;

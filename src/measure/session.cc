@@ -34,8 +34,8 @@ void ChooseDtypes(Session& s) {
     }
     const std::string name = GemmDTypeName(d);
     s.report.Set("measure.unsupported." + name, name + " not measured", why, Unit::kText);
-    s.report.notes.push_back(name + " not measured: " + why);
-    reasons += (reasons.empty() ? "" : "; ") + name + ": " + why;
+    s.report.notes.push_back(std::string(name).append(" not measured: ").append(why));
+    reasons.append(reasons.empty() ? "" : "; ").append(name).append(": ").append(why);
   }
   if (s.dtypes.empty()) throw RuntimeError("nothing to measure: " + reasons);
 }
@@ -91,14 +91,17 @@ void CheckBounds(Session& s, const std::vector<GemmShape>& shapes, const std::st
   const double allowed_s = std::max(30.0, 10 * s.request.bench.budget_s);
   const double runs = static_cast<double>(s.request.bench.min_reps + 1);
   for (GemmDType d : s.dtypes) {
-    const std::string gemm = std::string("the ") + GemmDTypeName(d) + " GEMM ";
+    const std::string gemm = std::string("the ").append(GemmDTypeName(d)).append(" GEMM ");
     for (const GemmShape& shape : shapes) {
       const double bytes = GemmMinBytes(shape, d);
       if (memory > 0 && bytes > memory) {
-        throw InputError(flag + ": " + gemm + shape.Text() + " needs " +
-                         FormatBytes(static_cast<uint64_t>(std::min(bytes, 1.8e19)), UnitSystem::kIec) +
-                         " for its operands; the " + (cpu ? "machine" : "device") + " has " +
-                         FormatBytes(static_cast<uint64_t>(memory), UnitSystem::kIec));
+        std::string what = flag;
+        what.append(": ").append(gemm);
+        what.append(shape.Text()).append(" needs ");
+        what.append(FormatBytes(static_cast<uint64_t>(std::min(bytes, 1.8e19)), UnitSystem::kIec));
+        what.append(" for its operands; the ").append(cpu ? "machine" : "device").append(" has ");
+        what.append(FormatBytes(static_cast<uint64_t>(memory), UnitSystem::kIec));
+        throw InputError(what);
       }
       for (int t : s.threads) {
         // The CPU's FMA-loop rate: the computed peak trusts a clock that a busy or virtual

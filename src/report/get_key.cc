@@ -21,8 +21,8 @@ std::string GetKey(const Report& report, const std::string& key) {
     std::string keys;
     for (size_t r = 0; r < table->rows.size() && r < 3; ++r) {
       const Cell& name = table->rows[r][0];
-      keys += (keys.empty() ? "" : ", ") + key + "." + (table->keyed && name ? ValueText(*name) : std::to_string(r)) +
-              "." + column;
+      keys.append(keys.empty() ? "" : ", ").append(key).append(".");
+      keys.append(table->keyed && name ? ValueText(*name) : std::to_string(r)).append(".").append(column);
     }
     throw InputError("--get: '" + key + "' is a table, not a number; its keys are like " + keys);
   }

@@ -124,7 +124,7 @@ std::string Share(uint64_t part, uint64_t total) {
   constexpr int kBarWidth = 12;
   const double share = total == 0 ? 0 : static_cast<double>(part) / static_cast<double>(total);
   std::string bar;
-  const int cells = static_cast<int>(share * kBarWidth + 0.5);
+  const int cells = static_cast<int>(std::lround(share * kBarWidth));  // share is in [0, 1]
   for (int i = 0; i < cells; ++i) bar += "\u2588";
   return Pad(FormatFixed(share * 100, 1) + "%", 8, true) + "  " + bar;
 }

@@ -17,7 +17,7 @@ namespace tally {
 // digits only ("4096") as an exact integer, nullopt when not digits or past 2^64 - 1 ...
 std::optional<uint64_t> ReadWhole(std::string_view digits);
 // ... and a finite decimal or scientific number ("1.5e3", "-2"), not inf or nan.
-std::optional<double> ReadDouble(std::string_view text);
+std::optional<double> ReadDouble(std::string_view digits);
 
 // The whole numbers a reader accepts.
 struct CountRange {
