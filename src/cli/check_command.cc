@@ -69,7 +69,7 @@ void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags, std::optional<Sou
 void ReadLimits(const ConfigMap& budget, const char* key, bool is_max, std::vector<Limit>& out) {
   if (!budget.Has(key)) return;
   const YAML::Node& map = budget.Get(key);
-  ConfigMap(map, budget.file(), key, {}, UnknownKeys::kIgnore);  // checks it is a map, without duplicates
+  const ConfigMap checked(map, budget.file(), key, {}, UnknownKeys::kIgnore);  // a map, without duplicates
   for (auto it = map.begin(); it != map.end(); ++it) {
     const YAML::Node name = it->first, value = it->second;
     if (!value.IsScalar())
@@ -117,7 +117,9 @@ void ReadFlagLimits(const std::vector<std::string>& items, bool is_max, std::vec
   for (const std::string& item : items) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
-      throw InputError(flag + ": expected KEY=VALUE such as memory.train.total=80GiB, got '" + item + "'");
+      std::string message = flag;
+      message.append(": expected KEY=VALUE such as memory.train.total=80GiB, got '").append(item).append("'");
+      throw InputError(message);
     }
     out.push_back({item.substr(0, eq), is_max, item.substr(eq + 1), std::nullopt});
   }

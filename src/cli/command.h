@@ -29,11 +29,11 @@ struct OutputFlags {
   bool explain = false;
 };
 
-void AddOutputFlags(CLI::App* cmd, OutputFlags& flags);
-FormatOptions ReadFormat(const OutputFlags& flags);
+void AddOutputFlags(CLI::App* cmd, OutputFlags& o);
+FormatOptions ReadFormat(const OutputFlags& o);
 
 // The text for stdout (or the --get value); the report's notes go to `err` as warnings.
-std::string Render(const Report& report, const OutputFlags& flags, std::ostream& err);
+std::string Render(const Report& report, const OutputFlags& o, std::ostream& err);
 
 // What a command's run sees besides its flags: the parsed command line (completion reads it),
 // the streams (sweep streams its rows to `out`) and the exit code it may set.
