@@ -73,10 +73,12 @@ struct Settings {
   uint64_t lora_rank = 0;           // > 0: LoRA adapters on `lora_targets`, every base weight frozen
   std::vector<std::string> lora_targets = {"qkv", "out"};
 
-  // Parallelism: gpus = dp · tp · pp.
+  // Parallelism: gpus = dp · tp · pp · cp. Experts are split over `ep` ranks carved from dp.
   uint64_t gpus = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
+  uint64_t cp = 1;  // --cp: context parallelism, the sequence split over cp ranks (ring attention)
+  uint64_t ep = 1;  // --ep: expert parallelism, each MoE layer's experts split over ep ranks
   bool sp = false;                   // sequence parallelism inside the tensor-parallel group
   uint64_t zero = 0;                 // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
   Offload offload = Offload::kNone;  // --offload: needs --zero 2 (optimizer) or 3 (params)
@@ -105,7 +107,7 @@ struct Settings {
   // What ResolveSettings filled in for the user, said as warnings with the report.
   std::vector<std::string> notes;
 
-  uint64_t dp() const { return gpus / (tp * pp); }
+  uint64_t dp() const { return gpus / (tp * pp * cp); }
   uint64_t global_batch() const { return batch * dp(); }
 };
 
