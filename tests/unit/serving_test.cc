@@ -167,6 +167,30 @@ TEST_CASE("serving: the decode crossover is where a batch sweep of the real cost
   CHECK((memory_slope > compute_slope || linear > 2.0 * static_cast<double>(*b)));
 }
 
+TEST_CASE("serving: the issue's Mixtral case, int8 weights on two H100, turns compute-bound near 256") {
+  // Issue 19's setting (tp 2, --quant int8, --kv-dtype fp8; the default 512 + 128 tokens, so the mean
+  // context is 576). By hand, weights alone, per device: by batch 270 every expert is read (0.75^270 is
+  // ~1e-34), so a step reads the 32 layers' attention (4096 x 10240), router (4096 x 8) and 8 experts
+  // (3 x 4096 x 14336) at one byte, plus the bf16 head (32000 x 4096 x 2 B): 46,702,526,464 B / 2, at
+  // 0.8 x 3.35 TB/s. Each token computes 2 x (attention + router + 2 experts) x 32 + 2 x head =
+  // 25,497,174,016 FLOP / 2 at 0.4 x 989.5 TFLOP/s (W8A16 runs at the bf16 peak). Equal times at
+  // n = 46,702,526,464 / 2.68e12 x 395.8e12 / 25,497,174,016 = 270.5. The GEMMs' activation reads and
+  // writes (bf16, about 7.7 MB a token, 4.5% of the per-token compute in bytes) and the int8 scales
+  // add memory time, so the searched batch lies a few percent above: near the 256 of the issue's sweep.
+  Evaluation ev(ResolveModel("mixtral-8x7b"));
+  Settings s;
+  s.mode = Mode::kInfer;
+  s.gpus = s.tp = 2;
+  s.quant = Quant::kInt8;
+  s.kv_dtype = DType::kFp8E4m3;
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const RooflineRates rates = InferenceRates(h100, s, 0.4, 0.8);
+  const std::optional<uint64_t> gemm = DecodeComputeBoundBatch(ev, s, rates, 576, true);
+  REQUIRE(gemm.has_value());
+  CHECK(*gemm > 270);
+  CHECK(*gemm < 300);
+}
+
 TEST_CASE("serving: --quant fp8 runs the block matrices at the fp8 peak (W8A8), int8 at bf16 (W8A16)") {
   // H100 SXM dense fp8 1,978.9 TFLOP/s (whitepaper v1.04); LLM.int8 weights dequantize to bf16.
   Settings s;
