@@ -32,8 +32,9 @@ void CheckExpertParallel(const ModelSpec& spec, const Settings& s) {
   }
   const uint64_t dp = s.dp();
   if (dp % s.ep != 0) {
-    throw InputError("--ep: " + std::to_string(s.ep) + " must divide the data-parallel ranks it is carved from; --gpus " +
-                     std::to_string(s.gpus) + " gives dp = gpus / (tp x pp x cp) = " + std::to_string(dp));
+    throw InputError("--ep: " + std::to_string(s.ep) +
+                     " must divide the data-parallel ranks it is carved from; --gpus " + std::to_string(s.gpus) +
+                     " gives dp = gpus / (tp x pp x cp) = " + std::to_string(dp));
   }
   const uint64_t experts = spec.transformer.n_experts;
   if (experts % s.ep != 0) {

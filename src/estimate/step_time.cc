@@ -130,9 +130,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // weight, the master and the states. ZeRO-1 and above update a 1/dp share (--ep: the routed
   // experts' 1/(dp/ep) of the 1/ep the device holds).
   const DeviceParams device = TrainableParamsPerDevice(g, trainable_params, s);
-  const double local =
-      device.dense / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1) +
-      device.expert / (s.zero >= 1 ? static_cast<double>(s.dp()) / static_cast<double>(s.ep) : 1);
+  const double local = device.dense / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1) +
+                       device.expert / (s.zero >= 1 ? static_cast<double>(s.dp()) / static_cast<double>(s.ep) : 1);
   const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
   out.optimizer = local *

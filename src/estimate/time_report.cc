@@ -88,9 +88,10 @@ void AddExpertAllToAll(const StepTime& st, const Settings& s, const TrainQuery& 
         "per MoE block and micro-batch " + FormatFixed(ExpertAllToAllsPerBlock(s), 0) +
             " all-to-alls (dispatch and combine, forward and backward" +
             (s.recompute == Recompute::kFull ? ", and the forward's again under --recompute full" : "") +
-            "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") + " x (ep - 1) / ep / " +
-            (intra ? "intra" : "inter") + "-node bandwidth (tp x ep = " + std::to_string(s.tp * s.ep) +
-            (intra ? " <= " : " > ") + "--gpus-per-node " + std::to_string(q.gpus_per_node) +
+            "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") +
+            " x (ep - 1) / ep / " + (intra ? "intra" : "inter") +
+            "-node bandwidth (tp x ep = " + std::to_string(s.tp * s.ep) + (intra ? " <= " : " > ") +
+            "--gpus-per-node " + std::to_string(q.gpus_per_node) +
             "), x grad-accum, layers / pp per device; not overlapped (Lepikhin et al. 2020, GShard; Rajbhandari et "
             "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)");
 }
@@ -102,9 +103,10 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
         "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
         "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
-  r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
-        std::string("tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward") +
-            (s.ep > 1 ? " + the expert-parallel all-to-alls" : ""));
+  r.Set(
+      "time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
+      std::string("tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward") +
+          (s.ep > 1 ? " + the expert-parallel all-to-alls" : ""));
   if (s.ep > 1) AddExpertAllToAll(st, s, q, r);
   r.Set(
       "time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,

@@ -86,22 +86,23 @@ TEST_CASE("ep: ZeRO shards the experts over the dp / ep ranks holding them, the 
   CHECK(z3["gradients"] == (2 * kTinyRest + 7) / 8 + 2 * (kTinyExperts / 2) / 4);
 }
 
-TEST_CASE("ep: a synthetic MoE: shared experts, router and the dense block are not split; --tp splits the experts too") {
+TEST_CASE(
+    "ep: a synthetic MoE: shared experts, router and the dense block are not split; --tp splits the experts too") {
   const nlohmann::json split = Train(Tiny(), {"--gpus", "4", "--ep", "4"});
   CHECK(split["weights"] == 2 * (kTinyRest + kTinyExperts / 4));
   CHECK(split["optimizer"] == 8 * (kTinyRest + kTinyExperts / 4));
   // --tp 2 (Megatron: q, k, v, gate, up split by columns, out and down by rows, norms and router
   // replicated; the experts' tensors likewise), --gpus 8 --ep 4: each device holds E / 4 / 2.
-  const uint64_t rest_tp = 4ULL * (4 * 64 * 64 / 2 + 2 * 64) + 3 * 64 * 128 / 2 +
-                           3ULL * (64 * 4 + 3 * 64 * 64 / 2) + 2 * 1000 * 64 / 2 + 64;
+  const uint64_t rest_tp =
+      4ULL * (4 * 64 * 64 / 2 + 2 * 64) + 3 * 64 * 128 / 2 + 3ULL * (64 * 4 + 3 * 64 * 64 / 2) + 2 * 1000 * 64 / 2 + 64;
   const nlohmann::json tp = Train(Tiny(), {"--gpus", "8", "--tp", "2", "--ep", "4"});
   CHECK(tp["weights"] == 2 * (rest_tp + kTinyExperts / 4 / 2));
 }
 
 TEST_CASE("ep: inference weights per device under --ep") {
   // memory --mode infer: bf16 weights, Mixtral's experts / 2 on each of 2 devices.
-  const nlohmann::json m = Json({"memory", "mixtral-8x7b", "--mode", "infer", "--seq", "1024", "--gpus", "2", "--ep",
-                                 "2"})["memory"]["infer"];
+  const nlohmann::json m = Json(
+      {"memory", "mixtral-8x7b", "--mode", "infer", "--seq", "1024", "--gpus", "2", "--ep", "2"})["memory"]["infer"];
   CHECK(m["weights"] == 2 * (kMixtralExperts / 2 + kMixtralRest));
 }
 
