@@ -46,6 +46,10 @@ void AddServing(Evaluation& ev, const Settings& s, uint64_t limit, uint64_t max_
                       std::to_string(max_seqs) + " sequences at once by default (--max-num-seqs)");
   }
   if (!hw) return;
+  if (s.ep > 1) {  // InferenceRates refuses it
+    r.notes.push_back("--ep: no TPOT or tokens/s (inference latency under expert parallelism is not modelled)");
+    return;
+  }
   // The defaults of 'tally time' (estimate/time_report.cc): MFU 0.4, MBU 0.8.
   const RooflineRates rates = InferenceRates(*hw, s, 0.4, 0.8);
   const uint64_t context = summary->seq;

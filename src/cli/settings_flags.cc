@@ -79,6 +79,7 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
 void ReadParallelism(const WorkloadFlags& f, Settings& s) {
   s.tp = Count(f.tp, "tp", 1);
   s.pp = Count(f.pp, "pp", 1);
+  s.ep = Count(f.ep, "ep", 1);  // checked against the model and dp by CheckExpertParallel
   // Without --gpus, one data-parallel rank: as many devices as one model replica needs.
   s.gpus = f.gpus ? ParseCount(*f.gpus, "--gpus") : CheckedMul(s.tp, s.pp, "--tp x --pp");
   s.sp = f.sp;
@@ -157,6 +158,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"gpus", &WorkloadFlags::gpus},
       {"tp", &WorkloadFlags::tp},
       {"pp", &WorkloadFlags::pp},
+      {"ep", &WorkloadFlags::ep},
       {"zero", &WorkloadFlags::zero},
       {"kv_dtype", &WorkloadFlags::kv_dtype},
       {"quant", &WorkloadFlags::quant},
@@ -226,6 +228,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--gpus", f.gpus, "devices in all: data x tensor x pipeline parallel; default tp x pp", "N");
   opt("--tp", f.tp, "tensor-parallel degree; default 1", "N");
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
+  opt("--ep", f.ep, "expert-parallel degree: MoE experts split over N ranks carved from data parallel; default 1", "N");
   cmd->add_flag("--sp", f.sp, "sequence parallelism within the tensor-parallel group")->group("Workload");
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");
   opt("--offload", f.offload,

@@ -22,6 +22,7 @@ Settings With(Settings s, Solve solve, uint64_t v) {
       s.seq = v;
       break;
     case Solve::kGpus:
+      v = CeilDiv(v, s.ep) * s.ep;  // --ep is carved from the data-parallel ranks: a multiple of it
       s.gpus = CheckedProduct({v, s.tp, s.pp}, "the device count");
       break;
   }

@@ -7,6 +7,7 @@
 #include "estimate/activations.h"
 #include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/expert_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/offload.h"
 #include "estimate/optimizer.h"
@@ -86,7 +87,9 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
   const std::optional<QuantizationSpec> flag = FrozenQuantization(model, s);
   const QuantizationSpec* quant = flag ? &*flag : nullptr;
   std::map<int, uint64_t> block_weights;  // one block of each type
-  for (const ParamEntry& t : model.params) {
+  std::optional<ParamEntry> share;
+  for (const ParamEntry& whole : model.params) {
+    const ParamEntry& t = ExpertShare(whole, s.ep, share);  // --ep: E / ep routed experts
     const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, s.pp);
     if (copies == 0) continue;
     // A tied head on a later stage keeps its own copy of the embedding weight (Megatron-LM).
@@ -99,6 +102,7 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
     const QuantizationSpec* frozen = t.trainable ? nullptr : quant;
     const uint64_t weight = QuantizedBytes(t, frozen, s.tp, d.param);
     ledger.weights = Add(ledger.weights, times(weight));
+    if (t.expert) ledger.expert_weights = Add(ledger.expert_weights, times(weight));
     if (t.block_type >= 0) {
       block_weights[t.block_type] = Add(block_weights[t.block_type], weight);
     } else {
@@ -108,10 +112,17 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
       ledger.dequant = std::max(ledger.dequant, BytesOf(MatrixElements(t, s.tp), d.activation, "a dequantized weight"));
     }
     if (!t.trainable) continue;
-    ledger.gradients = Add(ledger.gradients, times(BytesOf(n, d.grad, "gradients")));
-    if (d.master) ledger.master = Add(ledger.master, times(BytesOf(n, *d.master, "master weights")));
-    ledger.optimizer =
-        Add(ledger.optimizer, times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, s.tp))));
+    const uint64_t gradients = times(BytesOf(n, d.grad, "gradients"));
+    const uint64_t master = d.master ? times(BytesOf(n, *d.master, "master weights")) : 0;
+    const uint64_t optimizer = times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, s.tp)));
+    ledger.gradients = Add(ledger.gradients, gradients);
+    ledger.master = Add(ledger.master, master);
+    ledger.optimizer = Add(ledger.optimizer, optimizer);
+    if (t.expert) {
+      ledger.expert_gradients = Add(ledger.expert_gradients, gradients);
+      ledger.expert_master = Add(ledger.expert_master, master);
+      ledger.expert_optimizer = Add(ledger.expert_optimizer, optimizer);
+    }
   }
   for (const auto& [type, bytes] : block_weights) ledger.largest_block = std::max(ledger.largest_block, bytes);
   return ledger;
@@ -157,13 +168,13 @@ TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& a
   // ZeRO partitions over the data-parallel ranks (Rajbhandari et al. 2019, §5): stage 1 the optimizer
   // states (with the fp32 master copy), 2 also the gradients, 3 also the weights. DeepSpeed flattens
   // each category into one buffer and splits it evenly, so each is divided as a whole, rounded up.
-  const uint64_t dp = s.dp();
+  // Under --ep the routed experts' buffers split over the dp / ep ranks holding them (ZeroShare).
   if (s.zero >= 1) {
-    m.optimizer = CeilDiv(m.optimizer, dp);
-    m.master_weights = CeilDiv(m.master_weights, dp);
+    m.optimizer = ZeroShare(m.optimizer, states.expert_optimizer, s);
+    m.master_weights = ZeroShare(m.master_weights, states.expert_master, s);
   }
-  if (s.zero >= 2) m.gradients = CeilDiv(m.gradients, dp);
-  if (s.zero >= 3) m.weights = CeilDiv(m.weights, dp);
+  if (s.zero >= 2) m.gradients = ZeroShare(m.gradients, states.expert_gradients, s);
+  if (s.zero >= 3) m.weights = ZeroShare(m.weights, states.expert_weights, s);
   OffloadToHost(states, s, m);
   // The dequantization buffer is each device's own, whatever ZeRO partitions.
   m.dequant = states.dequant;
@@ -205,7 +216,9 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
     // Checkpoint bytes go by role: the elements this stage holds of each, converted once, so that a
     // whole model on one device holds exactly the bytes stored.
     std::map<int, uint64_t> role_elements;
-    for (const ParamEntry& t : model.params) {
+    std::optional<ParamEntry> share;
+    for (const ParamEntry& whole : model.params) {
+      const ParamEntry& t = ExpertShare(whole, settings.ep, share);  // --ep: E / ep routed experts
       const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, settings.pp);
       if (copies == 0) continue;
       if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy

@@ -48,6 +48,8 @@ struct ModelStates {
   uint64_t dequant = 0;  // QLoRA: the largest frozen quantized matrix dequantized at the activation dtype
   // --offload params: the weights gathered on the device at once (OffloadToHost in offload.h).
   uint64_t outside_blocks = 0, largest_block = 0;
+  // --ep: the routed experts' part of each (in it), partitioned by ZeRO over dp / ep (expert_parallel.h).
+  uint64_t expert_weights = 0, expert_gradients = 0, expert_master = 0, expert_optimizer = 0;
 };
 ModelStates StageModelStates(const MemoryModel& model, const Settings& settings, uint64_t stage);
 

@@ -15,16 +15,19 @@ namespace {
 std::string N(uint64_t n) { return std::to_string(n); }
 
 // "tensor-parallel tensors / tp", with the K/V projections' cap where tp passes the KV heads.
+// --ep: each device holds E / ep of every MoE block's routed experts (estimate/expert_parallel.h).
 std::string TensorParallelShare(const ModelSpec& spec, const Settings& s) {
-  if (s.tp <= 1) return "";
+  const std::string experts = s.ep > 1 ? "; routed experts / " + N(s.ep) + " expert-parallel ranks" : "";
+  if (s.tp <= 1) return experts;
   const uint64_t kv = spec.family == Family::kTransformer ? spec.transformer.n_kv_heads : s.tp;
-  return "; tensor-parallel tensors / " + N(s.tp) + (s.tp > kv ? " (K/V / " + N(kv) + ")" : "");
+  return "; tensor-parallel tensors / " + N(s.tp) + (s.tp > kv ? " (K/V / " + N(kv) + ")" : "") + experts;
 }
 
 std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_stage) {
   std::string out = TensorParallelShare(spec, s);
   if (s.pp > 1) out += "; this pipeline stage's layers";
   if (s.zero >= from_stage && s.dp() > 1) out += "; / " + N(s.dp()) + " data-parallel ranks (ZeRO-" + N(s.zero) + ")";
+  if (s.zero >= from_stage && s.ep > 1) out += ", the routed experts' / " + N(s.dp() / s.ep) + " (dp / ep)";
   return out;
 }
 
@@ -267,6 +270,7 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
   r.Set("settings.tp", "tensor parallel", s.tp, Unit::kNumber);
   r.Set("settings.pp", "pipeline parallel", s.pp, Unit::kNumber);
   r.Set("settings.sp", "sequence parallel", s.sp, Unit::kBool);
+  if (s.ep > 1) r.Set("settings.ep", "expert parallel", s.ep, Unit::kNumber);
   r.Set("settings.zero", "ZeRO stage", s.zero, Unit::kNumber);
   if (s.offload != Offload::kNone) r.Set("settings.offload", "CPU offload", Name(s.offload), Unit::kText);
   r.Set("settings.kv_dtype", "KV cache dtype", DTypeName(KvDtype(s)), Unit::kText);

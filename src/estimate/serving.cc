@@ -53,6 +53,12 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
 }
 
 RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, double mfu, double mbu) {
+  if (s.ep > 1) {
+    throw InputError(
+        "--ep: inference latency under expert parallelism is not modelled (the roofline has no "
+        "all-to-all and reads every expert on each device); 'tally memory --mode infer --ep' gives its "
+        "memory");
+  }
   const GemmDType dtype = ComputeDtype(s.precision);
   std::optional<double> peak = hw.Peak(dtype);
   if (!peak || *peak <= 0) {

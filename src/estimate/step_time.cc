@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimate/expert_parallel.h"
 #include "estimate/flops.h"
 #include "estimate/timing.h"
 #include "util/dtype.h"
@@ -126,9 +127,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double backward_stage = backward_all[kBlocks] * stage_share + backward_all[kPost];
   // The optimizer update reads and writes every local parameter's state once per step (memory-bound):
   // reads the gradient, the weight (its fp32 master under mixed precision) and the states, writes the
-  // weight, the master and the states. ZeRO-1 and above update a 1/dp share.
-  const double local =
-      static_cast<double>(trainable_params) / (tp * pp) / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1);
+  // weight, the master and the states. ZeRO-1 and above update a 1/dp share (--ep: the routed
+  // experts' 1/(dp/ep) of the 1/ep the device holds).
+  const DeviceParams device = TrainableParamsPerDevice(g, trainable_params, s);
+  const double local = device.dense / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1) +
+                       device.expert / (s.zero >= 1 ? static_cast<double>(s.dp()) / static_cast<double>(s.ep) : 1);
   const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
   out.optimizer = local *
@@ -145,6 +148,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double passes = s.recompute == Recompute::kFull ? 3 : 2;
     out.tp_comm = passes * Ring(tp, row_parallel_bytes, link(s.tp)) * micro * stage_share;
   }
+  // Expert parallel: each MoE block's dispatch and combine all-to-alls over the tp·ep ranks
+  // (estimate/expert_parallel.h), not overlapped with compute.
+  if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.tp * s.ep)) * micro * stage_share;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
@@ -153,31 +159,35 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   }
   // The pipeline bubble of 1F1B: (p - 1) stage-times of idle at each step's ends, divided by the
   // virtual stages when interleaved (Narayanan et al. 2021, §2.2).
-  const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm;
+  const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm + out.ep_comm;
   out.pipeline_bubble = (pp - 1) / static_cast<double>(o.vp) * busy / micro;
   out.bubble_fraction = out.pipeline_bubble / (busy + out.pipeline_bubble);
   // Data parallel: the gradients of a device's parameters all-reduced across dp ranks (ZeRO-1/2:
   // reduce-scatter + all-gather, the same volume; ZeRO-3 gathers the parameters again in every
   // micro-batch's forward and backward: Rajbhandari et al. 2020, §7). The reduction overlaps with the
   // last micro-batch's backward except the last bucket; ZeRO-3's gathers prefetch under compute.
+  // --ep: the routed experts' gradients are reduced over the dp / ep ranks holding the same experts.
   const uint64_t dp = s.dp();
   if (dp > 1) {
     const double n = static_cast<double>(dp);
-    const double grads = static_cast<double>(trainable_params) / (tp * pp) * BytesPerElement(s.dtypes.grad);
+    const double n_expert = n / static_cast<double>(s.ep);
+    const double grads = (device.dense + device.expert) * BytesPerElement(s.dtypes.grad);
     const double bw = link(s.gpus);
+    const auto reduce = [&](double bytes_per_param) {
+      return Ring(n, device.dense * bytes_per_param, bw) + Ring(n_expert, device.expert * bytes_per_param, bw);
+    };
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
-    out.dp_comm = s.zero >= 3 ? Ring(n, grads, bw) / 2 : Ring(n, grads, bw);
+    out.dp_comm = s.zero >= 3 ? reduce(BytesPerElement(s.dtypes.grad)) / 2 : reduce(BytesPerElement(s.dtypes.grad));
     const double last_backward = backward_stage;
     double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), out.dp_comm - last_backward);
     if (s.zero >= 3) {
-      const double params = static_cast<double>(trainable_params) / (tp * pp) * BytesPerElement(s.dtypes.param);
-      const double gathers = 2 * Ring(n, params, bw) / 2 * micro;  // an all-gather is half a ring all-reduce
+      const double gathers = 2 * reduce(BytesPerElement(s.dtypes.param)) / 2 * micro;  // an all-gather: half a ring
       out.dp_comm += gathers;
       exposed += std::max(0.0, gathers - out.compute);
     }
     out.dp_exposed = exposed;
   }
-  out.communication = out.tp_comm + out.pp_comm + out.dp_exposed;
+  out.communication = out.tp_comm + out.pp_comm + out.dp_exposed + out.ep_comm;
   // CPU offload: PCIe is full duplex, so a micro-batch's transfers take the larger direction; they run
   // on their own stream under that micro-batch's compute (ZeRO-Offload, Ren et al. 2021, §4.2; ZeRO-3
   // prefetch), and only what outlasts it is exposed. The updated weights' upload is exposed whole: the

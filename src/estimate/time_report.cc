@@ -7,6 +7,7 @@
 #include "config/hardware.h"
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
+#include "estimate/expert_parallel.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
@@ -80,6 +81,21 @@ void AddOffload(const StepTime& st, const Settings& s, const HardwareSpec& hw, c
         "memory.train.host.total x " + std::to_string(per_node) + " devices (--gpus-per-node, at most --gpus)");
 }
 
+// --ep: the MoE dispatch and combine all-to-alls (estimate/expert_parallel.h).
+void AddExpertAllToAll(const StepTime& st, const Settings& s, const TrainQuery& q, Report& r) {
+  const bool intra = s.tp * s.ep <= q.gpus_per_node;
+  r.Set("time.breakdown.ep_all_to_all", "step: expert-parallel all-to-all", st.ep_comm, Unit::kSecond,
+        "per MoE block and micro-batch " + FormatFixed(ExpertAllToAllsPerBlock(s), 0) +
+            " all-to-alls (dispatch and combine, forward and backward" +
+            (s.recompute == Recompute::kFull ? ", and the forward's again under --recompute full" : "") +
+            "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") +
+            " x (ep - 1) / ep / " + (intra ? "intra" : "inter") +
+            "-node bandwidth (tp x ep = " + std::to_string(s.tp * s.ep) + (intra ? " <= " : " > ") +
+            "--gpus-per-node " + std::to_string(q.gpus_per_node) +
+            "), x grad-accum, layers / pp per device; not overlapped (Lepikhin et al. 2020, GShard; Rajbhandari et "
+            "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)");
+}
+
 void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q,
                   const TrainMemory& ledger, Report& r) {
   r.Set("time.breakdown.compute", "step: compute", st.compute, Unit::kSecond,
@@ -87,8 +103,11 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
         "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
         "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
-  r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
-        "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward");
+  r.Set(
+      "time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
+      std::string("tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward") +
+          (s.ep > 1 ? " + the expert-parallel all-to-alls" : ""));
+  if (s.ep > 1) AddExpertAllToAll(st, s, q, r);
   r.Set(
       "time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
       "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; Narayanan et "
@@ -104,8 +123,11 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
   r.Set("time.comm.pp_seconds", "pipeline point-to-point", st.pp_comm, Unit::kSecond,
         "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)");
   r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
-        "ring 2 (n - 1) / n x gradient bytes / link bandwidth (ZeRO-3: a reduce-scatter, half that, plus a parameter "
-        "all-gather per micro-batch forward and backward)");
+        std::string("ring 2 (n - 1) / n x gradient bytes / link bandwidth (ZeRO-3: a reduce-scatter, half that, plus a "
+                    "parameter all-gather per micro-batch forward and backward)") +
+            (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp / ep = " +
+                            std::to_string(s.dp() / s.ep) + " ranks, the rest over dp = " + std::to_string(s.dp())
+                      : ""));
   r.Set("time.comm.dp_exposed_seconds", "data-parallel: exposed", st.dp_exposed, Unit::kSecond,
         "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-3 gathers past the compute");
   r.Set("time.comm.intra_node_bandwidth", "intra-node link per device", st.intra_bandwidth, Unit::kBytePerSecond,
@@ -205,10 +227,10 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
         "--offload: the optimizer step runs on the host's CPUs, which the catalog does not describe; the step time "
         "leaves it out (time.breakdown.offload is PCIe time only)");
   }
-  if (step && params.active != params.total) {
+  if (step && params.active != params.total && s.ep == 1) {
     r.notes.push_back(
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
-        "all-to-all (experts are taken as replicated on each device or split by --tp)");
+        "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
   }
   r.Set("time.gpu_hours", "device-hours", t.gpu_hours, Unit::kCount);
   r.Set("time.compute_flops", "model FLOPs in all", t.model_flops, Unit::kFlop);

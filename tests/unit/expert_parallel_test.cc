@@ -1,0 +1,193 @@
+// Expert parallelism (--ep, estimate/expert_parallel.h): the routed experts' share of memory per
+// device, ZeRO over the expert-data-parallel group, the dispatch and combine all-to-alls, the
+// expert gradients' reduction over dp / ep ranks, and the refusals; every figure derived by hand.
+#include "estimate/expert_parallel.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "config/hardware.h"
+#include "unit/run_tally.h"
+
+namespace tally {
+namespace {
+
+nlohmann::json Json(std::vector<std::string> args) {
+  args.push_back("--format");
+  args.push_back("json");
+  const testing::TallyRun run = testing::RunTally(args);
+  REQUIRE(run.code == 0);
+  return nlohmann::json::parse(run.out);
+}
+
+// Mixtral 8x7B (Jiang et al. 2024; Hugging Face config: d_model 4096, 32 blocks, 32 query and 8
+// K/V heads of 128, 8 SwiGLU experts of width 14336, vocabulary 32,000, untied head, no biases).
+// A block: attention 2 · 4096² + 2 · 4096 · 1024, router 4096 · 8, experts 8 · 3 · 4096 · 14336,
+// two RMSNorms 2 · 4096; outside: embedding and head 32,000 · 4096 each, the final norm 4096. The
+// published total is 46.7 B.
+constexpr uint64_t kMixtralExperts = 32ULL * 8 * 3 * 4096 * 14336;
+constexpr uint64_t kMixtralRest =
+    32ULL * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 4096 * 8 + 2 * 4096) + 2ULL * 32000 * 4096 + 4096;
+static_assert(kMixtralExperts + kMixtralRest == 46'702'792'704);
+
+// tests/data/moe_ep.yaml: d_model 64, 4 heads, 4 blocks, the first dense (SwiGLU 128), then 3 MoE
+// blocks of 4 routed SwiGLU experts of width 32 (top-2) beside a shared SwiGLU expert of width 64;
+// vocabulary 1000, untied head. Routed experts: 3 · 4 · 3 · 64 · 32. The rest: attention 4 · 64²
+// and two norms per block, the dense MLP 3 · 64 · 128, per MoE block a router 64 · 4 and the shared
+// expert 3 · 64 · 64, embedding and head 1000 · 64 each, the final norm 64 (tally params: 330,048).
+constexpr uint64_t kTinyExperts = 3ULL * 4 * 3 * 64 * 32;
+constexpr uint64_t kTinyRest =
+    4ULL * (4 * 64 * 64 + 2 * 64) + 3 * 64 * 128 + 3ULL * (64 * 4 + 3 * 64 * 64) + 2 * 1000 * 64 + 64;
+static_assert(kTinyExperts + kTinyRest == 330'048);
+
+std::string Tiny() { return (std::filesystem::path(TALLY_TEST_DATA) / "moe_ep.yaml").string(); }
+
+nlohmann::json Train(const std::string& model, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"memory", model, "--mode", "train", "--seq", "256"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Json(args)["memory"]["train"];
+}
+
+TEST_CASE("ep: Mixtral's routed experts split over the expert-parallel ranks, the rest replicated") {
+  // mixed-bf16, AdamW: 2-byte weights and gradients, a 4-byte master copy, two 4-byte states per
+  // trainable parameter (README "Memory"). 8 devices, no ZeRO: without --ep every device holds all
+  // of it; with --ep 8 one expert of each block, E / 8.
+  const nlohmann::json whole = Train("mixtral-8x7b", {"--gpus", "8"});
+  const nlohmann::json split = Train("mixtral-8x7b", {"--gpus", "8", "--ep", "8"});
+  const uint64_t all = kMixtralExperts + kMixtralRest, local = kMixtralExperts / 8 + kMixtralRest;
+  CHECK(whole["weights"] == 2 * all);
+  CHECK(whole["gradients"] == 2 * all);
+  CHECK(whole["master_weights"] == 4 * all);
+  CHECK(whole["optimizer"] == 8 * all);
+  CHECK(split["weights"] == 2 * local);
+  CHECK(split["weights"] == 14'485'561'344);
+  CHECK(split["gradients"] == 2 * local);
+  CHECK(split["master_weights"] == 4 * local);
+  CHECK(split["optimizer"] == 8 * local);
+  // The tokens a device's experts take are, balanced, as many as its own: the activations stay.
+  CHECK(split["activations"] == whole["activations"]);
+}
+
+TEST_CASE("ep: ZeRO shards the experts over the dp / ep ranks holding them, the rest over dp") {
+  // 16 devices, --ep 8: dp 16, the expert-data-parallel group 2. ZeRO-1: master and states are
+  // (rest) / 16 + (E / 8) / 2 = P / 16, what ZeRO-1 gives without --ep; the weights and gradients
+  // stay E / 8 + rest. ZeRO-3 shards the weights the same way.
+  const nlohmann::json z1 = Train("mixtral-8x7b", {"--gpus", "16", "--ep", "8", "--zero", "1"});
+  CHECK(z1["weights"] == 2 * (kMixtralExperts / 8 + kMixtralRest));
+  CHECK(z1["master_weights"] == 4 * kMixtralRest / 16 + 4 * (kMixtralExperts / 8) / 2);
+  CHECK(z1["optimizer"] == 8 * kMixtralRest / 16 + 8 * (kMixtralExperts / 8) / 2);
+  CHECK(z1["optimizer"] == Train("mixtral-8x7b", {"--gpus", "16", "--zero", "1"})["optimizer"]);
+  const nlohmann::json z3 = Train(Tiny(), {"--gpus", "8", "--ep", "2", "--zero", "3"});
+  // Tiny: 2-byte weights, rest / 8 and (E / 2) / 4, each rounded up on its own.
+  CHECK(z3["weights"] == (2 * kTinyRest + 7) / 8 + 2 * (kTinyExperts / 2) / 4);
+  CHECK(z3["gradients"] == (2 * kTinyRest + 7) / 8 + 2 * (kTinyExperts / 2) / 4);
+}
+
+TEST_CASE(
+    "ep: a synthetic MoE: shared experts, router and the dense block are not split; --tp splits the experts too") {
+  const nlohmann::json split = Train(Tiny(), {"--gpus", "4", "--ep", "4"});
+  CHECK(split["weights"] == 2 * (kTinyRest + kTinyExperts / 4));
+  CHECK(split["optimizer"] == 8 * (kTinyRest + kTinyExperts / 4));
+  // --tp 2 (Megatron: q, k, v, gate, up split by columns, out and down by rows, norms and router
+  // replicated; the experts' tensors likewise), --gpus 8 --ep 4: each device holds E / 4 / 2.
+  const uint64_t rest_tp =
+      4ULL * (4 * 64 * 64 / 2 + 2 * 64) + 3 * 64 * 128 / 2 + 3ULL * (64 * 4 + 3 * 64 * 64 / 2) + 2 * 1000 * 64 / 2 + 64;
+  const nlohmann::json tp = Train(Tiny(), {"--gpus", "8", "--tp", "2", "--ep", "4"});
+  CHECK(tp["weights"] == 2 * (rest_tp + kTinyExperts / 4 / 2));
+}
+
+TEST_CASE("ep: inference weights per device under --ep") {
+  // memory --mode infer: bf16 weights, Mixtral's experts / 2 on each of 2 devices.
+  const nlohmann::json m = Json(
+      {"memory", "mixtral-8x7b", "--mode", "infer", "--seq", "1024", "--gpus", "2", "--ep", "2"})["memory"]["infer"];
+  CHECK(m["weights"] == 2 * (kMixtralExperts / 2 + kMixtralRest));
+}
+
+nlohmann::json Time(const std::string& model, std::vector<std::string> extra) {
+  std::vector<std::string> args = {"time", model, "--hardware", "h100-sxm", "--tokens", "1e9"};
+  if (std::find(extra.begin(), extra.end(), "--seq") == extra.end()) extra.insert(extra.end(), {"--seq", "4096"});
+  args.insert(args.end(), extra.begin(), extra.end());
+  return Json(args)["time"];
+}
+
+TEST_CASE("ep: the dispatch and combine all-to-alls, by hand from the catalog's bandwidths") {
+  // configs/hardware/h100-sxm.yaml: NVLink 450 GB/s per direction inside a node, 50 GB/s (400 Gb/s
+  // InfiniBand) across nodes.
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  REQUIRE(h100.intra_node_bandwidth == 450e9);
+  REQUIRE(h100.inter_node_bandwidth == 50e9);
+  // Mixtral, micro-batch 1 of 4096 tokens, top-2, hidden 4096, bf16 activations: each all-to-all
+  // moves 4096 · 2 · 4096 · 2 B, 7/8 of it off the device; 4 per block (dispatch, combine, forward and
+  // backward), 32 blocks. tp · ep = 8 fits the 8-device node: NVLink.
+  const double bytes = 4096.0 * 2 * 4096 * 2 * 7 / 8;
+  const nlohmann::json intra = Time("mixtral-8x7b", {"--gpus", "8", "--ep", "8"});
+  CHECK(intra["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * bytes / 450e9));
+  // With 4 devices per node the group spans nodes: InfiniBand. A full recompute runs the forward's two
+  // again: 6 per block. Two micro-batches (--grad-accum 2): twice.
+  const nlohmann::json inter = Time("mixtral-8x7b", {"--gpus", "8", "--ep", "8", "--gpus-per-node", "4"});
+  CHECK(inter["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * bytes / 50e9));
+  const nlohmann::json full =
+      Time("mixtral-8x7b", {"--gpus", "8", "--ep", "8", "--recompute", "full", "--grad-accum", "2", "--batch", "2"});
+  CHECK(full["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(2 * 6 * 32 * bytes / 450e9));
+  // It is part of the exposed communication and of the step.
+  const double parts = intra["breakdown"]["compute"].get<double>() + intra["breakdown"]["communication"].get<double>() +
+                       intra["breakdown"]["pipeline_bubble"].get<double>();
+  CHECK(intra["step_seconds"].get<double>() == doctest::Approx(parts));
+  CHECK(intra["breakdown"]["communication"].get<double>() ==
+        doctest::Approx(intra["comm"]["dp_exposed_seconds"].get<double>() +
+                        intra["breakdown"]["ep_all_to_all"].get<double>()));
+  // Without --ep: no all-to-all.
+  CHECK(Time("mixtral-8x7b", {"--gpus", "8"})["breakdown"]["ep_all_to_all"].is_null());
+  // The synthetic MoE: 3 MoE blocks of 4096 · 2 · 64 · 2 B, half of it off the device with --ep 2.
+  const nlohmann::json tiny = Time(Tiny(), {"--gpus", "2", "--ep", "2", "--seq", "256"});
+  CHECK(tiny["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 3 * 256.0 * 2 * 64 * 2 / 2 / 450e9));
+}
+
+TEST_CASE("ep: the experts' gradients are reduced over the dp / ep ranks holding them") {
+  // Mixtral, 16 devices (two nodes: InfiniBand, 50 GB/s), --ep 8: bf16 gradients, the rest's ring
+  // all-reduce over 16 ranks 2 · 15/16 · 2 · rest, the experts' (E / 8 per device) over 2 ranks
+  // 2 · 1/2 · 2 · E / 8 (Patarasuk & Yuan 2009).
+  const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "16", "--ep", "8"});
+  const double rest = 2.0 * static_cast<double>(kMixtralRest), experts = 2.0 * static_cast<double>(kMixtralExperts);
+  CHECK(t["comm"]["dp_seconds"].get<double>() ==
+        doctest::Approx((2 * 15.0 / 16 * rest + 2 * 1.0 / 2 * experts / 8) / 50e9));
+  // --tp 2 leaves dp 8 = ep: each expert lives on one rank of its group, nothing to reduce for it.
+  const nlohmann::json alone = Time("mixtral-8x7b", {"--gpus", "16", "--ep", "8", "--tp", "2"});
+  const double rest_tp = rest / 2;  // the step's terms take parameters / tp
+  CHECK(alone["comm"]["dp_seconds"].get<double>() == doctest::Approx(2 * 7.0 / 8 * rest_tp / 50e9));
+}
+
+TEST_CASE("ep: refusals name --ep and exit 2") {
+  const auto refuse = [](std::vector<std::string> args, const std::string& message) {
+    const testing::TallyRun run = testing::RunTally(args);
+    CHECK(run.code == 2);
+    CHECK(run.err.find("tally: error: --ep: " + message) != std::string::npos);
+  };
+  // Carved from dp = gpus / (tp · pp · cp): must divide it.
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "8", "--ep", "16"},
+         "16 must divide the data-parallel ranks it is carved from; --gpus 8 gives dp = gpus / (tp x pp x cp) = 8");
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "8", "--tp", "2", "--ep", "8"},
+         "8 must divide the data-parallel ranks it is carved from; --gpus 8 gives dp = gpus / (tp x pp x cp) = 4");
+  // Must divide the routed experts.
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "12", "--ep", "3"},
+         "3 does not divide the 8 routed experts of 'mixtral-8x7b'");
+  // A dense model has nothing to split.
+  refuse({"memory", "llama-2-7b", "--seq", "256", "--gpus", "2", "--ep", "2"},
+         "'llama-2-7b' has no mixture-of-experts blocks to split over 2 expert-parallel ranks");
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--ep", "0"}, "'0' is zero");
+  // Inference latency does not model it.
+  refuse({"time", "mixtral-8x7b", "--mode", "infer", "--gpus", "2", "--ep", "2", "--hardware", "h100-sxm"},
+         "inference latency under expert parallelism is not modelled");
+}
+
+TEST_CASE("ep: fit --solve gpus answers a multiple of ep data-parallel ranks") {
+  const nlohmann::json f = Json({"fit", "mixtral-8x7b", "--seq", "4096", "--memory", "80GiB", "--solve", "gpus", "--ep",
+                                 "4", "--zero", "3"})["fit"];
+  CHECK(f["gpus"].get<uint64_t>() % 4 == 0);
+}
+
+}  // namespace
+}  // namespace tally
