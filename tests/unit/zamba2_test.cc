@@ -132,6 +132,31 @@ TEST_CASE("zamba2: the shared block runs at every hybrid block") {
   CHECK(Evaluation(Tiny("\"num_mem_blocks\": 2", "\"num_mem_blocks\": 1")).Summary(s)->flops.forward == 60'928);
 }
 
+TEST_CASE("zamba2: RoPE, the first block hybrid, the keys Zamba2Config reads its own way") {
+  // use_mem_rope: RoPE on q and k at each use, 3 FLOPs per element of the 2 + 2 heads of 8: at 4
+  // tokens 3 hybrid blocks · 4 · 4 · 8 · 3 = 1152 more non-matmul FLOPs, no parameters.
+  Settings s;
+  s.seq = 4;
+  const ModelSpec rope = Tiny("\"mamba_d_conv\": 4", "\"mamba_d_conv\": 4, \"use_mem_rope\": true");
+  CHECK(Evaluation(rope).Summary(s)->flops.non_matmul_forward -
+            Evaluation(Tiny()).Summary(s)->flops.non_matmul_forward ==
+        1152);
+  CHECK(CountParams(GraphOf(rope, 4)).total == 6248);
+  // A hybrid first block (hybrid_layer_ids [0]): 4·636 + 1304 + 336 + 88 = 4272, as with the last.
+  const ModelSpec first = Tiny("[\"mamba\", \"hybrid\", \"hybrid\", \"hybrid\"],\n  \"hybrid_layer_ids\": [1, 2, 3]",
+                               "[\"hybrid\", \"mamba\", \"mamba\", \"mamba\"],\n  \"hybrid_layer_ids\": [0]");
+  CHECK(CountParams(GraphOf(first, 4)).total == 4272);
+  // use_long_context sets max_position_embeddings to 16384 (Zamba2Config).
+  CHECK(Tiny("\"mamba_d_conv\": 4", "\"mamba_d_conv\": 4, \"use_long_context\": true").transformer.context_length ==
+        16384);
+  // transformers builds the gate_up adapters whatever use_shared_mlp_adapter says: the same count,
+  // and a note.
+  const ModelSpec no_mlp = Tiny("\"use_shared_mlp_adapter\": true", "\"use_shared_mlp_adapter\": false");
+  CHECK(CountParams(GraphOf(no_mlp, 4)).total == 6248);
+  REQUIRE(no_mlp.notes.size() == 1);
+  CHECK(no_mlp.notes[0].find("whatever it says") != std::string::npos);
+}
+
 TEST_CASE("zamba2: inference keeps KV at each hybrid block and SSM state in every block") {
   // Zamba2HybridDynamicCache: each hybrid block caches its own K and V (2 · 32 heads · 160);
   // every block's conv_states [5120 + 2·64, 4] and ssm_states [80, 64, 64].
