@@ -113,8 +113,8 @@ class Zamba2Reader {
       // The k and v adapters output attention_hidden_size, which k_proj and v_proj only match with
       // as many key/value heads as heads.
       throw InputError(m_.Loc("use_shared_attention_adapter"),
-                       "the attention adapters need as many key/value heads as heads (" +
-                           std::to_string(t.n_kv_heads) + " of " + std::to_string(t.n_heads) + ")");
+                       "the attention adapters need as many key/value heads as heads (" + std::to_string(t.n_kv_heads) +
+                           " of " + std::to_string(t.n_heads) + ")");
     }
     if (m_.Has("use_shared_mlp_adapter") && !m_.Bool("use_shared_mlp_adapter", true)) {
       spec.notes.push_back(
@@ -185,15 +185,15 @@ class Zamba2Reader {
     if (m_.Has("layers_block_type") && !m_.Get("layers_block_type").IsNull()) {
       const YAML::Node& list = m_.Get("layers_block_type");
       if (!list.IsSequence() || list.size() != t.n_layers) {
-        throw InputError(m_.Loc("layers_block_type"), "layers_block_type must be a list of the " +
-                                                          std::to_string(t.n_layers) + " layers' types");
+        throw InputError(m_.Loc("layers_block_type"),
+                         "layers_block_type must be a list of the " + std::to_string(t.n_layers) + " layers' types");
       }
       for (const YAML::Node& type : list) {
         const std::string name = type.IsScalar() ? type.Scalar() : "";
         if (name != "mamba" && name != "hybrid") {
-          throw InputError(LocOf(type, m_.file()),
-                           "layers_block_type entries are 'mamba' or 'hybrid', not " + Describe(type) +
-                               " (Zyphra's earlier 'm'/'g' config format is not read)");
+          throw InputError(LocOf(type, m_.file()), "layers_block_type entries are 'mamba' or 'hybrid', not " +
+                                                       Describe(type) +
+                                                       " (Zyphra's earlier 'm'/'g' config format is not read)");
         }
         hybrid.push_back(name == "hybrid");
       }
@@ -236,6 +236,8 @@ class Zamba2Reader {
 
 }  // namespace
 
-ModelSpec ReadHfZamba2Config(const YAML::Node& root, const std::string& file) { return Zamba2Reader(root, file).Read(); }
+ModelSpec ReadHfZamba2Config(const YAML::Node& root, const std::string& file) {
+  return Zamba2Reader(root, file).Read();
+}
 
 }  // namespace tally

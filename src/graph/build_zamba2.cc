@@ -21,8 +21,8 @@ class SharedBlockBuilder {
       : t_(t), p_(place), rows_(Count(place.prefix, {place.batch, place.seq})), cur_(place.input) {}
 
   SharedBlockNodes Build() {
-    const uint64_t h = t_.d_model, width = Count(P(""), {2, h}), a = t_.n_heads, g = t_.n_kv_heads,
-                   d = t_.head_dim, f = t_.d_ff;
+    const uint64_t h = t_.d_model, width = Count(P(""), {2, h}), a = t_.n_heads, g = t_.n_kv_heads, d = t_.head_dim,
+                   f = t_.d_ff;
     Layer concat;
     concat.path = P("concat");
     concat.kind = LayerKind::kConcat;
@@ -31,9 +31,8 @@ class SharedBlockBuilder {
     Shared(Norm("attn_norm", width), width);
     const std::string normed = cur_;
     const uint64_t q_width = Count(P("attn"), {a, d}), kv_width = Count(P("attn"), {g, d});
-    for (const auto& [name, out] : {std::pair<const char*, uint64_t>{"attn.q", q_width},
-                                    {"attn.k", kv_width},
-                                    {"attn.v", kv_width}}) {
+    for (const auto& [name, out] :
+         {std::pair<const char*, uint64_t>{"attn.q", q_width}, {"attn.k", kv_width}, {"attn.v", kv_width}}) {
       cur_ = normed;
       Shared(Linear(name, width, out), out);
       if (t_.zamba.attention_adapters) Adapter(std::string(name) + ".adapter", width, out, Component::kAttention);

@@ -106,9 +106,9 @@ TEST_CASE("zamba2: a tiny config counted by hand") {
   // total: 4·636 + 2·1304 + 3·336 + 80 + 8 = 6248
   CHECK(CountParams(GraphOf(Tiny(), 4)).total == 6248);
   // Without the attention adapters: 3·192 fewer.
-  CHECK(CountParams(GraphOf(Tiny("\"use_shared_attention_adapter\": true", "\"use_shared_attention_adapter\": false"),
-                             4))
-            .total == 6248 - 3 * 192);
+  CHECK(
+      CountParams(GraphOf(Tiny("\"use_shared_attention_adapter\": true", "\"use_shared_attention_adapter\": false"), 4))
+          .total == 6248 - 3 * 192);
   // One hybrid block uses one shared block only: 4·636 + 1304 + 336 + 88 = 4272.
   const ModelSpec one = Tiny("[\"mamba\", \"hybrid\", \"hybrid\", \"hybrid\"],\n  \"hybrid_layer_ids\": [1, 2, 3]",
                              "[\"mamba\", \"mamba\", \"mamba\", \"hybrid\"],\n  \"hybrid_layer_ids\": [3]");
@@ -214,7 +214,8 @@ TEST_CASE("zamba2: every command through the consistency checks") {
   const std::string file = Hf("zamba2-2.7b-instruct-v2.json");
   CHECK(testing::RunTally({"estimate", file, "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);
   CHECK(testing::RunTally({"estimate", file, "--mode", "infer", "--seq", "256", "--layers"}).code == 0);
-  CHECK(testing::RunTally({"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--prompt", "1k", "--generate", "64"})
+  CHECK(testing::RunTally(
+            {"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--prompt", "1k", "--generate", "64"})
             .code == 0);
   CHECK(testing::RunTally({"flops", file, "--seq", "256"}).code == 0);
   CHECK(testing::RunTally({"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--seq", "512"}).code == 0);
