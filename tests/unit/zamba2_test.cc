@@ -3,7 +3,8 @@
 // [hidden, embedding] with per-block adapters and a per-block linear. Expected values are derived
 // by hand from the modeling code (Zamba2MambaMixer, Zamba2Attention, Zamba2MLP,
 // Zamba2AttentionDecoderLayer, Zamba2HybridLayer, Zamba2Model, Zamba2HybridDynamicCache); the real
-// config is tests/data/hf/zamba2-2.7b-instruct-v2.json (reconstructed: see SOURCES.md).
+// configs are tests/data/hf/zamba2-2.7b-instruct-v2.json and zamba2-1.2b.json (both reconstructed:
+// see SOURCES.md).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -93,6 +94,34 @@ TEST_CASE("zamba2: Zamba2-2.7B's parameters by hand") {
   CHECK(tied == 7 * 8);  // attn_norm, q, k, v, out, mlp_norm, gate_up, down
   const auto r = testing::RunTally({"params", Hf("zamba2-2.7b-instruct-v2.json"), "--get", "params.total"});
   CHECK(r.out == "2662214560\n");
+}
+
+TEST_CASE("zamba2: Zamba2-1.2B's parameters by hand, against its checkpoint's size") {
+  // h 2048, 38 blocks, hybrids at 5, 11, 17, 23, 29, 35 (6), one shared block; 32 heads of
+  // 2·2048/32 = 128; f 8192; adapters of rank 128 on q, k, v and gate_up; V 32000, tied head;
+  // Mamba-2 d_inner 4096 in 64 heads of 64, 1 group, N 128, conv kernel 4.
+  //   Mamba-2 block (38): in_proj 2048·(4096 + 4352 + 64) = 17,432,576 (conv_dim 4096 + 2·128 =
+  //     4352); conv1d 4352·4 + 4352 = 21,760; dt_bias, A_log, D 3·64 = 192; gated norm 4096;
+  //     out_proj 4096·2048 = 8,388,608; input_layernorm 2048: 25,849,280
+  //   shared block (1): norms 4096 + 2048; q, k, v 3·4096² = 50,331,648; o_proj 4096·2048 =
+  //     8,388,608; gate_up_proj 2048·16384 = 33,554,432; down_proj 8192·2048 = 16,777,216:
+  //     109,058,048
+  //   per hybrid block (6): linear 2048² = 4,194,304; gate_up adapter 2048·128 + 128·16384 =
+  //     2,359,296; q, k, v adapters 3·(4096·128 + 128·4096) = 3,145,728: 9,699,328
+  //   embedding 32000·2048 = 65,536,000; final_layernorm 2048
+  //   total: 38·25,849,280 + 109,058,048 + 6·9,699,328 + 65,536,000 + 2048 = 1,215,064,704
+  // At 2 bytes each: 2,430,129,408 B, the "2.43 GB" of Zyphra/Zamba2-1.2B's one bf16
+  // model.safetensors (hub file listing; SOURCES.md).
+  const std::string file = Hf("zamba2-1.2b.json");
+  CHECK(CountParams(GraphOf(LoadModelFile(file), 16)).total == 1'215'064'704ULL);
+  CHECK(testing::RunTally({"memory", file, "--mode", "infer", "--get", "memory.infer.weights"}).out == "2430129408\n");
+  // KV per token: 6 hybrid blocks · 2 · 32 · 128 · 2 bytes = 98,304; SSM state per sequence:
+  // 38 · (4352·4 + 64·64·128) = 38 · 541,696 elements, 41,168,896 bytes.
+  const auto kv =
+      testing::RunTally({"memory", file, "--mode", "infer", "--seq", "4096", "--get", "memory.infer.kv_cache"});
+  CHECK(kv.out == std::to_string(4096ULL * 98'304) + "\n");
+  const auto state = testing::RunTally({"memory", file, "--mode", "infer", "--get", "memory.infer.ssm_state"});
+  CHECK(state.out == "41168896\n");
 }
 
 TEST_CASE("zamba2: a tiny config counted by hand") {
