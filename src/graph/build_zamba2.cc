@@ -7,6 +7,9 @@
 // biases added to a shared projection's output: on gate_up_proj always (transformers builds them
 // whatever use_shared_mlp_adapter says), on q, k and v with use_shared_attention_adapter (in 2h,
 // out 2h). The block's own linear (h x h, no bias) maps the result into the stream.
+// This is Zamba2Model as transformers 4.48 to 4.57 builds it: num_mem_blocks block modules used in
+// turn (itertools.cycle) at the hybrid blocks, each holding the adapters of the uses it serves, so
+// that the hybrid block k uses block k % num_mem_blocks and its own adapters.
 // Training activations are not modelled (graph/build_transformer.cc refuses them): no node saves.
 #include "graph/build_zamba2.h"
 
