@@ -54,7 +54,9 @@ class SharedBlockBuilder {
     Add(MakeElementwise(P("mlp.act"), LayerKind::kActivation, Component::kMlp, Count(P("mlp"), {rows_, f}), 2),
         f);  // act(gate) · up
     Shared(Linear("mlp.down", f, h), h);
-    Add(MakeLinear(p_.linear, Component::kMlp, rows_, h, h, false, cur_, true), h);
+    Layer linear = MakeLinear(p_.linear, Component::kMlp, rows_, h, h, false, cur_, true);
+    linear.saved.clear();
+    Add(std::move(linear), h);
     return std::move(out_);
   }
 
