@@ -1003,7 +1003,7 @@ const std::vector<std::string>& HfFamilies() {
       "gpt_oss",  "gptj",       "jamba",   "llama",  "llama4",      "llama4_text", "llava",       "mamba",
       "mamba2",   "mistral",    "mixtral", "mt5",    "olmo",        "olmo2",       "opt",         "phi",
       "phi-msft", "phi3",       "phimoe",  "qwen2",  "qwen3",       "qwen3_moe",   "RefinedWeb",  "RefinedWebModel",
-      "roberta",  "starcoder2", "t5",      "umt5",   "vit",         "whisper",     "xlm-roberta"};
+      "roberta",  "starcoder2", "t5",      "umt5",   "vit",         "whisper",     "xlm-roberta", "zamba2"};
   return kFamilies;
 }
 

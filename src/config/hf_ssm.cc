@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "config/hf_zamba2.h"
 #include "config/names.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
@@ -246,13 +247,7 @@ const std::vector<std::string>& HfSsmFamilies() {
 
 ModelSpec ReadHfSsmConfig(const YAML::Node& root, const std::string& file, const std::string& type) {
   if (type == "jamba") return JambaReader(root, file).Read();
-  if (type == "zamba2") {
-    const YAML::Node& const_root = root;
-    throw InputError(LocOf(const_root["model_type"], file),
-                     "model_type 'zamba2' (a hybrid state-space model) is not supported yet: tally does not model "
-                     "its shared transformer blocks reused at the hybrid layers (attention over [hidden, embedding], "
-                     "per-use LoRA adapters) beside Mamba-2 mixers; mamba, mamba2 and jamba are read");
-  }
+  if (type == "zamba2") return ReadHfZamba2Config(root, file);  // config/hf_zamba2.cc
   return SsmReader(root, file).Read(type);
 }
 

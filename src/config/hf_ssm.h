@@ -1,6 +1,6 @@
 // Hugging Face config.json -> ModelSpec for the state-space families: mamba (MambaForCausalLM),
-// mamba2 (Mamba2ForCausalLM) and the hybrid jamba (JambaForCausalLM). zamba2 is refused with what is
-// missing.
+// mamba2 (Mamba2ForCausalLM) and the hybrid jamba (JambaForCausalLM); the hybrid zamba2
+// (Zamba2ForCausalLM) is read by config/hf_zamba2.cc.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -12,7 +12,7 @@
 
 namespace tally {
 
-// The model_type values read here, and those recognised only to be refused.
+// The model_type values read here.
 const std::vector<std::string>& HfSsmFamilies();
 
 // `type` is the config's model_type, one of HfSsmFamilies().

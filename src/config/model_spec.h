@@ -62,6 +62,9 @@ struct LayerSpec {
   bool cross_attention = false;
   bool relative_bias = false;
   bool encoder_output = false;
+  // Zamba2 (TransformerSpec::zamba): 1 + the block's place among the hybrid blocks, whose shared
+  // transformer block and adapters it runs before its Mamba-2 mixer; 0: none.
+  uint64_t hybrid = 0;
   auto operator<=>(const LayerSpec&) const = default;
 };
 
@@ -96,6 +99,19 @@ struct MlaSpec {
   // per token, instead of the latent engines with weight absorption keep.
   bool full_kv_cache = false;
   auto operator<=>(const MlaSpec&) const = default;
+};
+
+// Zamba2 (modeling_zamba2.py; Glorioso et al. 2024): `shared_blocks` transformer blocks
+// (num_mem_blocks) used in turn at the hybrid blocks (LayerSpec::hybrid), whose attention reads the
+// concatenation [hidden, embedding] of width 2·d_model (heads of head_dim = 2·d_model / n_heads);
+// each hybrid block adds its own LoRA-style adapters of `adapter_rank` (on gate_up always, on q, k
+// and v with `attention_adapters`) and its own linear d_model x d_model. 0 shared blocks: not Zamba2.
+struct ZambaSpec {
+  uint64_t shared_blocks = 0;
+  uint64_t adapter_rank = 0;
+  bool attention_adapters = false;
+  bool rope = false;  // use_mem_rope: RoPE on the shared attention's q and k
+  auto operator<=>(const ZambaSpec&) const = default;
 };
 
 // The most blocks a per-block pattern may spell out (uniform models have no such limit).
@@ -198,6 +214,7 @@ struct TransformerSpec {
   EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
   uint64_t num_labels = 0;                // the classifier's classes
   SsmSpec ssm;                            // the state-space mixer, when a block has one
+  ZambaSpec zamba;                        // Zamba2's shared transformer blocks
   // An encoder–decoder (T5, mT5, UMT5): blocks [0, encoder_layers) are the encoder's, bidirectional
   // over the source (--seq) and without a KV cache; the other n_layers - encoder_layers are the
   // decoder's, over the target (--target-seq), with causal self-attention and cross-attention

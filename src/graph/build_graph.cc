@@ -57,6 +57,10 @@ void CheckParallelism(const ModelSpec& spec, const Settings& s) {
   if (s.pp > t.n_layers) {
     throw InputError("--pp: " + std::to_string(s.pp) + " stages for " + std::to_string(t.n_layers) + " blocks");
   }
+  if (s.pp > 1 && t.zamba.shared_blocks > 0) {
+    // A shared block used on several stages would be held (and its gradient reduced) on each: not modelled.
+    throw InputError("--pp: pipeline stages of '" + spec.name + "' (shared transformer blocks) are not modelled");
+  }
   if (s.pp > 1 && t.encoder_layers > 0) {
     // The shared embedding is read at both ends of the pipeline and the encoder's output by every
     // decoder stage: not modelled.

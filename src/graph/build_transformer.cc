@@ -16,6 +16,7 @@
 #include "graph/build_graph.h"
 #include "graph/build_ssm.h"
 #include "graph/build_vision.h"
+#include "graph/build_zamba2.h"
 #include "graph/node_costs.h"
 
 namespace tally {
@@ -323,6 +324,7 @@ class TransformerBuilder {
     causal_ = settings_.causal && !bidirectional_ && kv_ == s_;
     const std::string input = cur_;
     if (spec.mixer != MixerKind::kAttention) {
+      if (spec.hybrid > 0) SharedBlock();
       SsmBlock();
     } else if (enc_dec && t_.norm_placement == NormPlacement::kAfterAdd) {
       // modeling_bart.py, BartEncoderLayer and BartDecoderLayer: self-attention, cross-attention
@@ -398,6 +400,34 @@ class TransformerBuilder {
     Add(Norm(P("mlp_norm")), Hidden());
     Mlp();
     Residual(P("mlp.residual"), 1);
+  }
+
+  // modeling_zamba2.py, Zamba2HybridLayer: shared block number (use % num_mem_blocks), its nodes
+  // from graph/build_zamba2.cc, and this block's linear, whose output is added to the input of the
+  // Mamba-2 block that follows (x + mixer(RMSNorm(x + linear(shared)))). The shared weights belong
+  // to the block's first use; later uses point at them (weights_of), so they count once while their
+  // FLOPs count at every use.
+  void SharedBlock() {
+    const uint64_t use = layer_.hybrid - 1, shared = use % t_.zamba.shared_blocks;
+    SharedBlockNodes nodes = Zamba2SharedBlock(t_, {P("shared"), P("linear"), b_, s_, kv_, causal_, cur_});
+    if (shared_owners_.size() <= shared) shared_owners_.resize(shared + 1);
+    const bool first = shared_owners_[shared].empty();
+    size_t k = 0;
+    for (size_t i = 0; i < nodes.layers.size(); ++i) {
+      Layer& l = nodes.layers[i];
+      if (std::find(nodes.shared.begin(), nodes.shared.end(), i) != nodes.shared.end()) {
+        if (first) {
+          shared_owners_[shared].push_back(layers_.size());
+        } else {
+          l.params = 0;
+          l.param_tensors.clear();
+          l.weights_of = shared_owners_[shared][k++];
+        }
+      }
+      std::vector<uint64_t> shape = l.shape;
+      Add(std::move(l), std::move(shape));
+    }
+    Residual(P("shared.add"), 1);  // x + linear(shared(...)), the Mamba-2 block's norm input
   }
 
   // What the attention core (scores, softmax, context) works on, from whichever projections made
@@ -850,6 +880,7 @@ class TransformerBuilder {
   std::string target_embedding_;      // an encoder–decoder: ids of the decoder's embedded input ...
   std::string encoder_output_;        // ... and of the encoder's output, which cross-attention reads
   bool bidirectional_ = false;        // the block being built attends both ways and caches nothing
+  std::vector<std::vector<size_t>> shared_owners_;  // Zamba2: per shared block, its weights' nodes
   int block_ = -1;
   int block_type_ = -1;
   LayerSpec layer_;  // the block being built
@@ -913,6 +944,12 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
     g.training_refused = "training activations of the Mamba mixers of '" + spec.name +
                          "' (Jamba: unfused, with Δ/B/C norms) are not modelled; --mode infer gives its inference "
                          "memory";
+  }
+  if (t.zamba.shared_blocks > 0) {
+    // graph/build_zamba2.cc saves nothing: the shared blocks' activations at each use are not modelled.
+    g.training_refused = "training activations of '" + spec.name +
+                         "' (Zamba2: shared transformer blocks reused at the hybrid layers) are not modelled; --mode "
+                         "infer gives its inference memory";
   }
   TransformerBuilder(effective, settings, seq, target).Build(g);
   return g;

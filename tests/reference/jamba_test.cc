@@ -126,8 +126,6 @@ TEST_CASE("jamba: what is refused") {
                        doctest::Contains("attn_layer_offset 8 must be smaller than attn_layer_period 8"), InputError);
   CHECK_THROWS_WITH_AS(Edited("\"sliding_window\": null", "\"sliding_window\": 4096"),
                        doctest::Contains("a sliding window on Jamba's attention layers is not modelled"), InputError);
-  CHECK_THROWS_WITH_AS(LoadModelText("zamba2.json", "{\"model_type\": \"zamba2\"}"),
-                       doctest::Contains("shared transformer blocks"), InputError);
 }
 
 TEST_CASE("jamba: every command through the consistency checks") {

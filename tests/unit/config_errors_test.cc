@@ -59,7 +59,7 @@ const BadCase kCases[] = {
      "deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, "
      "gpt_neox, gpt_oss, gptj, jamba, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, "
      "olmo, olmo2, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
-     "roberta, starcoder2, t5, umt5, vit, whisper, xlm-roberta; for "
+     "roberta, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for "
      "another model, write a tally YAML config (README, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
