@@ -90,6 +90,27 @@ TEST_CASE("validation: llm-foundry's MPT throughput table, FSDP full shard on 8 
   }
 }
 
+TEST_CASE("validation: BLOOM-176B's training step on 384 A100 (BigScience tr11)") {
+  // Source: github.com/bigscience-workshop/bigscience, train/tr11-176B-ml/README.md (commit
+  // 00327f8c3533c39b3cc17013f0d0d2b770eb2bb9): "416 A100 80GB GPUs (52 nodes) - using 384 gpus (48
+  // nodes)", "8 GPUs per node"; TP=4, PP=12, DP=8, MBS=2, GLOBAL_BATCH_SIZE=2048, SEQ_LEN=2048;
+  // --bf16 with DeepSpeed's BF16_Optimizer ("its own ZeRO Stage 1"; bf16 weights, fp32 master and
+  // states); --deepspeed-activation-checkpointing (every block: full); Megatron-DeepSpeed of 2022
+  // (fused softmax, no flash attention, no sequence parallelism). The model: "one layer size:
+  // 12*h**2 + 13*h ... 2_466_437_120", "embedding size: v*h: 250880*14336 => 3_596_615_680", plus
+  // the embedding LayerNorm and the final one, 2h each: 176,247,271,424 parameters. Published, at
+  // the end of the first epoch: "iteration 85376/ 115311 | ... | elapsed time per iteration (s):
+  // 104.70 | ... | global batch size: 2048 | ... | TFLOPs: 149.77".
+  const std::string bloom = (std::filesystem::path(TALLY_TEST_DATA) / "validation" / "bloom-176b.yaml").string();
+  CHECK(Json({"params", bloom})["params"]["total"] == 176'247'271'424ULL);
+  const nlohmann::json j = Json({"time", bloom, "--hardware", "a100-80gb", "--gpus", "384", "--tp", "4", "--pp",
+                                 "12", "--zero", "1", "--micro-batch", "2", "--grad-accum", "128", "--seq", "2048",
+                                 "--recompute", "full", "--attention", "eager", "--tokens", "1B"});
+  const double predicted = j["time"]["step_seconds"].get<double>();
+  CAPTURE(predicted);
+  CHECK(Error(predicted, 104.70) <= 0.10);
+}
+
 TEST_CASE("validation: NVIDIA NIM's Llama-3.3-70B on 2 H100, fp8, TP 2, one request at a time") {
   // Source: docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance, "Llama-3.3-70b-instruct Results",
   // Version 1.8.0, "2 x H100 80G", "fp8 TP2", concurrency 1: 5000 input / 500 output tokens: TTFT
