@@ -1,0 +1,166 @@
+// Published runs reproduced from their configuration alone (README, Time: "Validation of the training
+// step"; Serving: "Validation of serving"). Only the published model, hardware, parallelism, batch,
+// sequence and precision go in, as flags; nothing is tuned per run. Each published figure sits beside
+// its source; each tolerance is the row's error rounded up to the next 5%, as the README states, so a
+// change to the time model that moves a row shows here.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "unit/run_tally.h"
+
+namespace tally {
+namespace {
+
+nlohmann::json Json(std::vector<std::string> args) {
+  args.push_back("--format");
+  args.push_back("json");
+  const testing::TallyRun run = testing::RunTally(args);
+  REQUIRE(run.code == 0);
+  return nlohmann::json::parse(run.out);
+}
+
+std::string Mpt(const std::string& name) {
+  return (std::filesystem::path(TALLY_TEST_DATA) / "validation" / ("mpt-" + name + ".yaml")).string();
+}
+
+// |predicted / published - 1|, the error the README's tables show.
+double Error(double predicted, double published) { return std::abs(predicted / published - 1); }
+
+struct MptRun {
+  const char* model;  // tests/data/validation/mpt-<model>.yaml
+  uint64_t params;    // published NumParams: the layout check
+  const char* hardware;
+  int gpus, seq, micro_batch, grad_accum;
+  bool recompute;            // "Activation Checkpointing" (llm-foundry: every block, i.e. full)
+  double tokens_per_second;  // published Throughput (T/s), all devices
+  double tolerance;
+};
+
+TEST_CASE("validation: llm-foundry's MPT throughput table, FSDP full shard on 8 to 64 devices") {
+  // Source: github.com/mosaicml/llm-foundry, scripts/train/benchmarking/README.md (commit
+  // 061f2c7ce64e655100286584a7629e2a09f827ba), tables "A100 80GB with 1600 Gbps node-node
+  // interconnect (RoCE)" and "H100 80GB BF16", the rows named below: amp_bf16, FSDP FULL_SHARD (ZeRO-3),
+  // columns SeqLen, # GPUs, MicroBatchSize, GradAccum, Activation Checkpointing, Throughput (T/s),
+  // NumParams. The models are llm-foundry's mpt-<size>.yaml (d_model, n_heads, n_layers, expansion 4,
+  // vocabulary 50,368) with MPTConfig's defaults (biases, learned positions of max_seq_len, LayerNorm
+  // with bias, GELU, tied head, no dropout): tally counts every published NumParams exactly.
+  // Published step = GlobalBatchSize x SeqLen / Throughput (T/s).
+  const MptRun rows[] = {
+      // A100 80GB: "1b | 2048 | 8 | ... | 14 | 4 | 448 | 80 | 164109 | 20513 | ... | False"
+      {"1b", 1'315'950'592, "a100-80gb", 8, 2048, 14, 4, false, 164109, 0.15},
+      // "3b | 2048 | 8 | ... | 10 | 2 | 160 | 42 | 86491 | 10811 | ... | False"
+      {"3b", 2'651'837'440, "a100-80gb", 8, 2048, 10, 2, false, 86491, 0.15},
+      // "7b | 2048 | 8 | ... | 6 | 2 | 96 | 18 | 37130 | 4641 | ... | False"
+      {"7b", 6'658'859'008, "a100-80gb", 8, 2048, 6, 2, false, 37130, 0.15},
+      // "13b | 2048 | 8 | ... | 2 | 3 | 48 | 8 | 18097 | 2262 | ... | False"
+      {"13b", 12'853'954'560, "a100-80gb", 8, 2048, 2, 3, false, 18097, 0.20},
+      // "30b | 2048 | 8 | ... | 3 | 21 | 504 | 3 | 7330 | 916 | ... | True"
+      {"30b", 29'975'214'080, "a100-80gb", 8, 2048, 3, 21, true, 7330, 0.05},
+      // "7b | 8192 | 8 | ... | 8 | 2 | 128 | 3 | 25655 | 3206 | ... | True"
+      {"7b-8k", 6'684'024'832, "a100-80gb", 8, 8192, 8, 2, true, 25655, 0.05},
+      // H100 80GB BF16: "7b | 2048 | 8 | ... | 6 | 1 | 48 | 41 | 85144 | 10643 | ... | False"
+      {"7b", 6'658'859'008, "h100-sxm", 8, 2048, 6, 1, false, 85144, 0.25},
+      // "13b | 2048 | 8 | ... | 2 | 1 | 16 | 18 | 38336 | 4792 | ... | False"
+      {"13b", 12'853'954'560, "h100-sxm", 8, 2048, 2, 1, false, 38336, 0.40},
+      // "30b | 2048 | 8 | ... | 3 | 21 | 504 | 7 | 16022 | 2002 | ... | True"
+      {"30b", 29'975'214'080, "h100-sxm", 8, 2048, 3, 21, true, 16022, 0.25},
+      // "70b | 2048 | 64 | ... | 8 | 4 | 2048 | 32 | 66523 | 1039 | ... | True"
+      {"70b", 64'862'437'376, "h100-sxm", 64, 2048, 8, 4, true, 66523, 0.20},
+  };
+  for (const MptRun& row : rows) {
+    CAPTURE(row.model);
+    CAPTURE(row.hardware);
+    CHECK(Json({"params", Mpt(row.model)})["params"]["total"] == row.params);
+    const nlohmann::json j =
+        Json({"time", Mpt(row.model), "--hardware", row.hardware, "--gpus", std::to_string(row.gpus), "--zero", "3",
+              "--micro-batch", std::to_string(row.micro_batch), "--grad-accum", std::to_string(row.grad_accum), "--seq",
+              std::to_string(row.seq), "--recompute", row.recompute ? "full" : "none", "--tokens", "1B"});
+    const double published = static_cast<double>(row.gpus * row.micro_batch * row.grad_accum) *
+                             static_cast<double>(row.seq) / row.tokens_per_second;
+    const double predicted = j["time"]["step_seconds"].get<double>();
+    CAPTURE(published);
+    CAPTURE(predicted);
+    CHECK(Error(predicted, published) <= row.tolerance);
+  }
+}
+
+TEST_CASE("validation: BLOOM-176B's training step on 384 A100 (BigScience tr11)") {
+  // Source: github.com/bigscience-workshop/bigscience, train/tr11-176B-ml/README.md (commit
+  // 00327f8c3533c39b3cc17013f0d0d2b770eb2bb9): "416 A100 80GB GPUs (52 nodes) - using 384 gpus (48
+  // nodes)", "8 GPUs per node"; TP=4, PP=12, DP=8, MBS=2, GLOBAL_BATCH_SIZE=2048, SEQ_LEN=2048;
+  // --bf16 with DeepSpeed's BF16_Optimizer ("its own ZeRO Stage 1"; bf16 weights, fp32 master and
+  // states); --deepspeed-activation-checkpointing (every block: full); Megatron-DeepSpeed of 2022
+  // (fused softmax, no flash attention, no sequence parallelism). The model: "one layer size:
+  // 12*h**2 + 13*h ... 2_466_437_120", "embedding size: v*h: 250880*14336 => 3_596_615_680", plus
+  // the embedding LayerNorm and the final one, 2h each: 176,247,271,424 parameters. Published, at
+  // the end of the first epoch: "iteration 85376/ 115311 | ... | elapsed time per iteration (s):
+  // 104.70 | ... | global batch size: 2048 | ... | TFLOPs: 149.77".
+  const std::string bloom = (std::filesystem::path(TALLY_TEST_DATA) / "validation" / "bloom-176b.yaml").string();
+  CHECK(Json({"params", bloom})["params"]["total"] == 176'247'271'424ULL);
+  const nlohmann::json j =
+      Json({"time",  bloom,  "--hardware",  "a100-80gb", "--gpus",        "384",   "--tp",         "4",
+            "--pp",  "12",   "--zero",      "1",         "--micro-batch", "2",     "--grad-accum", "128",
+            "--seq", "2048", "--recompute", "full",      "--attention",   "eager", "--tokens",     "1B"});
+  const double predicted = j["time"]["step_seconds"].get<double>();
+  CAPTURE(predicted);
+  CHECK(Error(predicted, 104.70) <= 0.10);
+}
+
+TEST_CASE("validation: NVIDIA NIM's Llama-3.3-70B on 2 H100, fp8, TP 2, one request at a time") {
+  // Source: docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance, "Llama-3.3-70b-instruct Results",
+  // Version 1.8.0, "2 x H100 80G", "fp8 TP2", concurrency 1: 5000 input / 500 output tokens: TTFT
+  // 406.77 ms, ITL 18.58 ms; 500 input / 2000 output tokens: TTFT 47.77 ms, ITL 18.91 ms. At
+  // concurrency 1 the inter-token latency is one decode step of one sequence (tally's TPOT). "fp8" is
+  // the weights (--quant fp8); the KV cache's dtype is not stated and stays the default.
+  struct Case {
+    int prompt, generate;
+    double ttft, itl, ttft_tolerance, itl_tolerance;
+  };
+  const Case cases[] = {{5000, 500, 0.40677, 0.01858, 0.35, 0.30}, {500, 2000, 0.04777, 0.01891, 0.10, 0.30}};
+  for (const Case& c : cases) {
+    CAPTURE(c.prompt);
+    const nlohmann::json j = Json({"time", "llama-3.3-70b", "--mode", "infer", "--hardware", "h100-sxm", "--gpus", "2",
+                                   "--tp", "2", "--quant", "fp8", "--prompt", std::to_string(c.prompt), "--generate",
+                                   std::to_string(c.generate), "--batch", "1"});
+    const double ttft = j["time"]["ttft_seconds"].get<double>();
+    const double tpot = j["time"]["tpot_seconds"].get<double>();
+    CAPTURE(ttft);
+    CAPTURE(tpot);
+    CHECK(Error(ttft, c.ttft) <= c.ttft_tolerance);
+    CHECK(Error(tpot, c.itl) <= c.itl_tolerance);
+    CHECK(tpot < c.itl);  // the roofline has no per-kernel latency: it is fast, never slow, here
+  }
+}
+
+TEST_CASE("validation: vLLM's KV cache for Llama-3.1-8B on an RTX 3090 (vllm-project/vllm#10517)") {
+  // Source: github.com/vllm-project/vllm/issues/10517, comment of 2024-12-02 (kaspersiminski): RTX
+  // 3090, meta-llama/Llama-3.1-8B-Instruct, gpu_memory_utilization 0.90, the startup log
+  // "total_gpu_memory=23.58GiB" and, at --max-model-len 20k: "# GPU blocks: 1952" (x 16 tokens =
+  // 31,232 tokens; "Maximum concurrency for 20000 tokens per request: 1.56x"); at 29k: "# GPU blocks:
+  // 1478" (23,648 tokens). vLLM V0 without chunked prefill (its default up to 32k) profiles one pass
+  // of max_model_len tokens: --max-batched-tokens = --seq. The device is the memory the log reports.
+  struct Case {
+    int seq;
+    int kv_tokens;
+    double tolerance;
+  };
+  const Case cases[] = {{20000, 1952 * 16, 0.40}, {29000, 1478 * 16, 0.65}};
+  for (const Case& c : cases) {
+    CAPTURE(c.seq);
+    const nlohmann::json j = Json({"fit", "llama-3.1-8b", "--mode", "infer", "--memory", "23.58GiB", "--seq",
+                                   std::to_string(c.seq), "--max-batched-tokens", std::to_string(c.seq)});
+    const double predicted = j["fit"]["kv_tokens"].get<double>();
+    CAPTURE(predicted);
+    CHECK(Error(predicted, c.kv_tokens) <= c.tolerance);
+    CHECK(predicted > c.kv_tokens);  // tally's activation peak is below vLLM's profiled one (README)
+  }
+}
+
+}  // namespace
+}  // namespace tally
