@@ -9,8 +9,10 @@
 namespace tally {
 
 // hardware: a table keyed by name, with kind, aliases (space-separated; absent when none),
-// description, memory_bytes, memory_bandwidth, interconnect_bandwidth, peak.<dtype> and source
-// (JSON hardware.<name>.*).
+// description, memory_bytes, memory_bandwidth, interconnect_bandwidth, the step-model fields,
+// peak.<dtype>, gemm_efficiency.<dtype>, achieved.<dtype>, source, sources.<key> (the file's
+// field_sources) and documents (JSON hardware.<name>.*); --explain lists every field of a device
+// with its source under its row.
 Report HardwareReport();
 
 // [NAME]: one device (a name or an alias, in any case); without, the catalog.

@@ -58,7 +58,7 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   ConfigMap m(root, file, "hardware",
               {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
                "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth",
-               "board_power_w", "gemm_efficiency", "host_bandwidth"});
+               "board_power_w", "gemm_efficiency", "host_bandwidth", "field_sources"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -123,6 +123,18 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
     if (!list.IsSequence()) throw InputError(m.Loc("sources"), "'sources' must be a list of strings");
     for (const YAML::Node& s : list) h.sources.push_back(s.IsScalar() ? s.Scalar() : "");
   }
+  if (m.Has("field_sources")) {
+    // A key may name a dtype the file leaves out: its source says why (no published peak).
+    ConfigMap fields(m.Get("field_sources"), file, "field_sources", HardwareFieldKeys());
+    for (const std::string& k : HardwareFieldKeys()) {
+      if (!fields.Has(k)) continue;
+      const YAML::Node& node = fields.Get(k);
+      if (!node.IsScalar() || node.Scalar().empty()) {
+        throw InputError(fields.Loc(k), "'" + k + "' in 'field_sources' must be a text, got " + Describe(node));
+      }
+      h.field_sources[k] = node.Scalar();
+    }
+  }
   return h;
 }
 
@@ -134,6 +146,16 @@ const std::vector<HardwareSpec>& Catalog() {
     return specs;
   }();
   return catalog;
+}
+
+std::vector<std::string> HardwareFieldKeys() {
+  std::vector<std::string> keys = {"memory_bytes",         "memory_bandwidth",     "interconnect_bandwidth",
+                                   "intra_node_bandwidth", "inter_node_bandwidth", "board_power_w",
+                                   "host_bandwidth"};
+  for (const char* group : {"peak_flops.", "gemm_efficiency.", "achieved_flops."}) {
+    for (const std::string& d : PeakKeys()) keys.push_back(group + d);
+  }
+  return keys;
 }
 
 std::vector<std::string> HardwareNames() {

@@ -34,6 +34,9 @@ struct HardwareSpec {
   // achieved FLOP/s when neither --mfu nor --achieved is given.
   std::map<GemmDType, double> achieved_flops;
   std::vector<std::string> sources;
+  // Field key as the file spells it (memory_bandwidth, peak_flops.bf16, gemm_efficiency.fp16) -> where
+  // its value comes from (`field_sources:`; `tally hardware NAME --explain` prints them).
+  std::map<std::string, std::string> field_sources;
   double host_bandwidth = 0;  // bytes/s per direction of the device's host link (PCIe); 0 when not given
 
   // The dense peak for `dtype`, or nullopt when the catalog gives none.
@@ -47,6 +50,10 @@ HardwareSpec ResolveHardware(const std::string& arg);
 HardwareSpec LoadHardwareText(const std::string& file, const std::string& text);
 
 std::vector<std::string> HardwareNames();
+
+// The keys `field_sources:` may name, in the order `hardware --explain` lists them: the scalar fields,
+// then peak_flops.<dtype>, gemm_efficiency.<dtype> and achieved_flops.<dtype>.
+std::vector<std::string> HardwareFieldKeys();
 
 // The catalog name `arg` stands for (a name or an alias, in any case), or "".
 std::string FindHardwareName(const std::string& arg);

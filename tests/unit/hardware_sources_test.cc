@@ -1,0 +1,74 @@
+// The hardware catalog's per-field sources (`field_sources:`) and `tally hardware NAME --explain`,
+// which prints every field of a device with its source (issue 19, "Done when").
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "config/hardware.h"
+#include "run_tally.h"
+#include "util/error.h"
+
+namespace tally {
+namespace {
+
+using testing::RunTally;
+
+std::string Hardware(const std::string& extra) {
+  return "memory_bytes: 85899345920\nmemory_bandwidth: 3.35e12\npeak_flops:\n  bf16: 989.5e12\n" + extra;
+}
+
+}  // namespace
+
+TEST_CASE("hardware sources: every figure in the catalog names where it comes from") {
+  for (const std::string& name : HardwareNames()) {
+    CAPTURE(name);
+    const HardwareSpec h = ResolveHardware(name);
+    CHECK(h.field_sources.contains("memory_bytes"));
+    CHECK(h.field_sources.contains("memory_bandwidth"));
+    CHECK(h.field_sources.contains("interconnect_bandwidth"));
+    const std::pair<const char*, double> optional[] = {{"intra_node_bandwidth", h.intra_node_bandwidth},
+                                                       {"inter_node_bandwidth", h.inter_node_bandwidth},
+                                                       {"board_power_w", h.board_power_w},
+                                                       {"host_bandwidth", h.host_bandwidth}};
+    for (auto [key, value] : optional) {
+      CAPTURE(key);
+      CHECK(h.field_sources.contains(key) == (value > 0));
+    }
+    for (const auto& peak : h.peak_flops)
+      CHECK(h.field_sources.contains("peak_flops." + std::string(Name(peak.first))));
+    for (const auto& eff : h.gemm_efficiency) {
+      CHECK(h.field_sources.contains("gemm_efficiency." + std::string(Name(eff.first))));
+    }
+  }
+}
+
+TEST_CASE("hardware sources: field_sources names fields, may explain an absent dtype, and holds text") {
+  // An absent peak may carry the reason it is absent (no published figure).
+  const HardwareSpec h = LoadHardwareText(
+      "hw.yaml", Hardware("field_sources:\n  memory_bytes: a datasheet\n  peak_flops.fp64: not published\n"));
+  CHECK(h.field_sources.at("memory_bytes") == "a datasheet");
+  CHECK(h.field_sources.at("peak_flops.fp64") == "not published");
+  CHECK_THROWS_WITH_AS(LoadHardwareText("hw.yaml", Hardware("field_sources:\n  memory_bandwith: x\n")),
+                       doctest::Contains("hw.yaml:6:3: error: unknown key 'memory_bandwith' in 'field_sources' "
+                                         "(did you mean 'memory_bandwidth'?)"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(LoadHardwareText("hw.yaml", Hardware("field_sources:\n  board_power_w: [a, b]\n")),
+                       "hw.yaml:6:18: error: 'board_power_w' in 'field_sources' must be a text, got a list",
+                       InputError);
+}
+
+TEST_CASE("hardware sources: --explain shows every field with its source; JSON carries the sources") {
+  const testing::TallyRun r = RunTally({"hardware", "a100-80gb", "--explain"});
+  REQUIRE(r.code == 0);
+  // configs/hardware/SOURCES.md, "Training-step fields": one 200 Gb/s HDR NIC per GPU = 25 GB/s.
+  CHECK(r.out.find("      = inter_node_bandwidth 25.00 GB/s: DGX A100 User Guide") != std::string::npos);
+  CHECK(r.out.find("      = board_power_w 400 W: NVIDIA A100 Tensor Core GPU Datasheet (2021)") != std::string::npos);
+  CHECK(r.out.find("      = gemm_efficiency.bf16 0.8: Dao 2023, FlashAttention-2") != std::string::npos);
+  CHECK(r.out.find("      = host_bandwidth 25.00 GB/s: PCI-SIG PCIe 4.0") != std::string::npos);
+  // A dtype the file neither gives nor explains is left out (Ampere has no fp8).
+  CHECK(r.out.find("peak_flops.fp8") == std::string::npos);
+  const testing::TallyRun get = RunTally({"hardware", "--get", "hardware.a100-80gb.sources.peak.bf16"});
+  CHECK(get.out.rfind("NVIDIA A100 Tensor Core GPU Datasheet (2021)", 0) == 0);
+}
+
+}  // namespace tally
