@@ -1,6 +1,9 @@
 #include "cli/sweep_command.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
 
 #include "config/load_config.h"
 #include "config/resolve.h"
@@ -30,13 +33,32 @@ class UnknownKey : public InputError {
   using InputError::InputError;
 };
 
-void CheckKeys(const Report& reference, const std::vector<std::string>& keys) {
+bool HasLeaf(const Report& report, const std::string& key) {
+  const ReportNode* n = report.Find(key);
+  return n != nullptr && !n->is_group;
+}
+
+// Refuses the first key that neither `reference` nor any report `more` gives has. `more(keys)`
+// returns the next grid point's report, or nullopt at the end of the grid; it is only called while
+// a key is still unseen.
+void CheckKeys(const Report& reference, const std::vector<std::string>& keys,
+               const std::function<std::optional<Report>()>& more = {}) {
+  std::vector<std::string> unseen;
   for (const std::string& k : keys) {
-    const ReportNode* n = reference.Find(k);
-    if (n == nullptr || n->is_group) {
-      throw UnknownKey("--keys: unknown key '" + k + "'" + DidYouMean(k, reference.LeafKeys()) +
-                       "; 'tally estimate MODEL --format json' shows every key");
-    }
+    if (!HasLeaf(reference, k)) unseen.push_back(k);
+  }
+  std::set<std::string> known;  // every point's keys, for the suggestion
+  for (const std::string& k : reference.LeafKeys()) known.insert(k);
+  while (!unseen.empty() && more) {
+    const std::optional<Report> next = more();
+    if (!next) break;
+    std::erase_if(unseen, [&](const std::string& k) { return HasLeaf(*next, k); });
+    for (const std::string& k : next->LeafKeys()) known.insert(k);
+  }
+  if (!unseen.empty()) {
+    const std::string& k = unseen.front();
+    throw UnknownKey("--keys: unknown key '" + k + "'" + DidYouMean(k, {known.begin(), known.end()}) +
+                     "; 'tally estimate MODEL --format json' shows every key");
   }
 }
 
@@ -130,6 +152,19 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
   Evaluation evaluation(spec);
   std::vector<Cell> row(header.columns.size());
   std::vector<size_t> index(axes.size(), 0);
+  // The settings at point `p` (the last axis varies fastest), or nullopt where they are invalid.
+  auto settings_at = [&](uint64_t p) -> std::optional<Settings> {
+    WorkloadFlags point = grid;
+    for (size_t a = axes.size(); a-- > 0;) {
+      point.*(axes[a].dim->field) = axes[a].values[p % axes[a].values.size()];
+      p /= axes[a].values.size();
+    }
+    try {
+      return ResolveSettings(ReadSettings(point), spec);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  };
   for (uint64_t p = 0; p < points; ++p) {
     WorkloadFlags point = grid;
     for (size_t a = 0; a < axes.size(); ++a) {
@@ -142,8 +177,20 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
       const Settings s = ResolveSettings(ReadSettings(point), spec);
       if (!reference) {
         reference = FullReport(evaluation, s, keys);
-        // The default keys span both modes: one a point's mode lacks is an empty cell.
-        if (flags.keys) CheckKeys(*reference, keys);
+        // A key is known when any point of the grid has it (--offload none,optimizer and
+        // memory.train.host.total); a point without it gets an empty cell, as the default keys
+        // spanning both modes do. Later points are read only for a key this one lacks.
+        uint64_t next = p + 1;
+        auto more = [&]() -> std::optional<Report> {
+          for (; next < points; ++next) {
+            if (std::optional<Settings> later = settings_at(next)) {
+              ++next;
+              return FullReport(evaluation, *later, keys);
+            }
+          }
+          return std::nullopt;
+        };
+        if (flags.keys) CheckKeys(*reference, keys, more);
         open();
       }
       std::vector<std::optional<Value>> values = eval.Evaluate(s);

@@ -1,0 +1,51 @@
+// sweep --keys: a key is known when any point of the grid has it; a point without it gets an empty
+// cell (a spreadsheet's blank), and a key no point has is refused with nothing on stdout.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "run_tally.h"
+
+namespace tally {
+
+using testing::RunRaw;
+
+TEST_CASE("sweep keys: a key only some points have is an empty cell elsewhere, whichever point comes first") {
+  // llama-3-8b has 8,030,261,248 parameters (Meta's model card, 8.03B; memory_test). With ZeRO-3 over
+  // 8 ranks and the optimizer offloaded, each rank's host holds its 1/8 of Adam's two fp32 moments
+  // (8 B), the fp32 master weights (4 B) and the bf16 gradients (2 B): 14 B x P / 8 = 1.75 x P.
+  const std::string host = std::to_string(8'030'261'248ULL * 7 / 4);
+  CHECK(host == "14052957184");
+  const testing::TallyRun none_first = RunRaw({"sweep", "llama-3-8b", "--zero", "3", "--gpus", "8", "--offload",
+                                               "none,optimizer", "--keys", "memory.train.host.total"});
+  CHECK(none_first.code == 0);
+  CHECK(none_first.out ==
+        "settings.gpus,settings.zero,settings.offload,status,memory.train.host.total\n"
+        "8,3,none,ok,\n"
+        "8,3,optimizer,ok," +
+            host + "\n");
+  const testing::TallyRun optimizer_first = RunRaw({"sweep", "llama-3-8b", "--zero", "3", "--gpus", "8", "--offload",
+                                                    "optimizer,none", "--keys", "memory.train.host.total"});
+  CHECK(optimizer_first.out ==
+        "settings.gpus,settings.zero,settings.offload,status,memory.train.host.total\n"
+        "8,3,optimizer,ok," +
+            host + "\n8,3,none,ok,\n");
+  // An invalid point is skipped in the search: optimizer offload needs ZeRO 2 or 3.
+  const testing::TallyRun skips = RunRaw({"sweep", "llama-3-8b", "--gpus", "8", "--zero", "3,1", "--offload",
+                                          "none,optimizer", "--keys", "memory.train.host.total"});
+  CHECK(skips.code == 0);
+  CHECK(skips.out.find("8,3,optimizer,ok," + host + "\n") != std::string::npos);
+  CHECK(skips.out.find("8,1,optimizer,invalid: ") != std::string::npos);
+}
+
+TEST_CASE("sweep keys: a key no point has is refused, suggested from every point's keys") {
+  const testing::TallyRun r = RunRaw({"sweep", "llama-3-8b", "--zero", "3", "--gpus", "8", "--offload",
+                                      "none,optimizer", "--keys", "memory.train.total,memory.train.host.totl"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err ==
+        "tally: error: --keys: unknown key 'memory.train.host.totl' (did you mean 'memory.train.host.total'?); "
+        "'tally estimate MODEL --format json' shows every key\n");
+}
+
+}  // namespace tally
