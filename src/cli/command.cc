@@ -5,6 +5,7 @@
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
+#include "util/error.h"
 #include "util/text.h"
 
 namespace tally {
@@ -75,6 +76,16 @@ void KeepRow(const Report& report, const std::string& path, const std::string& n
   }
   table.rows = std::move(rows);
   table.explain = std::move(explain);
+}
+
+void KeepNamedRow(const Report& report, const NamedRow& what, const std::string& name, const std::string& found,
+                  const std::function<std::string()>& suggest) {
+  if (name.empty()) return;
+  if (found.empty()) {
+    throw InputError("unknown " + what.noun + " '" + name + "'" + suggest() + "; run 'tally " + what.command +
+                     "' for the " + what.list);
+  }
+  KeepRow(report, what.command, found);
 }
 
 }  // namespace tally

@@ -98,6 +98,17 @@ std::vector<std::string> WorkloadFlagsRead(std::initializer_list<std::string_vie
 // formatters then print one item.
 void KeepRow(const Report& report, const std::string& path, const std::string& name);
 
+// `tally COMMAND NAME` (hardware, models, dtypes): cuts COMMAND's keyed table to the row `found`, the
+// row NAME stands for; nothing when NAME is empty. `found` empty (NAME names no row) is an InputError
+// "unknown NOUN 'NAME'" + suggest() + "; run 'tally COMMAND' for the LIST".
+struct NamedRow {
+  std::string command;
+  std::string noun;
+  std::string list;
+};
+void KeepNamedRow(const Report& report, const NamedRow& what, const std::string& name, const std::string& found,
+                  const std::function<std::string()>& suggest);
+
 // flops: a model's, or one GEMM's with --gemm MxNxK.
 struct FlopsFlags {
   ModelFlags model;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "util/error.h"
 #include "util/number_format.h"
 #include "util/parse.h"
 #include "util/spellcheck.h"
@@ -101,17 +100,11 @@ void AddDtypesFlags(CLI::App* cmd, DtypesFlags& f) {
 std::string RunDtypes(const DtypesFlags& f, RunContext& context) {
   ReadFormat(f.output);  // flag errors before the value is read
   Report report = DtypesReport(f.value);
-  if (!f.name.empty()) {
-    std::vector<std::string> names;
-    for (const NumberFormat& n : NumberFormats()) names.emplace_back(n.name);
-    auto it =
-        std::find_if(names.begin(), names.end(), [&](const std::string& n) { return EqualsIgnoreCase(n, f.name); });
-    if (it == names.end()) {
-      throw InputError("unknown dtype '" + f.name + "'" + DidYouMean(f.name, names) +
-                       "; run 'tally dtypes' for the list");
-    }
-    KeepRow(report, "dtypes", *it);
-  }
+  std::vector<std::string> names;
+  for (const NumberFormat& n : NumberFormats()) names.emplace_back(n.name);
+  auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) { return EqualsIgnoreCase(n, f.name); });
+  KeepNamedRow(report, {.command = "dtypes", .noun = "dtype", .list = "list"}, f.name, it == names.end() ? "" : *it,
+               [&] { return DidYouMean(f.name, names); });
   return Render(report, f.output, context.err);
 }
 

@@ -3,7 +3,6 @@
 #include <map>
 
 #include "config/hardware.h"
-#include "util/error.h"
 #include "util/units.h"
 
 namespace tally {
@@ -173,14 +172,8 @@ void AddHardwareFlags(CLI::App* cmd, HardwareFlags& f) {
 std::string RunHardware(const HardwareFlags& f, RunContext& context) {
   ReadFormat(f.output);
   Report report = HardwareReport();
-  if (!f.name.empty()) {
-    const std::string name = FindHardwareName(f.name);
-    if (name.empty()) {
-      throw InputError("unknown hardware '" + f.name + "'" + HardwareSuggestion(f.name) +
-                       "; run 'tally hardware' for the catalog");
-    }
-    KeepRow(report, "hardware", name);
-  }
+  KeepNamedRow(report, {.command = "hardware", .noun = "hardware", .list = "catalog"}, f.name, FindHardwareName(f.name),
+               [&] { return HardwareSuggestion(f.name); });
   return Render(report, f.output, context.err);
 }
 

@@ -6,7 +6,6 @@
 #include "config/presets.h"
 #include "estimate/evaluation.h"
 #include "estimate/params.h"
-#include "util/error.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -39,14 +38,9 @@ void AddModelsFlags(CLI::App* cmd, ModelsFlags& f) {
 std::string RunModels(const ModelsFlags& f, RunContext& context) {
   ReadFormat(f.output);
   Report report = ListModels();
-  if (!f.name.empty()) {
-    const EmbeddedPreset* preset = FindPresetOrAlias(f.name);
-    if (!preset) {
-      throw InputError("unknown preset '" + f.name + "'" + DidYouMean(f.name, PresetNames()) +
-                       "; run 'tally models' for the list");
-    }
-    KeepRow(report, "models", std::string(preset->name));
-  }
+  const EmbeddedPreset* preset = f.name.empty() ? nullptr : FindPresetOrAlias(f.name);
+  KeepNamedRow(report, {.command = "models", .noun = "preset", .list = "list"}, f.name,
+               preset ? std::string(preset->name) : "", [&] { return DidYouMean(f.name, PresetNames()); });
   return Render(report, f.output, context.err);
 }
 
