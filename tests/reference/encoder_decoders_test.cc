@@ -14,7 +14,7 @@
 namespace tally {
 namespace {
 
-std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
+using testing::Hf;
 
 // The fixture with every `from` replaced by `to`.
 ModelSpec Edited(const std::string& file, const std::vector<std::pair<std::string, std::string>>& edits) {

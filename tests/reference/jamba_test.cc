@@ -18,20 +18,11 @@
 namespace tally {
 namespace {
 
-std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
-
-LayerGraph GraphOf(const ModelSpec& spec, uint64_t seq) {
-  Settings s;
-  s.seq = seq;
-  return BuildGraph(spec, GraphSettingsOf(s));
-}
+using testing::GraphOf;
+using testing::Hf;
 
 ModelSpec Edited(const std::string& from, const std::string& to) {
-  std::string text = ReadFileText(Hf("jamba-v0.1.json"));
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, from.size(), to);
-  return LoadModelText("jamba-v0.1.json", text);
+  return testing::EditedHf("jamba-v0.1.json", from, to);
 }
 
 }  // namespace

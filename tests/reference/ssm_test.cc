@@ -13,22 +13,9 @@
 namespace tally {
 namespace {
 
-std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
-
-LayerGraph GraphOf(const ModelSpec& spec, uint64_t seq) {
-  Settings s;
-  s.seq = seq;
-  return BuildGraph(spec, GraphSettingsOf(s));
-}
-
-// The fixture with `from` replaced by `to` (one occurrence).
-ModelSpec Edited(const std::string& file, const std::string& from, const std::string& to) {
-  std::string text = ReadFileText(Hf(file));
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, from.size(), to);
-  return LoadModelText(file, text);
-}
+using testing::EditedHf;
+using testing::GraphOf;
+using testing::Hf;
 
 TEST_CASE("ssm: mamba-130m against its published count") {
   // state-spaces/mamba-130m-hf, MambaForCausalLM with lm_head tied to the embedding:
@@ -88,10 +75,10 @@ TEST_CASE("ssm: one Mamba block against a hand derivation") {
   CHECK(matmul == 7'483'392 * seq);
   CHECK(non_matmul == 235'776 * seq);
   // With use_bias: in_proj gains 3072 and out_proj 768.
-  const ModelSpec biased = Edited("mamba-130m-hf.json", "\"use_bias\": false", "\"use_bias\": true");
+  const ModelSpec biased = EditedHf("mamba-130m-hf.json", "\"use_bias\": false", "\"use_bias\": true");
   CHECK(CountParams(GraphOf(biased, seq)).total == 129'135'360 + 24 * (3072 + 768));
   // time_step_rank "auto" is ceil(768 / 16) = 48, the value the config spells out.
-  const ModelSpec automatic = Edited("mamba-130m-hf.json", "\"time_step_rank\": 48", "\"time_step_rank\": \"auto\"");
+  const ModelSpec automatic = EditedHf("mamba-130m-hf.json", "\"time_step_rank\": 48", "\"time_step_rank\": \"auto\"");
   CHECK(CountParams(GraphOf(automatic, seq)).total == 129'135'360);
 }
 
@@ -165,7 +152,7 @@ TEST_CASE("ssm: what is refused") {
   CHECK(tp.err.find("--tp: tensor parallelism is not modelled for the state-space (Mamba) mixers") !=
         std::string::npos);
   // Mamba-2's heads must make up the inner width.
-  CHECK_THROWS_WITH_AS(Edited("mamba-codestral-7b.json", "\"num_heads\": 128", "\"num_heads\": 100"),
+  CHECK_THROWS_WITH_AS(EditedHf("mamba-codestral-7b.json", "\"num_heads\": 128", "\"num_heads\": 100"),
                        "mamba-codestral-7b.json:20:16: error: num_heads · head_dim (100 · 64) is not expand · "
                        "hidden_size (8192)",
                        InputError);

@@ -15,13 +15,7 @@
 namespace tally {
 namespace {
 
-nlohmann::json Json(std::vector<std::string> args) {
-  args.push_back("--format");
-  args.push_back("json");
-  const testing::TallyRun run = testing::RunTally(args);
-  REQUIRE(run.code == 0);
-  return nlohmann::json::parse(run.out);
-}
+using testing::RunJson;
 
 // Mixtral 8x7B (Jiang et al. 2024; Hugging Face config: d_model 4096, 32 blocks, 32 query and 8
 // K/V heads of 128, 8 SwiGLU experts of width 14336, vocabulary 32,000, untied head, no biases).
@@ -48,7 +42,7 @@ std::string Tiny() { return (std::filesystem::path(TALLY_TEST_DATA) / "moe_ep.ya
 nlohmann::json Train(const std::string& model, std::vector<std::string> extra) {
   std::vector<std::string> args = {"memory", model, "--mode", "train", "--seq", "256"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return Json(args)["memory"]["train"];
+  return RunJson(args)["memory"]["train"];
 }
 
 TEST_CASE("ep: Mixtral's routed experts split over the expert-parallel ranks, the rest replicated") {
@@ -101,7 +95,7 @@ TEST_CASE(
 
 TEST_CASE("ep: inference weights per device under --ep") {
   // memory --mode infer: bf16 weights, Mixtral's experts / 2 on each of 2 devices.
-  const nlohmann::json m = Json(
+  const nlohmann::json m = RunJson(
       {"memory", "mixtral-8x7b", "--mode", "infer", "--seq", "1024", "--gpus", "2", "--ep", "2"})["memory"]["infer"];
   CHECK(m["weights"] == 2 * (kMixtralExperts / 2 + kMixtralRest));
 }
@@ -110,7 +104,7 @@ nlohmann::json Time(const std::string& model, std::vector<std::string> extra) {
   std::vector<std::string> args = {"time", model, "--hardware", "h100-sxm", "--tokens", "1e9"};
   if (std::find(extra.begin(), extra.end(), "--seq") == extra.end()) extra.insert(extra.end(), {"--seq", "4096"});
   args.insert(args.end(), extra.begin(), extra.end());
-  return Json(args)["time"];
+  return RunJson(args)["time"];
 }
 
 TEST_CASE("ep: the dispatch and combine all-to-alls, by hand from the catalog's bandwidths") {
@@ -184,8 +178,8 @@ TEST_CASE("ep: refusals name --ep and exit 2") {
 }
 
 TEST_CASE("ep: fit --solve gpus answers a multiple of ep data-parallel ranks") {
-  const nlohmann::json f = Json({"fit", "mixtral-8x7b", "--seq", "4096", "--memory", "80GiB", "--solve", "gpus", "--ep",
-                                 "4", "--zero", "3"})["fit"];
+  const nlohmann::json f = RunJson({"fit", "mixtral-8x7b", "--seq", "4096", "--memory", "80GiB", "--solve", "gpus",
+                                    "--ep", "4", "--zero", "3"})["fit"];
   CHECK(f["gpus"].get<uint64_t>() % 4 == 0);
 }
 

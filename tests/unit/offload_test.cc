@@ -12,13 +12,7 @@
 namespace tally {
 namespace {
 
-nlohmann::json Json(std::vector<std::string> args) {
-  args.push_back("--format");
-  args.push_back("json");
-  const testing::TallyRun run = testing::RunTally(args);
-  REQUIRE(run.code == 0);
-  return nlohmann::json::parse(run.out);
-}
+using testing::RunJson;
 
 // Llama-2-7B (Touvron et al. 2023; the published 6,738,415,616 parameters): a block holds
 // 4 · 4096² (q, k, v, o) + 3 · 4096 · 11008 (gate, up, down) + 2 · 4096 (norms) = 202,383,360; the
@@ -36,8 +30,8 @@ TEST_CASE("offload: --offload optimizer moves the ZeRO-2 partition's gradients, 
                                          "4096",   "--gpus",     "8",      "--zero", "2"};
   std::vector<std::string> args = base;
   args.insert(args.end(), {"--offload", "optimizer"});
-  const nlohmann::json on = Json(args)["memory"]["train"];
-  const nlohmann::json off = Json(base)["memory"]["train"];
+  const nlohmann::json on = RunJson(args)["memory"]["train"];
+  const nlohmann::json off = RunJson(base)["memory"]["train"];
   const uint64_t share = kParams / 8;
   CHECK(on["weights"] == 2 * kParams);
   CHECK(on["gradients"] == 0);
@@ -56,8 +50,8 @@ TEST_CASE("offload: --offload optimizer moves the ZeRO-2 partition's gradients, 
 TEST_CASE("offload: --offload params keeps on the device only the weights gathered at once") {
   // ZeRO-3, 8 ranks: the host holds the rank's P / 8 weights at 2 bytes besides the ZeRO-2 parts; the
   // device the weights outside the blocks (FSDP's root unit) and two blocks' (running, prefetched).
-  const nlohmann::json m = Json({"memory", "llama-2-7b", "--mode", "train", "--seq", "4096", "--gpus", "8", "--zero",
-                                 "3", "--offload", "params"})["memory"]["train"];
+  const nlohmann::json m = RunJson({"memory", "llama-2-7b", "--mode", "train", "--seq", "4096", "--gpus", "8", "--zero",
+                                    "3", "--offload", "params"})["memory"]["train"];
   const uint64_t share = kParams / 8;
   CHECK(m["weights"] == 2 * kOutside + 2 * (2 * kBlock));
   CHECK(m["weights"] == 1'333'829'632ULL);
@@ -72,8 +66,8 @@ TEST_CASE("offload: the updated weights' upload is exposed; the gradients go dow
   // partition down (P / 8 · 2 bytes = 1,684,603,904 B, 33.7 ms, well under the ~0.3 s of compute a
   // micro-batch of a 7B model takes), and the step sends the updated bf16 partition up once, exposed.
   const nlohmann::json t =
-      Json({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "4096", "--gpus", "8", "--zero", "2",
-            "--grad-accum", "2", "--tokens", "1e9", "--offload", "optimizer"})["time"];
+      RunJson({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "4096", "--gpus", "8", "--zero", "2",
+               "--grad-accum", "2", "--tokens", "1e9", "--offload", "optimizer"})["time"];
   const double partition = 2.0 * (kParams / 8);
   CHECK(t["offload"]["host_bandwidth"] == 50e9);
   CHECK(t["offload"]["down_bytes"] == doctest::Approx(2 * partition));
@@ -88,8 +82,9 @@ TEST_CASE("offload: streamed weights outlast a short micro-batch's compute") {
   // ZeRO-3 with the weights offloaded, 128-token micro-batches: each pulls the rank's bf16 weight
   // partition twice (forward, backward) = 2 · 1,684,603,904 B at 50e9 B/s = 67.4 ms, far more than
   // its compute; the rest is exposed: 2 micro-batches · 67.4 ms - the compute.
-  const nlohmann::json t = Json({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "128", "--gpus", "8",
-                                 "--zero", "3", "--grad-accum", "2", "--tokens", "1e9", "--offload", "params"})["time"];
+  const nlohmann::json t =
+      RunJson({"time", "llama-2-7b", "--hardware", "h100-sxm", "--seq", "128", "--gpus", "8", "--zero", "3",
+               "--grad-accum", "2", "--tokens", "1e9", "--offload", "params"})["time"];
   const double partition = 2.0 * (kParams / 8);
   CHECK(t["offload"]["up_bytes"] == doctest::Approx(2 * 2 * partition));
   CHECK(t["offload"]["down_bytes"] == doctest::Approx(2 * partition));

@@ -8,6 +8,7 @@
 //   - CSV has a header and rows of the same width, and (one-row reports) one column per JSON leaf;
 //   - --get of numeric leaves (a spread of them) prints the JSON value.
 // Commands whose output is a list (sweep) or not a report (completion) skip what does not apply.
+// RunJson(args): the same with --format json, parsed (the run must succeed).
 #pragma once
 
 #include <doctest/doctest.h>
@@ -149,6 +150,16 @@ inline TallyRun RunTally(const std::vector<std::string>& args) {
     }
   }
   return run;
+}
+
+// The JSON report of `args` (with --format json), through RunTally and its checks; the run must
+// succeed.
+inline nlohmann::json RunJson(std::vector<std::string> args) {
+  args.push_back("--format");
+  args.push_back("json");
+  const TallyRun run = RunTally(args);
+  REQUIRE(run.code == 0);
+  return nlohmann::json::parse(run.out);
 }
 
 }  // namespace tally::testing

@@ -13,13 +13,7 @@
 namespace tally {
 namespace {
 
-nlohmann::json Json(std::vector<std::string> args) {
-  args.push_back("--format");
-  args.push_back("json");
-  const testing::TallyRun run = testing::RunTally(args);
-  REQUIRE(run.code == 0);
-  return nlohmann::json::parse(run.out);
-}
+using testing::RunJson;
 
 // The issue's case: Mixtral-8x7B served on two 80 GiB devices, tp 2, int8 weights, an fp8 KV cache,
 // 32,768-token sequences.
@@ -28,7 +22,7 @@ const std::vector<std::string> kMixtral = {
     "2",   "--quant",      "int8",   "--kv-dtype", "fp8",      "--seq", "32768"};
 
 TEST_CASE("serving: fit --mode infer holds Mixtral-8x7B's sequences as vLLM allocates them") {
-  const nlohmann::json j = Json(kMixtral);
+  const nlohmann::json j = RunJson(kMixtral);
   // The defaults stated (vLLM's): pages of 16 tokens, 0.9 of the memory, 8192 tokens per pass on an
   // 80 GiB device.
   CHECK(j["settings"]["kv_block"] == 16);
@@ -65,14 +59,14 @@ TEST_CASE("serving: fit --mode infer holds Mixtral-8x7B's sequences as vLLM allo
   // sequences of 32,768 tokens would not fit.
   std::vector<std::string> whole = kMixtral;
   whole.insert(whole.end(), {"--max-batched-tokens", "1000000000", "--gpu-memory-utilization", "1"});
-  CHECK(Json(whole)["fit"]["batch"] == 12);
+  CHECK(RunJson(whole)["fit"]["batch"] == 12);
 }
 
 TEST_CASE("serving: on a named device, TPOT and tokens/s at the concurrency found") {
   std::vector<std::string> args = kMixtral;
   args[4] = "--hardware";
   args[5] = "h100-sxm";
-  const nlohmann::json j = Json(args);
+  const nlohmann::json j = RunJson(args);
   // Limit: floor(0.9 x 85,899,345,920) - 2 GiB reserve = 75,161,927,680 B; the same arithmetic as
   // above with 2,147,483,648 B less: b <= 50,721,577,984 / 1,073,869,824 = 47.2 => 47.
   CHECK(j["fit"]["limit"] == 75'161'927'680ULL);
@@ -94,21 +88,21 @@ TEST_CASE("serving: the KV cache in whole pages, per layer kind") {
   const std::vector<std::string> base = {"memory", "gemma-2-9b", "--mode", "infer", "--seq", "5000"};
   std::vector<std::string> paged = base;
   paged.insert(paged.end(), {"--kv-block", "16"});
-  CHECK(Json(paged)["memory"]["infer"]["kv_cache"] == 1'566'179'328ULL);
-  CHECK(Json(base)["memory"]["infer"]["kv_cache"] == 21ULL * 4096 * 2 * 9096);
+  CHECK(RunJson(paged)["memory"]["infer"]["kv_cache"] == 1'566'179'328ULL);
+  CHECK(RunJson(base)["memory"]["infer"]["kv_cache"] == 21ULL * 4096 * 2 * 9096);
 }
 
 TEST_CASE("serving: a token budget bounds activations whatever the concurrency") {
   // Llama-2-7B, 4 sequences of 4,096 tokens in passes of 2,048 tokens hold the live pair of one
   // 2,048-token sequence, with logits for 4 positions instead of 1 (32,000 x 4 B each).
   const uint64_t one =
-      Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "2048"})["memory"]["infer"]["activations"];
-  const uint64_t four = Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", "4",
-                              "--max-batched-tokens", "2048"})["memory"]["infer"]["activations"];
+      RunJson({"memory", "llama-2-7b", "--mode", "infer", "--seq", "2048"})["memory"]["infer"]["activations"];
+  const uint64_t four = RunJson({"memory", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", "4",
+                                 "--max-batched-tokens", "2048"})["memory"]["infer"]["activations"];
   CHECK(four == one + 3 * 32'000 * 4);
   // Concurrency past the budget samples at most one token per budgeted position.
-  const uint64_t many = Json({"memory", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", "3000",
-                              "--max-batched-tokens", "2048"})["memory"]["infer"]["activations"];
+  const uint64_t many = RunJson({"memory", "llama-2-7b", "--mode", "infer", "--seq", "4096", "--batch", "3000",
+                                 "--max-batched-tokens", "2048"})["memory"]["infer"]["activations"];
   CHECK(many == one + 2047 * 32'000 * 4);
   const testing::TallyRun mlp =
       testing::RunTally({"memory", "seed-mlp", "--mode", "infer", "--max-batched-tokens", "2048"});
@@ -126,7 +120,8 @@ TEST_CASE("serving: a token budget bounds activations whatever the concurrency")
 
 TEST_CASE("serving: --gpu-memory-utilization claims a fraction of a named device before the reserve") {
   // floor(0.5 x 85,899,345,920) - 2 GiB = 42,949,672,960 - 2,147,483,648.
-  const nlohmann::json j = Json({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--gpu-memory-utilization", "0.5"});
+  const nlohmann::json j =
+      RunJson({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--gpu-memory-utilization", "0.5"});
   CHECK(j["memory"]["limit"] == 40'802'189'312ULL);
   CHECK(testing::RunTally({"memory", "llama-2-7b", "--gpu-memory-utilization", "1.5"}).code == 2);
 }
@@ -209,7 +204,7 @@ namespace tally {
 namespace {
 
 TEST_CASE("serving: time --mode infer --layers gives each node's roofline, summing to the step's") {
-  const nlohmann::json j = Json(
+  const nlohmann::json j = RunJson(
       {"time", "mixtral-8x7b", "--mode", "infer", "--hardware", "h100-sxm", "--gpus", "2", "--tp", "2", "--layers"});
   double compute = 0, memory = 0;
   bool experts_memory_bound = false;

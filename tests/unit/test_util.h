@@ -1,7 +1,10 @@
-// Helpers shared by the unit tests: load a preset or an inline config and build its graph; set an
-// environment variable for one scope.
+// Helpers shared by the unit tests: load a preset or an inline config and build its graph; read a
+// Hugging Face fixture, edited; set an environment variable for one scope.
 #pragma once
 
+#include <doctest/doctest.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -22,6 +25,31 @@ inline LayerGraph InlineGraph(const std::string& yaml, Settings settings = {}) {
 // The batch-independent memory summary of `spec` under `settings`.
 inline MemoryModel MemoryOf(const ModelSpec& spec, const Settings& settings) {
   return Evaluation(spec).Summary(settings)->memory;
+}
+
+// A Hugging Face config.json fixture: tests/data/hf/FILE.
+inline std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
+
+// The graph of `spec` at `seq` tokens, the other settings at their defaults.
+inline LayerGraph GraphOf(const ModelSpec& spec, uint64_t seq) {
+  Settings s;
+  s.seq = seq;
+  return BuildGraph(spec, GraphSettingsOf(s));
+}
+
+// `text` with the one occurrence of `from` (which must be there) replaced by `to`; `from` empty
+// leaves it as it is.
+inline std::string ReplacedOnce(std::string text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(), to);
+  return text;
+}
+
+// The fixture Hf(file) with `from` replaced by `to`, read under the fixture's name.
+inline ModelSpec EditedHf(const std::string& file, const std::string& from, const std::string& to) {
+  return LoadModelText(file, ReplacedOnce(ReadFileText(Hf(file)), from, to));
 }
 
 // Sets an environment variable for one scope (the fake CUDA stack's knobs).

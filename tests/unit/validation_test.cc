@@ -17,13 +17,7 @@
 namespace tally {
 namespace {
 
-nlohmann::json Json(std::vector<std::string> args) {
-  args.push_back("--format");
-  args.push_back("json");
-  const testing::TallyRun run = testing::RunTally(args);
-  REQUIRE(run.code == 0);
-  return nlohmann::json::parse(run.out);
-}
+using testing::RunJson;
 
 std::string Mpt(const std::string& name) {
   return (std::filesystem::path(TALLY_TEST_DATA) / "validation" / ("mpt-" + name + ".yaml")).string();
@@ -76,11 +70,11 @@ TEST_CASE("validation: llm-foundry's MPT throughput table, FSDP full shard on 8 
   for (const MptRun& row : rows) {
     CAPTURE(row.model);
     CAPTURE(row.hardware);
-    CHECK(Json({"params", Mpt(row.model)})["params"]["total"] == row.params);
+    CHECK(RunJson({"params", Mpt(row.model)})["params"]["total"] == row.params);
     const nlohmann::json j =
-        Json({"time", Mpt(row.model), "--hardware", row.hardware, "--gpus", std::to_string(row.gpus), "--zero", "3",
-              "--micro-batch", std::to_string(row.micro_batch), "--grad-accum", std::to_string(row.grad_accum), "--seq",
-              std::to_string(row.seq), "--recompute", row.recompute ? "full" : "none", "--tokens", "1B"});
+        RunJson({"time", Mpt(row.model), "--hardware", row.hardware, "--gpus", std::to_string(row.gpus), "--zero", "3",
+                 "--micro-batch", std::to_string(row.micro_batch), "--grad-accum", std::to_string(row.grad_accum),
+                 "--seq", std::to_string(row.seq), "--recompute", row.recompute ? "full" : "none", "--tokens", "1B"});
     const double published = static_cast<double>(row.gpus * row.micro_batch * row.grad_accum) *
                              static_cast<double>(row.seq) / row.tokens_per_second;
     const double predicted = j["time"]["step_seconds"].get<double>();
@@ -102,11 +96,11 @@ TEST_CASE("validation: BLOOM-176B's training step on 384 A100 (BigScience tr11)"
   // the end of the first epoch: "iteration 85376/ 115311 | ... | elapsed time per iteration (s):
   // 104.70 | ... | global batch size: 2048 | ... | TFLOPs: 149.77".
   const std::string bloom = (std::filesystem::path(TALLY_TEST_DATA) / "validation" / "bloom-176b.yaml").string();
-  CHECK(Json({"params", bloom})["params"]["total"] == 176'247'271'424ULL);
+  CHECK(RunJson({"params", bloom})["params"]["total"] == 176'247'271'424ULL);
   const nlohmann::json j =
-      Json({"time",  bloom,  "--hardware",  "a100-80gb", "--gpus",        "384",   "--tp",         "4",
-            "--pp",  "12",   "--zero",      "1",         "--micro-batch", "2",     "--grad-accum", "128",
-            "--seq", "2048", "--recompute", "full",      "--attention",   "eager", "--tokens",     "1B"});
+      RunJson({"time",  bloom,  "--hardware",  "a100-80gb", "--gpus",        "384",   "--tp",         "4",
+               "--pp",  "12",   "--zero",      "1",         "--micro-batch", "2",     "--grad-accum", "128",
+               "--seq", "2048", "--recompute", "full",      "--attention",   "eager", "--tokens",     "1B"});
   const double predicted = j["time"]["step_seconds"].get<double>();
   CAPTURE(predicted);
   CHECK(Error(predicted, 104.70) <= 0.10);
@@ -125,9 +119,9 @@ TEST_CASE("validation: NVIDIA NIM's Llama-3.3-70B on 2 H100, fp8, TP 2, one requ
   const Case cases[] = {{5000, 500, 0.40677, 0.01858, 0.35, 0.30}, {500, 2000, 0.04777, 0.01891, 0.10, 0.30}};
   for (const Case& c : cases) {
     CAPTURE(c.prompt);
-    const nlohmann::json j = Json({"time", "llama-3.3-70b", "--mode", "infer", "--hardware", "h100-sxm", "--gpus", "2",
-                                   "--tp", "2", "--quant", "fp8", "--prompt", std::to_string(c.prompt), "--generate",
-                                   std::to_string(c.generate), "--batch", "1"});
+    const nlohmann::json j = RunJson({"time", "llama-3.3-70b", "--mode", "infer", "--hardware", "h100-sxm", "--gpus",
+                                      "2", "--tp", "2", "--quant", "fp8", "--prompt", std::to_string(c.prompt),
+                                      "--generate", std::to_string(c.generate), "--batch", "1"});
     const double ttft = j["time"]["ttft_seconds"].get<double>();
     const double tpot = j["time"]["tpot_seconds"].get<double>();
     CAPTURE(ttft);
@@ -153,8 +147,8 @@ TEST_CASE("validation: vLLM's KV cache for Llama-3.1-8B on an RTX 3090 (vllm-pro
   const Case cases[] = {{20000, 1952 * 16, 0.40}, {29000, 1478 * 16, 0.65}};
   for (const Case& c : cases) {
     CAPTURE(c.seq);
-    const nlohmann::json j = Json({"fit", "llama-3.1-8b", "--mode", "infer", "--memory", "23.58GiB", "--seq",
-                                   std::to_string(c.seq), "--max-batched-tokens", std::to_string(c.seq)});
+    const nlohmann::json j = RunJson({"fit", "llama-3.1-8b", "--mode", "infer", "--memory", "23.58GiB", "--seq",
+                                      std::to_string(c.seq), "--max-batched-tokens", std::to_string(c.seq)});
     const double predicted = j["fit"]["kv_tokens"].get<double>();
     CAPTURE(predicted);
     CHECK(Error(predicted, c.kv_tokens) <= c.tolerance);

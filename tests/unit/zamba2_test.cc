@@ -20,13 +20,8 @@
 namespace tally {
 namespace {
 
-std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
-
-LayerGraph GraphOf(const ModelSpec& spec, uint64_t seq) {
-  Settings s;
-  s.seq = seq;
-  return BuildGraph(spec, GraphSettingsOf(s));
-}
+using testing::GraphOf;
+using testing::Hf;
 
 // A tiny Zamba2 whose pieces are easy to count: h 8, 2 heads of 2·8/2 = 8, f 16, adapters of rank
 // 2 on q, k, v and gate_up, V 10, four blocks of which the last three are hybrid, two shared
@@ -41,21 +36,11 @@ const char* const kTiny = R"({
 })";
 
 ModelSpec Tiny(const std::string& from = "", const std::string& to = "") {
-  std::string text = kTiny;
-  if (!from.empty()) {
-    const size_t at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, from.size(), to);
-  }
-  return LoadModelText("zamba2-tiny.json", text);
+  return LoadModelText("zamba2-tiny.json", testing::ReplacedOnce(kTiny, from, to));
 }
 
 ModelSpec Edited(const std::string& from, const std::string& to) {
-  std::string text = ReadFileText(Hf("zamba2-2.7b-instruct-v2.json"));
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  text.replace(at, from.size(), to);
-  return LoadModelText("zamba2-2.7b-instruct-v2.json", text);
+  return testing::EditedHf("zamba2-2.7b-instruct-v2.json", from, to);
 }
 
 }  // namespace
