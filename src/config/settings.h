@@ -77,8 +77,8 @@ struct Settings {
   uint64_t gpus = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
-  uint64_t cp = 1;  // --cp: context parallelism, the sequence split over cp ranks (ring attention)
-  uint64_t ep = 1;  // --ep: expert parallelism, each MoE layer's experts split over ep ranks
+  uint64_t cp = 1;                   // --cp: context parallelism, the sequence split over cp ranks (ring attention)
+  uint64_t ep = 1;                   // --ep: expert parallelism, each MoE layer's experts split over ep ranks
   bool sp = false;                   // sequence parallelism inside the tensor-parallel group
   uint64_t zero = 0;                 // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
   Offload offload = Offload::kNone;  // --offload: needs --zero 2 (optimizer) or 3 (params)

@@ -26,9 +26,9 @@ struct StepTime {
   double optimizer = 0;   // the optimizer update, memory-bound
   double compute = 0;     // the slowest stage's ops over the step, plus the optimizer update
   double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
-  double ep_comm = 0;  // --ep: the MoE dispatch and combine all-to-alls
+  double ep_comm = 0;                  // --ep: the MoE dispatch and combine all-to-alls
   double cp_comm = 0, cp_exposed = 0;  // --cp: the ring exchange of keys and values, and its exposed part
-  double communication = 0;  // exposed: tp + pp + dp_exposed + ep + cp_exposed
+  double communication = 0;            // exposed: tp + pp + dp_exposed + ep + cp_exposed
   double pipeline_bubble = 0;
   double bubble_fraction = 0;   // (p - 1) / (v·m + p - 1)
   double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole
