@@ -1,5 +1,7 @@
 #include "estimate/evaluation.h"
 
+#include "estimate/context_parallel.h"
+
 #include "util/checked_math.h"
 
 namespace tally {
@@ -42,6 +44,7 @@ FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& s) {
 
 std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings) {
   CheckParallelism(spec_, settings);
+  CheckContextParallel(spec_, settings);
   GraphSettings key = GraphSettingsOf(settings);
   key.batch = 1;
   if (auto it = summaries_.find(key); it != summaries_.end()) return it->second;

@@ -22,7 +22,7 @@ Settings With(Settings s, Solve solve, uint64_t v) {
       s.seq = v;
       break;
     case Solve::kGpus:
-      s.gpus = CheckedProduct({v, s.tp, s.pp}, "the device count");
+      s.gpus = CheckedProduct({v, s.tp, s.pp, s.cp}, "the device count");
       break;
   }
   return s;

@@ -7,6 +7,7 @@
 #include "estimate/activations.h"
 #include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/context_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/offload.h"
 #include "estimate/optimizer.h"
@@ -157,7 +158,8 @@ TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& a
   // ZeRO partitions over the data-parallel ranks (Rajbhandari et al. 2019, §5): stage 1 the optimizer
   // states (with the fp32 master copy), 2 also the gradients, 3 also the weights. DeepSpeed flattens
   // each category into one buffer and splits it evenly, so each is divided as a whole, rounded up.
-  const uint64_t dp = s.dp();
+  // With --cp, over the data- and context-parallel ranks together (estimate/context_parallel.h).
+  const uint64_t dp = GradientRanks(s);
   if (s.zero >= 1) {
     m.optimizer = CeilDiv(m.optimizer, dp);
     m.master_weights = CeilDiv(m.master_weights, dp);

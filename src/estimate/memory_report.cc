@@ -3,6 +3,7 @@
 #include "config/names.h"
 #include "config/resolve.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/context_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
 #include "estimate/optimizer.h"
@@ -24,7 +25,10 @@ std::string TensorParallelShare(const ModelSpec& spec, const Settings& s) {
 std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_stage) {
   std::string out = TensorParallelShare(spec, s);
   if (s.pp > 1) out += "; this pipeline stage's layers";
-  if (s.zero >= from_stage && s.dp() > 1) out += "; / " + N(s.dp()) + " data-parallel ranks (ZeRO-" + N(s.zero) + ")";
+  if (s.zero >= from_stage && GradientRanks(s) > 1) {
+    out += "; / " + N(GradientRanks(s)) + (s.cp > 1 ? " data- x context-parallel" : " data-parallel") + " ranks (ZeRO-" +
+           N(s.zero) + ")";
+  }
   return out;
 }
 
@@ -104,6 +108,9 @@ void AddKorthikanti(const ModelSpec& spec, const Settings& s, const MemoryModel&
     formula = s.sp ? (selective ? "s·b·h/t·34: Eq. 4" + without : "s·b·h/t·(34 + 5·a·s/h) (Eq. 4)")
                    : (selective ? "34·s·b·h: Eq. 1" + without : "s·b·h·(34 + 5·a·s/h) (Eq. 1)");
   }
+  // Context parallel (flash attention only): every term is linear in s, and a device keeps s/cp tokens.
+  bytes /= s.cp;
+  if (s.cp > 1) formula += " / cp, cp = " + N(s.cp);
   r.Set("activations.korthikanti_per_layer", "Korthikanti et al. 2022 per block", bytes, Unit::kByte,
         formula + ", s = " + N(model.seq) + ", b = " + N(s.micro_batch) + ", h = " + N(h) + ", a = " + N(a) +
             (t > 1 ? ", t = " + N(t) : "") +
@@ -170,7 +177,10 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   r.Set("memory.train.activations", "activations", m.activations, Unit::kByte,
         "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
             AttentionName(s.attention) + " attention, " + DTypeName(d.activation) +
-            (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)");
+            (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)" +
+            (s.cp > 1 ? "; / " + N(s.cp) + " context-parallel ranks, each keeping s/cp tokens (weights, gradients "
+                        "and optimizer states do not shrink but by ZeRO)"
+                      : ""));
   if (m.overhead > 0) r.Set("memory.train.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.train.total", "total", m.total, Unit::kByte, "the sum of the lines above");
   if (s.offload != Offload::kNone) AddHostMemory(m, s, r);
@@ -266,6 +276,7 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
   r.Set("settings.dp", "data parallel", s.dp(), Unit::kNumber);
   r.Set("settings.tp", "tensor parallel", s.tp, Unit::kNumber);
   r.Set("settings.pp", "pipeline parallel", s.pp, Unit::kNumber);
+  if (s.cp > 1) r.Set("settings.cp", "context parallel", s.cp, Unit::kNumber);
   r.Set("settings.sp", "sequence parallel", s.sp, Unit::kBool);
   r.Set("settings.zero", "ZeRO stage", s.zero, Unit::kNumber);
   if (s.offload != Offload::kNone) r.Set("settings.offload", "CPU offload", Name(s.offload), Unit::kText);

@@ -80,6 +80,20 @@ void AddOffload(const StepTime& st, const Settings& s, const HardwareSpec& hw, c
         "memory.train.host.total x " + std::to_string(per_node) + " devices (--gpus-per-node, at most --gpus)");
 }
 
+// --cp: the ring's total and exposed seconds, and one hop's bytes.
+void AddContextParallel(const StepTime& st, const ModelSpec& spec, const Settings& s, Report& r) {
+  r.Set("time.breakdown.cp_ring", "step: context-parallel ring (exposed)", st.cp_exposed, Unit::kSecond,
+        "per block on the slowest stage and micro-batch: max(0, forward hops - the block's attention core forward) "
+        "+ max(0, backward hops - its backward) (+ the forward again under full recomputation); the hops overlap "
+        "the blockwise attention of the chunk in hand (Liu et al. 2023, Ring Attention, §3)");
+  r.Set("time.comm.cp_seconds", "context-parallel ring (whole)", st.cp_comm, Unit::kSecond,
+        "(cp - 1) forward + 2 (cp - 1) backward hops (K,V, then K,V and dK,dV: Transformer Engine's ring) x hop bytes "
+        "/ link bandwidth, per block and micro-batch; intra-node while tp x cp <= --gpus-per-node");
+  const double hop = RingOf(spec, s).hop_bytes;
+  r.Set("time.comm.cp_hop_bytes", "context-parallel hop (one K,V chunk)", hop, Unit::kByte,
+        "2 x (seq / cp) x kv_heads / tp-shards x head_dim x activation bytes x micro-batch");
+}
+
 void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q,
                   const TrainMemory& ledger, Report& r) {
   r.Set("time.breakdown.compute", "step: compute", st.compute, Unit::kSecond,
@@ -88,7 +102,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
         "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
   r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
-        "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward");
+        "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward" +
+            std::string(s.cp > 1 ? " + the context-parallel ring's exposed part" : ""));
   r.Set(
       "time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
       "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; Narayanan et "
@@ -160,7 +175,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
                          .vp = query.vp,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
-                         .host_bandwidth = hw.host_bandwidth});
+                         .host_bandwidth = hw.host_bandwidth,
+                         .ring = RingOf(ev.spec(), s)});
     query.step_seconds = step->step_seconds;
   } else if (s.offload != Offload::kNone) {
     throw InputError(query.mfu || query.achieved
@@ -172,7 +188,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
   }
-  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total, params.active,
+  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp * s.cp, params.total, params.active,
                                    peak, query, s.gpus);
   r.Group("time", device ? std::string("Training time on ") + hw.name : std::string("Training time at --achieved"));
   if (device) {
@@ -200,6 +216,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   r.Set("time.steps", "optimizer steps", t.steps, Unit::kCount);
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
   if (step) AddBreakdown(*step, s, hw, query, *ledger, r);
+  if (step && s.cp > 1) AddContextParallel(*step, ev.spec(), s, r);
   if (step && s.offload != Offload::kNone) {
     r.notes.push_back(
         "--offload: the optimizer step runs on the host's CPUs, which the catalog does not describe; the step time "
