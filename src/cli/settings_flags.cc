@@ -229,7 +229,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       ->group("Workload");
   opt("--lora", f.lora, "LoRA rank: adapters on --lora-targets, every base weight frozen", "R");
   opt("--lora-targets", f.lora_targets, "comma list of qkv, out, gate, up, down (default qkv,out)", "LIST");
-  opt("--gpus", f.gpus, "devices in all: data x tensor x pipeline parallel; default tp x pp", "N");
+  opt("--gpus", f.gpus, "devices in all: data x tensor x pipeline x context parallel; default tp x pp x cp", "N");
   opt("--tp", f.tp, "tensor-parallel degree; default 1", "N");
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
   opt("--cp", f.cp, "context-parallel degree (ring attention over the sequence); default 1", "N");

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "graph/layer.h"
 #include "estimate/timing.h"
+#include "graph/layer.h"
 #include "util/error.h"
 
 namespace tally {
@@ -45,7 +45,8 @@ void CheckContextParallel(const ModelSpec& spec, const Settings& s) {
   // Megatron-Core runs context parallelism inside Transformer Engine's fused attention (flash or
   // cuDNN), never the unfused core attention.
   if (s.attention != Attention::kFlash) {
-    throw InputError("--cp: Megatron-Core's context parallelism runs in fused (flash) attention; drop --attention eager");
+    throw InputError(
+        "--cp: Megatron-Core's context parallelism runs in fused (flash) attention; drop --attention eager");
   }
   // Load balancing cuts the sequence into 2·cp chunks and gives rank r chunks r and 2cp-1-r
   // (Megatron-Core get_batch_on_this_cp_rank), so seq must be a multiple of 2·cp.

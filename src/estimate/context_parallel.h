@@ -23,7 +23,7 @@ uint64_t GradientRanks(const Settings& settings);
 
 // The ring exchange of one micro-batch on one device, per transformer block.
 struct RingExchange {
-  double hop_bytes = 0;      // one K and V chunk: 2 · (s/cp) · kv_heads/tp-shards · head_dim · act bytes · micro-batch
+  double hop_bytes = 0;  // one K and V chunk: 2 · (s/cp) · kv_heads/tp-shards · head_dim · act bytes · micro-batch
   double forward_hops = 0;   // cp - 1
   double backward_hops = 0;  // 2 (cp - 1): K and V again, and their gradients
 };

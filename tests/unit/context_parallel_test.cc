@@ -19,7 +19,8 @@ nlohmann::json Json(std::vector<std::string> args) {
 }
 
 std::vector<std::string> Args(const char* command, const char* cp, std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {command, "llama-3.1-8b", "--mode", "train", "--seq", "131072", "--gpus", "8", "--cp", cp};
+  std::vector<std::string> a = {command,  "llama-3.1-8b", "--mode", "train", "--seq",
+                                "131072", "--gpus",       "8",      "--cp",  cp};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -78,9 +79,9 @@ TEST_CASE("cp: the K/V ring's hops, by hand from the catalog's bandwidth") {
 TEST_CASE("cp: a short sequence exposes the ring; the step sums its parts") {
   // At 8,192 tokens over 8 ranks on one GPU a node, a hop is 2 x 1,024 x 8 x 128 x 2 bytes = 4 MiB at
   // 50 GB/s, against a block's attention core on 1,024 queries: the ring outlasts it.
-  const std::vector<std::string> a = {"time",   "llama-3.1-8b",    "--mode", "train", "--seq",      "8192",
-                                      "--gpus", "8",               "--cp",   "8",     "--hardware", "h100-sxm",
-                                      "--gpus-per-node", "1"};
+  const std::vector<std::string> a = {
+      "time", "llama-3.1-8b", "--mode",   "train",           "--seq", "8192", "--gpus", "8", "--cp",
+      "8",    "--hardware",   "h100-sxm", "--gpus-per-node", "1"};
   const nlohmann::json t = Json(a)["time"];
   const double hop = 2.0 * 1024 * 8 * 128 * 2;
   CHECK(t["comm"]["cp_hop_bytes"].get<double>() == hop);
@@ -103,8 +104,8 @@ TEST_CASE("cp: compute per device is the s/cp tokens' share") {
                                    cp, "--hardware", "h100-sxm"})["time"];
     return t["breakdown"]["compute"].get<double>();
   };
-  const nlohmann::json one = Json({"time", "llama-3.1-8b", "--mode", "train", "--seq", "131072", "--hardware",
-                                   "h100-sxm"})["time"];
+  const nlohmann::json one =
+      Json({"time", "llama-3.1-8b", "--mode", "train", "--seq", "131072", "--hardware", "h100-sxm"})["time"];
   // The AdamW update, memory-bound at 0.8 x 3.35 TB/s: per parameter it reads the bf16 gradient and
   // weight and the fp32 master and two states and writes the weight, master and states
   // (2 + 2·2 + 2·4 + 2·8 = 30 bytes).
