@@ -89,8 +89,9 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
                      std::to_string(s.tp) + " x --pp " + std::to_string(s.pp) + " groups");
   }
   if (s.gpus % CheckedProduct({s.tp, s.pp, s.cp}, "--tp x --pp x --cp") != 0) {
-    throw InputError("--cp: " + std::to_string(s.cp) + " context-parallel ranks do not divide the " +
-                     std::to_string(s.gpus / (s.tp * s.pp)) + " devices of each --tp x --pp group set (--gpus / (tp x pp))");
+    throw InputError("--cp: " + std::to_string(s.cp) +
+                     " context-parallel ranks do not divide --gpus / (--tp x --pp) = " +
+                     std::to_string(s.gpus / (s.tp * s.pp)) + " devices");
   }
   if (s.sp && s.tp == 1) throw InputError("--sp: sequence parallelism needs --tp above 1");
   if (f.offload) s.offload = ParseName<Offload>(*f.offload, "--offload");

@@ -1,7 +1,6 @@
 #include "estimate/evaluation.h"
 
 #include "estimate/context_parallel.h"
-
 #include "util/checked_math.h"
 
 namespace tally {

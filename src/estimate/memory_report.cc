@@ -26,8 +26,8 @@ std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_sta
   std::string out = TensorParallelShare(spec, s);
   if (s.pp > 1) out += "; this pipeline stage's layers";
   if (s.zero >= from_stage && GradientRanks(s) > 1) {
-    out += "; / " + N(GradientRanks(s)) + (s.cp > 1 ? " data- x context-parallel" : " data-parallel") + " ranks (ZeRO-" +
-           N(s.zero) + ")";
+    out += "; / " + N(GradientRanks(s)) + (s.cp > 1 ? " data- x context-parallel" : " data-parallel") +
+           " ranks (ZeRO-" + N(s.zero) + ")";
   }
   return out;
 }
@@ -178,8 +178,9 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
         "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
             AttentionName(s.attention) + " attention, " + DTypeName(d.activation) +
             (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)" +
-            (s.cp > 1 ? "; / " + N(s.cp) + " context-parallel ranks, each keeping s/cp tokens (weights, gradients "
-                        "and optimizer states do not shrink but by ZeRO)"
+            (s.cp > 1 ? "; / " + N(s.cp) +
+                            " context-parallel ranks, each keeping s/cp tokens (weights, gradients "
+                            "and optimizer states do not shrink but by ZeRO)"
                       : ""));
   if (m.overhead > 0) r.Set("memory.train.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.train.total", "total", m.total, Unit::kByte, "the sum of the lines above");

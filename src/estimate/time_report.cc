@@ -188,8 +188,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
   }
-  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp * s.cp, params.total, params.active,
-                                   peak, query, s.gpus);
+  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp * s.cp, params.total,
+                                   params.active, peak, query, s.gpus);
   r.Group("time", device ? std::string("Training time on ") + hw.name : std::string("Training time at --achieved"));
   if (device) {
     r.Set("time.hardware", "device", hw.name, Unit::kText);

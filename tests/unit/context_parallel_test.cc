@@ -122,8 +122,8 @@ TEST_CASE("cp: what cannot be split or modelled exits 2 naming --cp") {
     CHECK(run.err.find(says) != std::string::npos);
     CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 1);
   };
-  refused(Args("memory", "3"), "do not divide the 8 devices");
-  refused(Args("memory", "16"), "do not divide the 8 devices");
+  refused(Args("memory", "3"), "do not divide --gpus / (--tp x --pp) = 8 devices");
+  refused(Args("memory", "16"), "do not divide --gpus / (--tp x --pp) = 8 devices");
   // Megatron-Core's load balancing cuts the sequence into 2·cp chunks.
   refused({"memory", "llama-3.1-8b", "--mode", "train", "--seq", "131068", "--gpus", "8", "--cp", "4"},
           "not a multiple of 8");
