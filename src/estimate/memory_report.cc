@@ -311,7 +311,7 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
     r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
   if (spec.family == Family::kTransformer && spec.transformer.n_heads == 0 && s.kv_dtype)
     r.notes.push_back("--kv-dtype: '" + spec.name + "' has no KV cache; its SSM state is kept at the activation dtype");
-  if (s.zero > 0 && s.dp() == 1) {
+  if (s.zero > 0 && GradientRanks(s) == 1) {
     r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
   }
   if (s.lora_rank > 0 && !s.frozen.empty())

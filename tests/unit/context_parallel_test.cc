@@ -114,6 +114,23 @@ TEST_CASE("cp: compute per device is the s/cp tokens' share") {
   CHECK(one["breakdown"]["compute"].get<double>() == compute("1", "1"));
 }
 
+TEST_CASE("cp: fit searches the sequence in whole load-balanced chunks and keeps ZeRO's dp x cp") {
+  // The longest sequence is a multiple of 2·cp = 8 (a shorter one would be refused), and 8 more tokens
+  // no longer fit.
+  const nlohmann::json fit = Json({"fit", "llama-3.1-8b", "--memory", "80GiB", "--solve", "seq", "--gpus", "8", "--cp",
+                                   "4", "--zero", "3", "--seq", "8192"});
+  const uint64_t seq = fit["fit"]["seq"].get<uint64_t>();
+  CHECK(seq % 8 == 0);
+  CHECK(seq > 8192);
+  const auto total = [](uint64_t s) {
+    return Json({"memory", "llama-3.1-8b", "--mode", "train", "--gpus", "8", "--cp", "4", "--zero", "3", "--seq",
+                 std::to_string(s)})["memory"]["train"]["total"]
+        .get<uint64_t>();
+  };
+  CHECK(total(seq) <= (uint64_t{80} << 30));
+  CHECK(total(seq + 8) > (uint64_t{80} << 30));
+}
+
 TEST_CASE("cp: what cannot be split or modelled exits 2 naming --cp") {
   const auto refused = [](std::vector<std::string> args, const std::string& says) {
     const testing::TallyRun run = testing::RunTally(args);
