@@ -69,9 +69,10 @@ RingExchange RingOf(const ModelSpec& spec, const Settings& s) {
   const double kv_width = static_cast<double>(kv_heads * t.head_dim);
   r.hop_bytes = 2 * local_tokens * kv_width * BytesPerElement(s.dtypes.activation);
   // Forward: each rank sends its K,V chunk on and receives the next, cp - 1 times, until its queries
-  // have met every chunk (Liu et al. 2023, §3). Backward: the K,V chunks go round again and their
-  // gradients dK,dV (the same shape) are passed along and accumulated, another cp - 1 hops
-  // (Transformer Engine, context_parallel.py: "Point-to-point communications of KV and dKV").
+  // have met every chunk (Liu et al. 2023, §3). Backward: "each GPU only stores the KV of a sequence
+  // chunk in forward and gathers KV again in backward", and the KV gradients are reduce-scattered,
+  // both as ring point-to-point (Megatron-LM docs, api-guide/context_parallel.rst): K,V again for
+  // cp - 1 hops and dK,dV (the same shape) for cp - 1 more.
   r.forward_hops = cp - 1;
   r.backward_hops = 2 * (cp - 1);
   return r;

@@ -17,8 +17,9 @@ namespace tally {
 // models. Needs the resolved settings (their seq).
 void CheckContextParallel(const ModelSpec& spec, const Settings& settings);
 
-// The ranks that reduce gradients and that ZeRO shards over: dp · cp (Megatron-Core builds its
-// gradient buffers' and distributed optimizer's group from the data- and context-parallel ranks).
+// The ranks that reduce gradients and that ZeRO shards over: dp · cp. Megatron-Core's
+// DistributedDataParallel and distributed optimizer use parallel_state.get_data_parallel_group(
+// with_context_parallel=True): context-parallel ranks hold the same weights and different tokens.
 uint64_t GradientRanks(const Settings& settings);
 
 // The ring exchange of one micro-batch on one device, per transformer block.

@@ -87,7 +87,8 @@ void AddContextParallel(const StepTime& st, const ModelSpec& spec, const Setting
         "+ max(0, backward hops - its backward) (+ the forward again under full recomputation); the hops overlap "
         "the blockwise attention of the chunk in hand (Liu et al. 2023, Ring Attention, §3)");
   r.Set("time.comm.cp_seconds", "context-parallel ring (whole)", st.cp_comm, Unit::kSecond,
-        "(cp - 1) forward + 2 (cp - 1) backward hops (K,V, then K,V and dK,dV: Transformer Engine's ring) x hop bytes "
+        "(cp - 1) forward + 2 (cp - 1) backward hops (K,V gathered again and dK,dV reduce-scattered, as ring "
+        "point-to-point: Megatron-LM docs, context_parallel) x hop bytes "
         "/ link bandwidth, per block and micro-batch; intra-node while tp x cp <= --gpus-per-node");
   const double hop = RingOf(spec, s).hop_bytes;
   r.Set("time.comm.cp_hop_bytes", "context-parallel hop (one K,V chunk)", hop, Unit::kByte,
@@ -119,7 +120,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
   r.Set("time.comm.pp_seconds", "pipeline point-to-point", st.pp_comm, Unit::kSecond,
         "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)");
   r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
-        "ring 2 (n - 1) / n x gradient bytes / link bandwidth (ZeRO-3: a reduce-scatter, half that, plus a parameter "
+        "ring 2 (n - 1) / n x gradient bytes / link bandwidth" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
+            " (ZeRO-3: a reduce-scatter, half that, plus a parameter "
         "all-gather per micro-batch forward and backward)");
   r.Set("time.comm.dp_exposed_seconds", "data-parallel: exposed", st.dp_exposed, Unit::kSecond,
         "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-3 gathers past the compute");
