@@ -122,7 +122,7 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
   r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
         "ring 2 (n - 1) / n x gradient bytes / link bandwidth" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
             " (ZeRO-3: a reduce-scatter, half that, plus a parameter "
-        "all-gather per micro-batch forward and backward)");
+            "all-gather per micro-batch forward and backward)");
   r.Set("time.comm.dp_exposed_seconds", "data-parallel: exposed", st.dp_exposed, Unit::kSecond,
         "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-3 gathers past the compute");
   r.Set("time.comm.intra_node_bandwidth", "intra-node link per device", st.intra_bandwidth, Unit::kBytePerSecond,

@@ -71,6 +71,11 @@ TEST_CASE("cp: the K/V ring's hops, by hand from the catalog's bandwidth") {
   // The gradients reduce over dp x cp = 8 ranks inside the node: 2 (n - 1) / n x 2 bytes x P.
   CHECK(t["comm"]["dp_seconds"].get<double>() == doctest::Approx(2 * 7.0 / 8 * 2 * kParams / kNvlink).epsilon(1e-12));
 
+  // time is training time unless --mode infer: the same ring without --mode train.
+  const nlohmann::json plain =
+      Json({"time", "llama-3.1-8b", "--seq", "131072", "--gpus", "8", "--cp", "4", "--hardware", "h100-sxm"})["time"];
+  CHECK(plain["comm"]["cp_seconds"] == t["comm"]["cp_seconds"]);
+
   // Two GPUs a node: the ring of 4 spans nodes and runs over InfiniBand.
   const nlohmann::json inter = Json(Args("time", "4", {"--hardware", "h100-sxm", "--gpus-per-node", "2"}))["time"];
   CHECK(inter["comm"]["cp_seconds"].get<double>() == doctest::Approx(9 * kHop / kInfiniBand * kLayers).epsilon(1e-12));
