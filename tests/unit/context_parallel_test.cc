@@ -39,6 +39,18 @@ TEST_CASE("cp: each rank keeps s/cp of the activations; ZeRO shards over dp x cp
   const nlohmann::json four = Json(Args("memory", "4", {"--zero", "1"}));
   const nlohmann::json& m1 = one["memory"]["train"];
   const nlohmann::json& m4 = four["memory"]["train"];
+  // By hand, per token of a block (memory_test's node-by-node Llama-2 tally, with grouped-query K and V
+  // of 8 x 128 = 1,024 wide): two RMSNorms, fp32 x and x² and the normalized x (2 x 10h) and fp32 rstd
+  // (2 x 4); q (2h), k and v (2 x 2 x 1,024); the qkv and gate/up inputs (2h + 2h); the flash output
+  // (2h); gate, silu(gate), up and their product (4 x 2f); log-sum-exp (4a). Outside the blocks: the
+  // final norm (10h + 4), the head's input (2h) and the loss's fp32 log-probabilities (4 x vocab).
+  constexpr uint64_t h = 4096, f = 14336, a = 32, vocab = 128256;
+  constexpr uint64_t block = 28 * h + 4 * 1024 + 8 + 8 * f + 4 * a;  // 233,608 B
+  constexpr uint64_t outside = 12 * h + 4 + 4 * vocab;
+  CHECK(one["activations"]["per_layer"].get<uint64_t>() == 131072 * block);
+  CHECK(four["activations"]["per_layer"].get<uint64_t>() == 32768 * block);  // s/cp tokens
+  CHECK(m1["activations"].get<uint64_t>() == 131072 * (32 * block + outside));
+  CHECK(m4["activations"].get<uint64_t>() == 32768 * (32 * block + outside));
   // Every saved tensor is linear in the tokens under flash attention: a quarter of them, exactly.
   CHECK(m1["activations"].get<uint64_t>() % 4 == 0);
   CHECK(m4["activations"].get<uint64_t>() == m1["activations"].get<uint64_t>() / 4);
