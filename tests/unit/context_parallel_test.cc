@@ -88,6 +88,12 @@ TEST_CASE("cp: the K/V ring's hops, by hand from the catalog's bandwidth") {
       Json({"time", "llama-3.1-8b", "--seq", "131072", "--gpus", "8", "--cp", "4", "--hardware", "h100-sxm"})["time"];
   CHECK(plain["comm"]["cp_seconds"] == t["comm"]["cp_seconds"]);
 
+  // --tp 2: a rank passes its 4 of the 8 K/V heads (Megatron-LM docs: "KV communication happens between
+  // a GPU and its counterparts in other TP groups"); tp x cp = 8 still fits a node.
+  const nlohmann::json tp = Json(Args("time", "4", {"--tp", "2", "--hardware", "h100-sxm"}))["time"];
+  CHECK(tp["comm"]["cp_hop_bytes"].get<double>() == kHop / 2);
+  CHECK(tp["comm"]["cp_seconds"].get<double>() == doctest::Approx(ring / 2).epsilon(1e-12));
+
   // Two GPUs a node: the ring of 4 spans nodes and runs over InfiniBand.
   const nlohmann::json inter = Json(Args("time", "4", {"--hardware", "h100-sxm", "--gpus-per-node", "2"}))["time"];
   CHECK(inter["comm"]["cp_seconds"].get<double>() == doctest::Approx(9 * kHop / kInfiniBand * kLayers).epsilon(1e-12));
