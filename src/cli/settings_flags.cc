@@ -79,14 +79,20 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
 void ReadParallelism(const WorkloadFlags& f, Settings& s) {
   s.tp = Count(f.tp, "tp", 1);
   s.pp = Count(f.pp, "pp", 1);
+  s.cp = Count(f.cp, "cp", 1);
   s.ep = Count(f.ep, "ep", 1);  // checked against the model and dp by CheckExpertParallel
   // Without --gpus, one data-parallel rank: as many devices as one model replica needs.
-  s.gpus = f.gpus ? ParseCount(*f.gpus, "--gpus") : CheckedMul(s.tp, s.pp, "--tp x --pp");
+  s.gpus = f.gpus ? ParseCount(*f.gpus, "--gpus") : CheckedProduct({s.tp, s.pp, s.cp}, "--tp x --pp x --cp");
   s.sp = f.sp;
   if (f.zero) s.zero = Choose(*f.zero, "zero", {"0", "1", "2", "3"});
   if (s.gpus % CheckedMul(s.tp, s.pp, "--tp x --pp") != 0) {
     throw InputError("--gpus: " + std::to_string(s.gpus) + " devices cannot be split into --tp " +
                      std::to_string(s.tp) + " x --pp " + std::to_string(s.pp) + " groups");
+  }
+  if (s.gpus % CheckedProduct({s.tp, s.pp, s.cp}, "--tp x --pp x --cp") != 0) {
+    throw InputError("--cp: " + std::to_string(s.cp) +
+                     " context-parallel ranks do not divide --gpus / (--tp x --pp) = " +
+                     std::to_string(s.gpus / (s.tp * s.pp)) + " devices");
   }
   if (s.sp && s.tp == 1) throw InputError("--sp: sequence parallelism needs --tp above 1");
   if (f.offload) s.offload = ParseName<Offload>(*f.offload, "--offload");
@@ -158,6 +164,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"gpus", &WorkloadFlags::gpus},
       {"tp", &WorkloadFlags::tp},
       {"pp", &WorkloadFlags::pp},
+      {"cp", &WorkloadFlags::cp},
       {"ep", &WorkloadFlags::ep},
       {"zero", &WorkloadFlags::zero},
       {"kv_dtype", &WorkloadFlags::kv_dtype},
@@ -225,9 +232,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       ->group("Workload");
   opt("--lora", f.lora, "LoRA rank: adapters on --lora-targets, every base weight frozen", "R");
   opt("--lora-targets", f.lora_targets, "comma list of qkv, out, gate, up, down (default qkv,out)", "LIST");
-  opt("--gpus", f.gpus, "devices in all: data x tensor x pipeline parallel; default tp x pp", "N");
+  opt("--gpus", f.gpus, "devices in all: data x tensor x pipeline x context parallel; default tp x pp x cp", "N");
   opt("--tp", f.tp, "tensor-parallel degree; default 1", "N");
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
+  opt("--cp", f.cp, "context-parallel degree (ring attention over the sequence); default 1", "N");
   opt("--ep", f.ep, "expert-parallel degree: MoE experts split over N ranks carved from data parallel; default 1", "N");
   cmd->add_flag("--sp", f.sp, "sequence parallelism within the tensor-parallel group")->group("Workload");
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");

@@ -77,6 +77,8 @@ void AddTimeCommandFlags(CLI::App* cmd, TimeCommandFlags& f) {
 std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
   ReadFormat(f.model.output);
   Settings settings = ReadSettings(f.model.workload);
+  // Without --mode infer, time is training time: say so, for what is modelled in training only (--cp).
+  if (settings.cp > 1 && settings.mode == Mode::kBoth) settings.mode = Mode::kTrain;
   if (settings.mode != Mode::kInfer && (f.time.prompt || f.time.generate)) {
     throw InputError(std::string(f.time.prompt ? "--prompt" : "--generate") +
                      ": training time does not use it; add --mode infer for TTFT and TPOT");

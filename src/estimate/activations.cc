@@ -26,10 +26,11 @@ uint64_t ClassBits(SavedClass c, DType activation) {
 
 // One device's bytes of a saved tensor for `batch` samples: tensor-parallel ranks hold 1/t of the
 // sharded tensors (K and V: of at most their heads), and with sequence parallelism 1/t of the rest
-// too (Korthikanti et al. 2022, §4.2.2).
+// too (Korthikanti et al. 2022, §4.2.2). Context-parallel ranks each keep s/cp of the tokens, and of
+// the attention's saved tensors (Q, K, V, output, softmax statistics) (estimate/context_parallel.h).
 uint64_t DeviceBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
   const uint64_t elements = CheckedMul(t.elements, batch, "activation memory");
-  const uint64_t shards = t.tp_sharded ? TpShards(true, t.tp_max_shards, s.tp) : s.sp ? s.tp : 1;
+  const uint64_t shards = (t.tp_sharded ? TpShards(true, t.tp_max_shards, s.tp) : s.sp ? s.tp : 1) * s.cp;
   const uint64_t device = CeilDiv(elements, shards);
   const uint64_t class_bits = ClassBits(t.cls, s.dtypes.activation);
   uint64_t bytes = 0;

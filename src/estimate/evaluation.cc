@@ -1,5 +1,6 @@
 #include "estimate/evaluation.h"
 
+#include "estimate/context_parallel.h"
 #include "estimate/expert_parallel.h"
 #include "util/checked_math.h"
 
@@ -43,6 +44,7 @@ FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& s) {
 
 std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings) {
   CheckParallelism(spec_, settings);
+  CheckContextParallel(spec_, settings);
   CheckExpertParallel(spec_, settings);
   GraphSettings key = GraphSettingsOf(settings);
   key.batch = 1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "estimate/context_parallel.h"
 #include "estimate/timing.h"
 #include "util/checked_math.h"
 #include "util/dtype.h"
@@ -44,13 +45,15 @@ void CheckExpertParallel(const ModelSpec& spec, const Settings& s) {
 }
 
 uint64_t ExpertDataParallel(const Settings& s) {
+  // Megatron-Core reduces expert gradients over the data- and context-parallel ranks that hold the same
+  // experts: dp·cp / ep (its data-modulo-expert-parallel group with context parallelism).
   const uint64_t dp = s.dp();
   // Every path to a ledger passes CheckExpertParallel first; this guards the ones that change --gpus.
   if (dp % s.ep != 0) {
     throw InputError("--ep: " + std::to_string(s.ep) + " does not divide the " + std::to_string(dp) +
                      " data-parallel ranks of " + std::to_string(s.gpus) + " devices");
   }
-  return dp / s.ep;
+  return GradientRanks(s) / s.ep;
 }
 
 const ParamEntry& ExpertShare(const ParamEntry& t, uint64_t ep, std::optional<ParamEntry>& local) {
@@ -62,8 +65,9 @@ const ParamEntry& ExpertShare(const ParamEntry& t, uint64_t ep, std::optional<Pa
 }
 
 uint64_t ZeroShare(uint64_t total, uint64_t expert, const Settings& s) {
-  if (s.ep == 1) return CeilDiv(total, s.dp());
-  return CheckedAdd(CeilDiv(total - expert, s.dp()), CeilDiv(expert, ExpertDataParallel(s)), "the memory ledger");
+  if (s.ep == 1) return CeilDiv(total, GradientRanks(s));
+  return CheckedAdd(CeilDiv(total - expert, GradientRanks(s)), CeilDiv(expert, ExpertDataParallel(s)),
+                    "the memory ledger");
 }
 
 DeviceParams TrainableParamsPerDevice(const LayerGraph& g, uint64_t trainable, const Settings& s) {
@@ -82,8 +86,9 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, double band
   if (s.ep == 1) return 0;
   const double ep = static_cast<double>(s.ep);
   // Under sequence parallelism each tensor-parallel rank holds 1 / tp of the tokens and exchanges
-  // those; without it every rank of the group holds (and exchanges) them all.
-  const double tokens_share = s.sp ? static_cast<double>(s.tp) : 1;
+  // those; without it every rank of the group holds (and exchanges) them all. Under --cp a rank holds
+  // s / cp of the graph's tokens.
+  const double tokens_share = (s.sp ? static_cast<double>(s.tp) : 1) * static_cast<double>(s.cp);
   double bytes = 0;
   for (const Layer& l : g.layers) {
     if (RoutedDown(l)) bytes += ShapeElements(l.shape) * static_cast<double>(l.repeat);

@@ -23,7 +23,7 @@ Settings With(Settings s, Solve solve, uint64_t v) {
       break;
     case Solve::kGpus:
       v = CeilDiv(v, s.ep) * s.ep;  // --ep is carved from the data-parallel ranks: a multiple of it
-      s.gpus = CheckedProduct({v, s.tp, s.pp}, "the device count");
+      s.gpus = CheckedProduct({v, s.tp, s.pp, s.cp}, "the device count");
       break;
   }
   return s;
@@ -48,7 +48,9 @@ uint64_t DeviceMemory(Evaluation& ev, const Settings& s) {
 FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit) {
   FitResult r;
   uint64_t bytes = 0;
-  const uint64_t cap = UpperBound(ev.spec(), solve);
+  // --cp: a sequence is searched in whole load-balanced chunks of 2·cp tokens (estimate/context_parallel.h).
+  const uint64_t unit = solve == Solve::kSeq && base.cp > 1 ? 2 * base.cp : 1;
+  const uint64_t cap = UpperBound(ev.spec(), solve) / unit;
   // A model whose training memory is refused does not merely "not fit": say why.
   if (base.mode != Mode::kInfer && ev.spec().family == Family::kTransformer && ev.spec().transformer.ssm.inner_norms) {
     DeviceMemory(ev, base);  // throws the refusal
@@ -57,9 +59,9 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
   // positions) certainly does not. Batch and devices reuse the evaluation's summary; each new
   // sequence length builds one graph of the distinct blocks.
   auto at = [&](uint64_t v) {
-    r.value = v;
+    r.value = v * unit;
     try {
-      r.settings = With(base, solve, v);
+      r.settings = With(base, solve, v * unit);
       bytes = DeviceMemory(ev, r.settings);
       return bytes <= limit;
     } catch (const InputError&) {
@@ -100,7 +102,7 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
     at(lo);
     if (lo == cap) {  // it fits at the cap: more would too, as far as memory goes
       r.note = cap == kMaxSearch ? "the search stops at 2^40; the memory limit allows more"
-                                 : "the sequence stops at the model's " + std::to_string(cap) +
+                                 : "the sequence stops at the model's " + std::to_string(cap * unit) +
                                        " learned positions; the memory limit allows more";
     }
   }

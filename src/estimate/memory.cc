@@ -7,6 +7,7 @@
 #include "estimate/activations.h"
 #include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/context_parallel.h"
 #include "estimate/expert_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/offload.h"
@@ -168,7 +169,8 @@ TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& a
   // ZeRO partitions over the data-parallel ranks (Rajbhandari et al. 2019, §5): stage 1 the optimizer
   // states (with the fp32 master copy), 2 also the gradients, 3 also the weights. DeepSpeed flattens
   // each category into one buffer and splits it evenly, so each is divided as a whole, rounded up.
-  // Under --ep the routed experts' buffers split over the dp / ep ranks holding them (ZeroShare).
+  // With --cp, over the data- and context-parallel ranks together (estimate/context_parallel.h); under
+  // --ep the routed experts' buffers split over the dp·cp / ep ranks holding them (ZeroShare).
   if (s.zero >= 1) {
     m.optimizer = ZeroShare(m.optimizer, states.expert_optimizer, s);
     m.master_weights = ZeroShare(m.master_weights, states.expert_master, s);

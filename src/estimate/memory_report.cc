@@ -3,6 +3,8 @@
 #include "config/names.h"
 #include "config/resolve.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/context_parallel.h"
+#include "estimate/expert_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
 #include "estimate/optimizer.h"
@@ -26,8 +28,12 @@ std::string TensorParallelShare(const ModelSpec& spec, const Settings& s) {
 std::string Sharding(const ModelSpec& spec, const Settings& s, uint64_t from_stage) {
   std::string out = TensorParallelShare(spec, s);
   if (s.pp > 1) out += "; this pipeline stage's layers";
-  if (s.zero >= from_stage && s.dp() > 1) out += "; / " + N(s.dp()) + " data-parallel ranks (ZeRO-" + N(s.zero) + ")";
-  if (s.zero >= from_stage && s.ep > 1) out += ", the routed experts' / " + N(s.dp() / s.ep) + " (dp / ep)";
+  if (s.zero >= from_stage && GradientRanks(s) > 1) {
+    out += "; / " + N(GradientRanks(s)) + (s.cp > 1 ? " data- x context-parallel" : " data-parallel") +
+           " ranks (ZeRO-" + N(s.zero) + ")";
+  }
+  if (s.zero >= from_stage && s.ep > 1)
+    out += ", the routed experts' / " + N(ExpertDataParallel(s)) + " (dp x cp / ep)";
   return out;
 }
 
@@ -107,6 +113,9 @@ void AddKorthikanti(const ModelSpec& spec, const Settings& s, const MemoryModel&
     formula = s.sp ? (selective ? "s·b·h/t·34: Eq. 4" + without : "s·b·h/t·(34 + 5·a·s/h) (Eq. 4)")
                    : (selective ? "34·s·b·h: Eq. 1" + without : "s·b·h·(34 + 5·a·s/h) (Eq. 1)");
   }
+  // Context parallel (flash attention only): every term is linear in s, and a device keeps s/cp tokens.
+  bytes /= s.cp;
+  if (s.cp > 1) formula += " / cp, cp = " + N(s.cp);
   r.Set("activations.korthikanti_per_layer", "Korthikanti et al. 2022 per block", bytes, Unit::kByte,
         formula + ", s = " + N(model.seq) + ", b = " + N(s.micro_batch) + ", h = " + N(h) + ", a = " + N(a) +
             (t > 1 ? ", t = " + N(t) : "") +
@@ -173,7 +182,11 @@ void AddTraining(const ModelSpec& spec, const Settings& s, const MemoryModel& mo
   r.Set("memory.train.activations", "activations", m.activations, Unit::kByte,
         "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
             AttentionName(s.attention) + " attention, " + DTypeName(d.activation) +
-            (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)");
+            (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)" +
+            (s.cp > 1 ? "; / " + N(s.cp) +
+                            " context-parallel ranks, each keeping s/cp tokens (weights, gradients "
+                            "and optimizer states do not shrink but by ZeRO)"
+                      : ""));
   if (m.overhead > 0) r.Set("memory.train.overhead", "overhead (--overhead)", m.overhead, Unit::kByte, "as given");
   r.Set("memory.train.total", "total", m.total, Unit::kByte, "the sum of the lines above");
   if (s.offload != Offload::kNone) AddHostMemory(m, s, r);
@@ -269,6 +282,7 @@ void AddMemorySettings(const ModelSpec& spec, const Settings& s, Report& r) {
   r.Set("settings.dp", "data parallel", s.dp(), Unit::kNumber);
   r.Set("settings.tp", "tensor parallel", s.tp, Unit::kNumber);
   r.Set("settings.pp", "pipeline parallel", s.pp, Unit::kNumber);
+  if (s.cp > 1) r.Set("settings.cp", "context parallel", s.cp, Unit::kNumber);
   r.Set("settings.sp", "sequence parallel", s.sp, Unit::kBool);
   if (s.ep > 1) r.Set("settings.ep", "expert parallel", s.ep, Unit::kNumber);
   r.Set("settings.zero", "ZeRO stage", s.zero, Unit::kNumber);
@@ -303,7 +317,7 @@ void NoteMootSettings(const ModelSpec& spec, const Settings& s, Report& r) {
     r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
   if (spec.family == Family::kTransformer && spec.transformer.n_heads == 0 && s.kv_dtype)
     r.notes.push_back("--kv-dtype: '" + spec.name + "' has no KV cache; its SSM state is kept at the activation dtype");
-  if (s.zero > 0 && s.dp() == 1) {
+  if (s.zero > 0 && GradientRanks(s) == 1) {
     r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
   }
   if (s.lora_rank > 0 && !s.frozen.empty())

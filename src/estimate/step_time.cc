@@ -61,6 +61,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double bandwidth = hw.memory_bandwidth * o.mbu;
   const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
   const double micro = static_cast<double>(s.grad_accum);
+  // Context parallelism: each rank holds s/cp of every micro-batch's tokens (their GEMMs and
+  // memory-bound ops) and, load-balanced, 1/cp of the attention core's score blocks.
+  const double cp = static_cast<double>(s.cp);
   const bool flash = s.attention == Attention::kFlash;
   // A collective inside a node runs over NVLink/xGMI, one spanning nodes over the NIC. Without the
   // catalog's fields, the scale-up interconnect stands in for both.
@@ -81,6 +84,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   enum Part { kPre, kBlocks, kPost };
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {};
   double row_parallel_bytes = 0, hidden = 0;
+  double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const Layer& l = g.layers[i];
     const int part = i < g.blocks_begin ? kPre : i < g.blocks_end ? kBlocks : kPost;
@@ -90,9 +94,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     double fwd = 0, bwd = 0;
     for (const Gemm& gm : l.gemms) {
       double m = static_cast<double>(gm.m), n = static_cast<double>(gm.n), k = static_cast<double>(gm.k);
-      const double count = static_cast<double>(gm.count) / (l.component == Component::kAttentionCore ? tp : 1);
-      if (l.component != Component::kAttentionCore) (RowParallel(l) ? k : n) /= div;
-      const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div;
+      const bool core = l.component == Component::kAttentionCore;
+      const double count = static_cast<double>(gm.count) / (core ? tp * cp : 1);
+      if (!core) (RowParallel(l) ? k : n) /= div;
+      if (!core) m /= cp;
+      const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
       fwd += gemm_time(f, m, n, k, count);
       if (gm.grad_a) bwd += gemm_time(f, m, k, n, count);  // dA = dY·Bᵀ: m x k out
       if (gm.grad_b) bwd += gemm_time(f, k, n, m, count);  // dB = Aᵀ·dY: k x n out
@@ -104,18 +110,22 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // gradient and the saved input and writes the input's gradient (twice the forward's bytes).
       // Sequence parallelism splits the ops tensor parallelism leaves replicated.
       const double shard = l.component == Component::kAttentionCore ? tp : div > 1 ? div : s.sp ? tp : 1;
-      const double t = 2 * ShapeElements(l.shape) * act / shard / bandwidth;
+      const double t = 2 * ShapeElements(l.shape) * act / shard / cp / bandwidth;
       fwd += t;
       bwd += 2 * t;
     }
     forward_all[part] += fwd * rep;
+    if (part == kBlocks && l.component == Component::kAttentionCore) {
+      attention_forward += fwd * rep;
+      attention_backward += bwd * rep;
+    }
     backward_all[part] += bwd * rep;
     if (s.recompute == Recompute::kFull || (s.recompute == Recompute::kSelective && SelectiveDropped(l))) {
       recompute[part] += fwd * rep;
     }
     if (RowParallel(l)) {
-      row_parallel_bytes += ShapeElements(l.shape) * act * rep;
-      hidden = ShapeElements(l.shape) * act;
+      row_parallel_bytes += ShapeElements(l.shape) * act / cp * rep;
+      hidden = ShapeElements(l.shape) * act / cp;
     }
   }
   // The pipeline runs at its slowest stage: ceil(L / pp) blocks, plus the embedding on the first
@@ -127,11 +137,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double backward_stage = backward_all[kBlocks] * stage_share + backward_all[kPost];
   // The optimizer update reads and writes every local parameter's state once per step (memory-bound):
   // reads the gradient, the weight (its fp32 master under mixed precision) and the states, writes the
-  // weight, the master and the states. ZeRO-1 and above update a 1/dp share (--ep: the routed
-  // experts' 1/(dp/ep) of the 1/ep the device holds).
+  // weight, the master and the states. ZeRO-1 and above update a 1/(dp·cp) share (--ep: the routed
+  // experts' 1/(dp·cp/ep) of the 1/ep the device holds).
   const DeviceParams device = TrainableParamsPerDevice(g, trainable_params, s);
-  const double local = device.dense / (s.zero >= 1 ? static_cast<double>(s.dp()) : 1) +
-                       device.expert / (s.zero >= 1 ? static_cast<double>(s.dp()) / static_cast<double>(s.ep) : 1);
+  const double local = device.dense / (s.zero >= 1 ? static_cast<double>(GradientRanks(s)) : 1) +
+                       device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
   const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
   out.optimizer = local *
@@ -159,15 +169,31 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   }
   // The pipeline bubble of 1F1B: (p - 1) stage-times of idle at each step's ends, divided by the
   // virtual stages when interleaved (Narayanan et al. 2021, §2.2).
-  const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm + out.ep_comm;
+  // Context parallel: per block, the ring's hops run under the attention core of the same block
+  // (Liu et al. 2023, §3: each hop overlaps the blockwise attention of the chunk in hand), forward,
+  // backward and a full recompute's forward; what outlasts it is exposed. The ring stays inside a
+  // node while tp · cp devices fit in one (Megatron-Core orders the groups tp, cp, dp, pp).
+  if (s.cp > 1) {
+    const double bw = link(s.tp * s.cp);
+    const double blocks = layers * stage_share * micro;
+    const double core_forward = attention_forward / layers, core_backward = attention_backward / layers;
+    const double forward = o.ring.forward_hops * o.ring.hop_bytes / bw;
+    const double backward = o.ring.backward_hops * o.ring.hop_bytes / bw;
+    const double forwards = s.recompute == Recompute::kFull ? 2 : 1;
+    out.cp_comm = (forwards * forward + backward) * blocks;
+    out.cp_exposed =
+        (forwards * std::max(0.0, forward - core_forward) + std::max(0.0, backward - core_backward)) * blocks;
+  }
+  const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm + out.ep_comm + out.cp_exposed;
   out.pipeline_bubble = (pp - 1) / static_cast<double>(o.vp) * busy / micro;
   out.bubble_fraction = out.pipeline_bubble / (busy + out.pipeline_bubble);
   // Data parallel: the gradients of a device's parameters all-reduced across dp ranks (ZeRO-1/2:
   // reduce-scatter + all-gather, the same volume; ZeRO-3 gathers the parameters again in every
   // micro-batch's forward and backward: Rajbhandari et al. 2020, §7). The reduction overlaps with the
   // last micro-batch's backward except the last bucket; ZeRO-3's gathers prefetch under compute.
-  // --ep: the routed experts' gradients are reduced over the dp / ep ranks holding the same experts.
-  const uint64_t dp = s.dp();
+  // Context-parallel ranks hold the same weights and reduce their gradients with the data-parallel
+  // ones; --ep: the routed experts' gradients over the dp·cp / ep ranks holding the same experts.
+  const uint64_t dp = GradientRanks(s);
   if (dp > 1) {
     const double n = static_cast<double>(dp);
     const double n_expert = n / static_cast<double>(s.ep);
@@ -187,7 +213,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     }
     out.dp_exposed = exposed;
   }
-  out.communication = out.tp_comm + out.pp_comm + out.dp_exposed + out.ep_comm;
+  out.communication = out.tp_comm + out.pp_comm + out.dp_exposed + out.ep_comm + out.cp_exposed;
   // CPU offload: PCIe is full duplex, so a micro-batch's transfers take the larger direction; they run
   // on their own stream under that micro-batch's compute (ZeRO-Offload, Ren et al. 2021, §4.2; ZeRO-3
   // prefetch), and only what outlasts it is exposed. The updated weights' upload is exposed whole: the

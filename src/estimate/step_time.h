@@ -8,6 +8,7 @@
 #include "config/hardware.h"
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/context_parallel.h"
 #include "estimate/offload.h"
 #include "graph/layer_graph.h"
 
@@ -19,6 +20,7 @@ struct StepOptions {
   double mbu = 0.8;           // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
+  RingExchange ring;          // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
 };
 
 struct StepTime {

@@ -6,6 +6,7 @@
 
 #include "config/hardware.h"
 #include "config/resolve.h"
+#include "estimate/context_parallel.h"
 #include "estimate/evaluation.h"
 #include "estimate/expert_parallel.h"
 #include "estimate/flops.h"
@@ -96,6 +97,21 @@ void AddExpertAllToAll(const StepTime& st, const Settings& s, const TrainQuery& 
             "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)");
 }
 
+// --cp: the ring's total and exposed seconds, and one hop's bytes.
+void AddContextParallel(const StepTime& st, const ModelSpec& spec, const Settings& s, Report& r) {
+  r.Set("time.breakdown.cp_ring", "step: context-parallel ring (exposed)", st.cp_exposed, Unit::kSecond,
+        "per block on the slowest stage and micro-batch: max(0, forward hops - the block's attention core forward) "
+        "+ max(0, backward hops - its backward) (+ the forward again under full recomputation); the hops overlap "
+        "the blockwise attention of the chunk in hand (Liu et al. 2023, Ring Attention, §3)");
+  r.Set("time.comm.cp_seconds", "context-parallel ring (whole)", st.cp_comm, Unit::kSecond,
+        "(cp - 1) forward + 2 (cp - 1) backward hops (K,V gathered again and dK,dV reduce-scattered, as ring "
+        "point-to-point: Megatron-LM docs, context_parallel) x hop bytes "
+        "/ link bandwidth, per block and micro-batch; intra-node while tp x cp <= --gpus-per-node");
+  const double hop = RingOf(spec, s).hop_bytes;
+  r.Set("time.comm.cp_hop_bytes", "context-parallel hop (one K,V chunk)", hop, Unit::kByte,
+        "2 x (seq / cp) x kv_heads / tp-shards x head_dim x activation bytes x micro-batch");
+}
+
 void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw, const TrainQuery& q,
                   const TrainMemory& ledger, Report& r) {
   r.Set("time.breakdown.compute", "step: compute", st.compute, Unit::kSecond,
@@ -103,10 +119,10 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
         "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
         "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
-  r.Set(
-      "time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
-      std::string("tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward") +
-          (s.ep > 1 ? " + the expert-parallel all-to-alls" : ""));
+  r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
+        "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward" +
+            std::string(s.ep > 1 ? " + the expert-parallel all-to-alls" : "") +
+            std::string(s.cp > 1 ? " + the context-parallel ring's exposed part" : ""));
   if (s.ep > 1) AddExpertAllToAll(st, s, q, r);
   r.Set(
       "time.breakdown.pipeline_bubble", "step: pipeline bubble", st.pipeline_bubble, Unit::kSecond,
@@ -123,11 +139,12 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
   r.Set("time.comm.pp_seconds", "pipeline point-to-point", st.pp_comm, Unit::kSecond,
         "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)");
   r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
-        std::string("ring 2 (n - 1) / n x gradient bytes / link bandwidth (ZeRO-3: a reduce-scatter, half that, plus a "
-                    "parameter all-gather per micro-batch forward and backward)") +
-            (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp / ep = " +
-                            std::to_string(s.dp() / s.ep) + " ranks, the rest over dp = " + std::to_string(s.dp())
-                      : ""));
+        "ring 2 (n - 1) / n x gradient bytes / link bandwidth" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
+            " (ZeRO-3: a reduce-scatter, half that, plus a parameter all-gather per micro-batch forward and backward)" +
+            (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp x cp / ep = " +
+                            std::to_string(ExpertDataParallel(s)) + " ranks, the rest over " +
+                            std::to_string(GradientRanks(s))
+                      : std::string()));
   r.Set("time.comm.dp_exposed_seconds", "data-parallel: exposed", st.dp_exposed, Unit::kSecond,
         "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-3 gathers past the compute");
   r.Set("time.comm.intra_node_bandwidth", "intra-node link per device", st.intra_bandwidth, Unit::kBytePerSecond,
@@ -182,7 +199,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
                          .vp = query.vp,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
-                         .host_bandwidth = hw.host_bandwidth});
+                         .host_bandwidth = hw.host_bandwidth,
+                         .ring = RingOf(ev.spec(), s)});
     query.step_seconds = step->step_seconds;
   } else if (s.offload != Offload::kNone) {
     throw InputError(query.mfu || query.achieved
@@ -194,8 +212,8 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
     r.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(ComputeDtype(s.precision)) +
                       ": the step is not modelled from its parts; MFU 0.4 assumed (--mfu sets it)");
   }
-  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp, params.total, params.active,
-                                   peak, query, s.gpus);
+  const TrainTime t = TrainingTime(model_step, hardware_step, tokens_per_step, s.tp * s.pp * s.cp, params.total,
+                                   params.active, peak, query, s.gpus);
   r.Group("time", device ? std::string("Training time on ") + hw.name : std::string("Training time at --achieved"));
   if (device) {
     r.Set("time.hardware", "device", hw.name, Unit::kText);
@@ -222,6 +240,7 @@ void AddTraining(Evaluation& ev, const Settings& s, const TimeRequest& req, cons
   r.Set("time.steps", "optimizer steps", t.steps, Unit::kCount);
   r.Set("time.step_seconds", "per step", t.step_seconds, Unit::kSecond);
   if (step) AddBreakdown(*step, s, hw, query, *ledger, r);
+  if (step && s.cp > 1) AddContextParallel(*step, ev.spec(), s, r);
   if (step && s.offload != Offload::kNone) {
     r.notes.push_back(
         "--offload: the optimizer step runs on the host's CPUs, which the catalog does not describe; the step time "

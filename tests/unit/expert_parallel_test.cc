@@ -154,6 +154,21 @@ TEST_CASE("ep: the experts' gradients are reduced over the dp / ep ranks holding
   CHECK(alone["comm"]["dp_seconds"].get<double>() == doctest::Approx(2 * 7.0 / 8 * rest_tp / 50e9));
 }
 
+TEST_CASE("ep with cp: a rank exchanges its s / cp tokens, and ZeRO spans dp x cp / ep for the experts") {
+  // Mixtral on 16 devices, --cp 2 --ep 4: dp = 16 / 2 = 8, the dense part's gradients and ZeRO shards
+  // over dp x cp = 16 ranks (Megatron-Core's data-parallel group with context parallelism), the routed
+  // experts' over the 16 / 4 = 4 ranks holding the same experts. Each rank holds 4096 / 2 tokens, so
+  // an all-to-all moves 2048 · 2 · 4096 · 2 B, 3/4 of it off the device; tp · ep = 4: NVLink.
+  const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "16", "--cp", "2", "--ep", "4"});
+  CHECK(t["breakdown"]["ep_all_to_all"].get<double>() ==
+        doctest::Approx(4 * 32 * 2048.0 * 2 * 4096 * 2 * 3 / 4 / 450e9));
+  // ZeRO-1: two 4-byte states and a 4-byte master per parameter, each category's two parts rounded up.
+  const nlohmann::json m = Train("mixtral-8x7b", {"--gpus", "16", "--cp", "2", "--ep", "4", "--zero", "1"});
+  const uint64_t experts_local = kMixtralExperts / 4;
+  CHECK(m["optimizer"] == (8 * kMixtralRest + 15) / 16 + (8 * experts_local + 3) / 4);
+  CHECK(m["master_weights"] == (4 * kMixtralRest + 15) / 16 + (4 * experts_local + 3) / 4);
+}
+
 TEST_CASE("ep: refusals name --ep and exit 2") {
   const auto refuse = [](std::vector<std::string> args, const std::string& message) {
     const testing::TallyRun run = testing::RunTally(args);
