@@ -190,7 +190,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // Data parallel: the gradients of a device's parameters all-reduced across dp ranks (ZeRO-1/2:
   // reduce-scatter + all-gather, the same volume; ZeRO-3 gathers the parameters again in every
   // micro-batch's forward and backward: Rajbhandari et al. 2020, §7). The reduction overlaps with the
-  // last micro-batch's backward except the last bucket; ZeRO-3's gathers prefetch under compute.
+  // backward except the last bucket; ZeRO-3's gathers prefetch under compute.
   // Context-parallel ranks hold the same weights and reduce their gradients with the data-parallel
   // ones; --ep: the routed experts' gradients over the dp·cp / ep ranks holding the same experts.
   const uint64_t dp = GradientRanks(s);
@@ -203,9 +203,17 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       return Ring(n, device.dense * bytes_per_param, bw) + Ring(n_expert, device.expert * bytes_per_param, bw);
     };
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
-    out.dp_comm = s.zero >= 3 ? reduce(BytesPerElement(s.dtypes.grad)) / 2 : reduce(BytesPerElement(s.dtypes.grad));
-    const double last_backward = backward_stage;
-    double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), out.dp_comm - last_backward);
+    const double all_reduce = reduce(BytesPerElement(s.dtypes.grad));
+    const double scatter = all_reduce / 2;
+    const double last = s.zero >= 3 ? scatter : all_reduce;
+    // ZeRO-2 and 3 partition the gradients, so every micro-batch's backward reduce-scatters its own
+    // to their owners (DeepSpeed's stage 2/3 gradient hooks; FSDP outside no_sync), each under that
+    // micro-batch's backward; unpartitioned gradients accumulate locally and are reduced once, in the
+    // last micro-batch (DDP's no_sync).
+    const double earlier = s.zero >= 2 ? (micro - 1) * scatter : 0;
+    out.dp_comm = last + earlier;
+    double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), last - backward_stage);
+    if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
     if (s.zero >= 3) {
       const double gathers = 2 * reduce(BytesPerElement(s.dtypes.param)) / 2 * micro;  // an all-gather: half a ring
       out.dp_comm += gathers;

@@ -140,13 +140,15 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)");
   r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
         "ring 2 (n - 1) / n x gradient bytes / link bandwidth" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
-            " (ZeRO-3: a reduce-scatter, half that, plus a parameter all-gather per micro-batch forward and backward)" +
+            " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 reduce-scatters "
+            "only, plus a parameter all-gather per micro-batch forward and backward)" +
             (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp x cp / ep = " +
                             std::to_string(ExpertDataParallel(s)) + " ranks, the rest over " +
                             std::to_string(GradientRanks(s))
                       : std::string()));
   r.Set("time.comm.dp_exposed_seconds", "data-parallel: exposed", st.dp_exposed, Unit::kSecond,
-        "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-3 gathers past the compute");
+        "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier micro-batch's "
+        "reduce-scatter past its backward; ZeRO-3 gathers past the compute");
   r.Set("time.comm.intra_node_bandwidth", "intra-node link per device", st.intra_bandwidth, Unit::kBytePerSecond,
         "from " + hw.source + " (a group of up to --gpus-per-node " + std::to_string(q.gpus_per_node) +
             " devices stays inside a node)");

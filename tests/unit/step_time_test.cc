@@ -76,16 +76,18 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
 }
 
 TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters in every pass") {
-  // 16 ranks across nodes (25 GB/s), 2 micro-batches: one reduce-scatter of the bf16 gradients and,
-  // per micro-batch, an all-gather of the bf16 parameters in the forward and in the backward, each
-  // (16 - 1) / 16 of the buffer (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x).
+  // 16 ranks across nodes (25 GB/s), 2 micro-batches: per micro-batch a reduce-scatter of the bf16
+  // gradients (partitioned gradients are reduced to their owners in every backward: DeepSpeed's
+  // stage-3 hooks) and an all-gather of the bf16 parameters in the forward and in the backward, each
+  // (16 - 1) / 16 of the buffer (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x a
+  // micro-batch).
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 2);
   s.zero = 3;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
   const double buffer = 15.0 / 16 * 2 * static_cast<double>(params) / 25e9;
-  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(buffer * (1 + 2 * 2)));
+  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(buffer * 2 * (1 + 2)));
 }
 
 TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapped") {
