@@ -32,6 +32,7 @@ std::string FieldValue(const HardwareSpec& h, const std::string& key) {
     if (key == name) return v > 0 || key == "interconnect_bandwidth" ? rate(v) : "";
   }
   if (key == "board_power_w") return h.board_power_w > 0 ? FormatDouble(h.board_power_w) + " W" : "";
+  if (key == "attention_efficiency") return h.attention_efficiency > 0 ? FormatDouble(h.attention_efficiency) : "";
   const size_t dot = key.find('.');
   const std::string group = key.substr(0, dot);
   const std::optional<GemmDType> dtype = FindName<GemmDType>(key.substr(dot + 1));
@@ -91,7 +92,8 @@ Report HardwareReport() {
                                  {.key = "intra_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "board_power_w", .unit = Unit::kNumber, .shown = false},
-                                 {.key = "host_bandwidth", .unit = Unit::kBytePerSecond, .shown = false}};
+                                 {.key = "host_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
+                                 {.key = "attention_efficiency", .unit = Unit::kRatio, .shown = false}};
   for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
@@ -120,7 +122,8 @@ Report HardwareReport() {
                              h.memory_bytes,
                              h.memory_bandwidth,
                              h.interconnect_bandwidth};
-    for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w, h.host_bandwidth}) {
+    for (double v :
+         {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w, h.host_bandwidth, h.attention_efficiency}) {
       if (v > 0) {
         row.emplace_back(v);
       } else {

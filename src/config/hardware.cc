@@ -58,7 +58,7 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   ConfigMap m(root, file, "hardware",
               {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
                "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth",
-               "board_power_w", "gemm_efficiency", "host_bandwidth", "field_sources"});
+               "board_power_w", "gemm_efficiency", "host_bandwidth", "field_sources", "attention_efficiency"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -84,21 +84,25 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
                            {"host_bandwidth", &h.host_bandwidth}}) {
     if (m.Has(key)) *into = ReadRate(m.Get(key), file, key, Zero::kAllowed);
   }
+  // A fraction of a peak: a ratio in (0, 1].
+  const auto ratio_of = [](const YAML::Node& node, const SourceLoc& at, const std::string& what) {
+    const std::string ratio = node.IsScalar() ? node.Scalar() : "";
+    double v = -1;
+    auto [ptr, ec] = std::from_chars(ratio.data(), ratio.data() + ratio.size(), v);
+    if (ratio.empty() || ec != std::errc() || ptr != ratio.data() + ratio.size() || !(v > 0 && v <= 1))
+      throw InputError(at, what + " must be a ratio in (0, 1] such as 0.8, got " + Describe(node));
+    return v;
+  };
   if (m.Has("gemm_efficiency")) {
     ConfigMap eff(m.Get("gemm_efficiency"), file, "gemm_efficiency", PeakKeys());
     for (GemmDType d : kPeakOrder) {
       const std::string k = Name(d);
-      if (!eff.Has(k)) continue;
-      const YAML::Node& node = eff.Get(k);
-      const std::string ratio = node.IsScalar() ? node.Scalar() : "";
-      double v = -1;
-      auto [ptr, ec] = std::from_chars(ratio.data(), ratio.data() + ratio.size(), v);
-      if (ratio.empty() || ec != std::errc() || ptr != ratio.data() + ratio.size() || !(v > 0 && v <= 1)) {
-        throw InputError(eff.Loc(k), "'" + k + "' in 'gemm_efficiency' must be a ratio in (0, 1] such as 0.8, got " +
-                                         Describe(node));
-      }
-      h.gemm_efficiency[d] = v;
+      if (eff.Has(k)) h.gemm_efficiency[d] = ratio_of(eff.Get(k), eff.Loc(k), "'" + k + "' in 'gemm_efficiency'");
     }
+  }
+  if (m.Has("attention_efficiency")) {
+    h.attention_efficiency =
+        ratio_of(m.Get("attention_efficiency"), m.Loc("attention_efficiency"), "'attention_efficiency'");
   }
   ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", PeakKeys());
   for (GemmDType d : kPeakOrder) {
@@ -151,7 +155,7 @@ const std::vector<HardwareSpec>& Catalog() {
 std::vector<std::string> HardwareFieldKeys() {
   std::vector<std::string> keys = {"memory_bytes",         "memory_bandwidth",     "interconnect_bandwidth",
                                    "intra_node_bandwidth", "inter_node_bandwidth", "board_power_w",
-                                   "host_bandwidth"};
+                                   "host_bandwidth",       "attention_efficiency"};
   for (const char* group : {"peak_flops.", "gemm_efficiency.", "achieved_flops."}) {
     for (const std::string& d : PeakKeys()) keys.push_back(group + d);
   }

@@ -29,6 +29,9 @@ struct HardwareSpec {
   // dtype -> the fraction of the dense peak large GEMMs reach (cuBLAS at large square shapes);
   // absent: training time falls back to a fixed MFU.
   std::map<GemmDType, double> gemm_efficiency;
+  // The fraction of the 16-bit dense peak a fused (flash) attention kernel reaches over its forward
+  // and backward, whose GEMMs keep the s x s scores on chip; 0 when not given (gemm_efficiency stands in).
+  double attention_efficiency = 0;
   std::map<GemmDType, double> peak_flops;  // dtype -> dense FLOP/s: fp64, fp32, tf32, fp16, bf16, fp8, int8
   // dtype -> a GEMM rate measured on this device (`tally measure --calibrate`); time uses it as the
   // achieved FLOP/s when neither --mfu nor --achieved is given.

@@ -75,11 +75,18 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     return b;
   };
   // One GEMM on one device: max(compute at the rolled-off efficiency, its operands at bandwidth).
-  const auto gemm_time = [&](double flops, double m, double n, double k, double count) {
+  // `on_chip`: elements of an operand that never reach memory.
+  const auto gemm_time = [&](double flops, double m, double n, double k, double count, double eff, double on_chip) {
     const double rate =
-        peak * efficiency * TileEfficiency(static_cast<uint64_t>(std::ceil(m)), static_cast<uint64_t>(std::ceil(n)));
-    return std::max(flops / rate, (m * k + k * n + m * n) * count * act / bandwidth);
+        peak * eff * TileEfficiency(static_cast<uint64_t>(std::ceil(m)), static_cast<uint64_t>(std::ceil(n)));
+    return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * act / bandwidth);
   };
+  // Flash attention keeps the scores S = QK^T and the probabilities P on chip, forward and backward
+  // (Dao et al. 2022, §3.1): its GEMMs move only their s x d operands, at the fraction of the peak
+  // fused attention kernels reach (the catalog's attention_efficiency, 16-bit; without it the GEMMs').
+  const GemmDType compute_dtype = ComputeDtype(s.precision);
+  const bool half = compute_dtype == GemmDType::kBf16 || compute_dtype == GemmDType::kFp16;
+  const double flash_efficiency = half && hw.attention_efficiency > 0 ? hw.attention_efficiency : efficiency;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {};
@@ -95,15 +102,18 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     for (const Gemm& gm : l.gemms) {
       double m = static_cast<double>(gm.m), n = static_cast<double>(gm.n), k = static_cast<double>(gm.k);
       const bool core = l.component == Component::kAttentionCore;
+      // The s x s operand: the scores GEMM's output (m x n) or the PV GEMM's input (m x k).
+      const double on_chip = flash && core ? m * (l.kind == LayerKind::kAttentionScores ? n : k) : 0;
+      const double eff = flash && core ? flash_efficiency : efficiency;
       const double count = static_cast<double>(gm.count) / (core ? tp * cp : 1);
       if (!core) (RowParallel(l) ? k : n) /= div;
       if (!core) m /= cp;
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
-      fwd += gemm_time(f, m, n, k, count);
-      if (gm.grad_a) bwd += gemm_time(f, m, k, n, count);  // dA = dY·Bᵀ: m x k out
-      if (gm.grad_b) bwd += gemm_time(f, k, n, m, count);  // dB = Aᵀ·dY: k x n out
+      fwd += gemm_time(f, m, n, k, count, eff, on_chip);
+      if (gm.grad_a) bwd += gemm_time(f, m, k, n, count, eff, on_chip);  // dA = dY·Bᵀ: m x k out
+      if (gm.grad_b) bwd += gemm_time(f, k, n, m, count, eff, on_chip);  // dB = Aᵀ·dY: k x n out
       // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
-      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(f, m, n, k, count);
+      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(f, m, n, k, count, eff, on_chip);
     }
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
       // A memory-bound op reads its input and writes its output; its backward reads the output's

@@ -118,7 +118,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
         "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
         "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
-        "read + write, backward twice that); flash attention's backward re-forms QK^T; layers / pp per device");
+        "read + write, backward twice that); flash attention keeps the s x s scores on chip, runs at attention_efficiency "
+        "where the device gives one (16-bit) and re-forms QK^T in its backward; layers / pp per device");
   r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
         "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward" +
             std::string(s.ep > 1 ? " + the expert-parallel all-to-alls" : "") +
