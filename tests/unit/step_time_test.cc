@@ -58,6 +58,32 @@ TEST_CASE("step: the 1F1B bubble is (p - 1) / (vp m + p - 1) of the step") {
   CHECK(three.bubble_fraction == doctest::Approx(3.0 / (3 * 8 + 3)));
 }
 
+TEST_CASE("step: flash attention's GEMMs run at the device's attention_efficiency, the scores on chip") {
+  // GPT of 8 blocks, 16 heads of 64, seq 2048, one sequence, no causal discount: per block and head
+  // the forward's QK^T (2048 x 2048 x 64) and PV (2048 x 64 x 2048) are F = 2 x 2048^2 x 64 FLOPs
+  // each; the backward's dQ, dK, re-formed QK^T, dP and dV five more. Tile quantization (128 x 128
+  // output tiles) halves the rate of each with a 64-wide output: PV, dQ, dK and dV, so the core
+  // costs (1 + 2 + 2 + 2 + 1 + 1 + 2) F = 11 F at peak x attention_efficiency. Every one stays
+  // compute-bound (each moves only its 2048 x 64 operands: the s x s scores stay on chip, Dao et
+  // al. 2022, §3.1), so halving attention_efficiency adds exactly that time again.
+  HardwareSpec h100 = ResolveHardware("h100-sxm");
+  REQUIRE(h100.attention_efficiency == 0.35);  // FlashAttention-2 on H100 (Shah et al. 2024)
+  Settings s = Parallel(1, 1, 1, 1);
+  s.causal = false;
+  s.causal_kernels = false;
+  const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
+  const uint64_t params = CountParams(g).trainable;
+  const double core = 8 * 16 * 11 * (2.0 * 2048 * 2048 * 64) / (989.5e12 * 0.35);
+  const StepTime full = TrainingStep(g, s, h100, 989.5e12, 0.75, params, {});
+  h100.attention_efficiency = 0.175;
+  const StepTime half = TrainingStep(g, s, h100, 989.5e12, 0.75, params, {});
+  CHECK(half.compute - full.compute == doctest::Approx(core).epsilon(1e-9));
+  // Without the field the GEMMs' efficiency stands in.
+  h100.attention_efficiency = 0;
+  const StepTime gemm = TrainingStep(g, s, h100, 989.5e12, 0.75, params, {});
+  CHECK(full.compute - gemm.compute == doctest::Approx(core * (1 - 0.35 / 0.75)).epsilon(1e-9));
+}
+
 TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's link or the NIC") {
   // 16 replicas of a 1-device model: 2 (16 - 1) / 16 x params x 2 bytes (bf16 gradients) over the
   // intra-node link with 16 devices per node, over InfiniBand (25 GB/s on an A100) with 8.
