@@ -93,6 +93,7 @@ class TransformerBuilder {
   void Add(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
     l.block = block_;
     l.block_type = block_type_;
+    l.source_side = l.source_side || source_side_;
     l.shape = std::move(shape);
     cur_ = output_id.empty() ? l.path : output_id;
     layers_.push_back(std::move(l));
@@ -225,6 +226,7 @@ class TransformerBuilder {
   void Stack(bool decoder) {
     s_ = decoder ? tgt_seq_ : src_seq_;
     rows_ = Count("tokens", {b_, s_});
+    source_side_ = !decoder;
   }
 
   // modeling_t5.py, T5Stack: the encoder ends in its final norm and a dropout; the decoder's
@@ -316,7 +318,8 @@ class TransformerBuilder {
       if (spec.encoder_output) EncoderOutput();
       Stack(spec.cross_attention);
     }
-    kv_ = enc_dec ? s_ : KeysPerQuery(spec, context_);
+    // A decoder block of a decode step attends to its cache of `context` target tokens.
+    kv_ = enc_dec && !(spec.cross_attention && settings_.context) ? s_ : KeysPerQuery(spec, context_);
     // An encoder's (or an encoder stack's) attention is bidirectional and caches nothing.
     bidirectional_ = t_.encoder || (enc_dec && !spec.cross_attention);
     // A causal kernel skips the masked half only when the queries see the whole sequence.
@@ -461,7 +464,9 @@ class TransformerBuilder {
       kv.param_tensors.back().shape = {width};
       kv.non_matmul_flops = Count(P("cross.kv"), {src_rows, width});
     }
+    source_side_ = true;  // projected once per source; a decode step reads the cache instead
     AddLinear(std::move(kv), {b_, src_seq_, Count(P("cross"), {2, width})}, "qkv");
+    source_side_ = false;
     return {.qkv = cur_,
             .qk_dim = d,
             .v_dim = d,
@@ -849,6 +854,7 @@ class TransformerBuilder {
   const uint64_t src_seq_, tgt_seq_;  // an encoder–decoder's source and target lengths (else both the seq)
   std::string target_embedding_;      // an encoder–decoder: ids of the decoder's embedded input ...
   std::string encoder_output_;        // ... and of the encoder's output, which cross-attention reads
+  bool source_side_ = t_.encoder_layers > 0;  // the nodes being added run over the source (Layer::source_side)
   bool bidirectional_ = false;        // the block being built attends both ways and caches nothing
   int block_ = -1;
   int block_type_ = -1;
@@ -886,9 +892,6 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   if (t.encoder_layers > 0 && t.position == PositionKind::kLearned && target > target_limit) {
     throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " + std::to_string(target_limit) +
                      " learned positions of '" + spec.name + "'");
-  }
-  if (t.encoder_layers > 0 && settings.context) {
-    throw InputError("'" + spec.name + "' is an encoder-decoder: decode steps against a cache are not modelled yet");
   }
   LayerGraph g;
   g.model_name = spec.name;
