@@ -35,7 +35,7 @@ const std::vector<Command>& Commands() {
       MakeCommand("flops", "FLOPs: forward, backward, per token, 6·N·D", AddFlopsFlags, RunFlops,
                   {"flops gpt2-small --seq 1024", "flops llama-2-7b --batch 4 --causal --explain",
                    "flops --gemm 2048x768x3072"},
-                  {"--batch", "--micro-batch", "--grad-accum", "--seq", "--target-seq", "--causal", "--recompute",
+                  {"--batch", "--micro-batch", "--grad-accum", "--seq", "--target-seq", "--images", "--causal", "--recompute",
                    "--dropout", "--trainable", "--lora", "--lora-targets", "--input", "--layers"}),
       MakeCommand("memory", "training and inference memory per device, itemized", AddMemoryFlags, RunMemory,
                   {"memory llama-2-7b --batch 4 --seq 2048", "memory llama-2-7b --hardware a100-80gb --zero 3 --gpus 8",

@@ -900,8 +900,14 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   if (t.vision) {
     // The tower encodes the images of a prompt, whatever its length (the parameters never depend
     // on --seq); a decode step has none.
-    g.images = settings.context ? 0 : t.vision->images;
-    if (*g.images == 0) effective.vision.reset();
+    g.images = settings.context ? 0 : settings.images.value_or(t.vision->images);
+    if (settings.context) {
+      effective.vision.reset();
+    } else {
+      effective.vision->images = std::max<uint64_t>(*g.images, 1);  // --images 0: stripped below
+    }
+  } else if (settings.images) {
+    throw InputError("--images: '" + spec.name + "' has no vision tower (a multimodal config's vision_config)");
   }
   g.batch = settings.batch;
   g.seq = seq;
@@ -918,6 +924,17 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
                          "memory";
   }
   TransformerBuilder(effective, settings, seq, target).Build(g);
+  if (g.images == uint64_t{0} && effective.vision) {
+    // --images 0, text only: the tower and projector keep their parameters (the checkpoint holds
+    // them) but run on nothing: no FLOPs, no saved tensors, no rows.
+    for (Layer& l : g.layers) {
+      if (l.component != Component::kVision && l.component != Component::kProjector) continue;
+      l.gemms.clear();
+      l.non_matmul_flops = 0;
+      l.saved.clear();
+      if (l.shape.size() > 1) l.shape[1] = 0;
+    }
+  }
   return g;
 }
 
