@@ -325,7 +325,8 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
           "W4A16) and compute at the activation dtype's peak");
   }
   r.Set("time.memory_bandwidth", "memory bandwidth per device", rates.bandwidth, Unit::kBytePerSecond);
-  r.Set("time.ttft_seconds", enc_dec ? "time to first token (encoder + prefill)" : "time to first token (prefill)", p.seconds, Unit::kSecond,
+  r.Set("time.ttft_seconds", enc_dec ? "time to first token (encoder + prefill)" : "time to first token (prefill)",
+        p.seconds, Unit::kSecond,
         "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + all-reduces (Williams et al. 2009)");
   r.Set("time.tpot_seconds", "time per output token (decode step)", d.seconds, Unit::kSecond,
         enc_dec ? "one token per sequence at the mean context prompt + generate / 2, reading the decoder's weights, "

@@ -251,8 +251,8 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
   for (const Layer& l : graph.layers) {
     // A decode step of an encoder–decoder runs no encoder: its output's K and V are cached.
     // Nor does a prefill without images (--images 0) run the vision tower and projector.
-    const bool no_images = graph.images == uint64_t{0} && (l.component == Component::kVision ||
-                                                          l.component == Component::kProjector);
+    const bool no_images =
+        graph.images == uint64_t{0} && (l.component == Component::kVision || l.component == Component::kProjector);
     if ((l.source_side && s.context) || no_images) {
       out.nodes.push_back({.path = l.path, .repeat = l.repeat});
       continue;

@@ -55,24 +55,24 @@ TEST_CASE("time --mode infer: a t5-small decode step by hand") {
   // Bytes at 2 each: a linear reads its weights and input and writes its output; an elementwise op
   // reads and writes 512 (the norms also their 512 weights); flash attention reads q (8·64) and
   // 512 K (or V) elements per cached token and writes nothing more.
-  const double block_bytes = 2 * (3 * (2 * 512 + 512)                        // norms
-                                  + (512 * 1536 + 512 + 1536)                 // qkv
-                                  + 2 * (8 * 64 + 512 * 65)                   // self scores, AV
-                                  + 3 * (512 * 512 + 512 + 512)               // self out, cross q, cross out
-                                  + 2 * (8 * 64 + 512 * 512)                  // cross scores, AV
-                                  + 2 * (512 * 2048 + 512 + 2048)             // wi, wo
-                                  + 2 * 2048 + 3 * 2 * 512);                  // relu, adds
-  const double bytes = 6 * block_bytes + 2 * (512 + 512)                      // the target token's lookup
-                       + 2 * (8 * 65 + 8 * 65)                                // the first block's relative bias
-                       + 2 * (2 * 512 + 512) + 2 * 2 * 512                    // final norm, head scale
-                       + 2 * (32128.0 * 512 + 512 + 32128);                   // the head (the tied table)
+  const double block_bytes = 2 * (3 * (2 * 512 + 512)              // norms
+                                  + (512 * 1536 + 512 + 1536)      // qkv
+                                  + 2 * (8 * 64 + 512 * 65)        // self scores, AV
+                                  + 3 * (512 * 512 + 512 + 512)    // self out, cross q, cross out
+                                  + 2 * (8 * 64 + 512 * 512)       // cross scores, AV
+                                  + 2 * (512 * 2048 + 512 + 2048)  // wi, wo
+                                  + 2 * 2048 + 3 * 2 * 512);       // relu, adds
+  const double bytes = 6 * block_bytes + 2 * (512 + 512)           // the target token's lookup
+                       + 2 * (8 * 65 + 8 * 65)                     // the first block's relative bias
+                       + 2 * (2 * 512 + 512) + 2 * 2 * 512         // final norm, head scale
+                       + 2 * (32128.0 * 512 + 512 + 32128);        // the head (the tied table)
   const Step s = Infer({Hf("t5-small.json"), "--seq", "512", "--generate", "128"});
   CHECK(s.flops == flops);  // 84,145,760
   CHECK(s.bytes == bytes);  // 84,392,736
   // Every op with bytes is memory-bound; the softmaxes (fused: no bytes) cost their FLOPs.
   CHECK(s.time["tpot_seconds"].get<double>() ==
         doctest::Approx(bytes / kMemory + 6 * (8 * 65 + 8 * 512) / kCompute).epsilon(1e-12));
-  // The time to first token runs the encoder: more than a decode step, and its tokens are the prompt's.
+  // The time to first token runs the encoder over the 512 source tokens: far longer than a decode step.
   CHECK(s.time["ttft_seconds"].get<double>() > 3 * s.time["tpot_seconds"].get<double>());
 }
 
@@ -90,18 +90,18 @@ TEST_CASE("time --mode infer: a whisper-large-v3 decode step by hand") {
                              5120 + 3 * 1280;
   // + the learned position (an add of 1280), the final LayerNorm and the head 2·1280·51866.
   const double flops = 32 * layer_flops + 1280 + 5 * 1280 + 2.0 * 1280 * 51866;
-  const double layer_bytes = 2 * (3 * (2 * 1280 + 2 * 1280)                          // LayerNorms (weight, bias)
-                                  + (1280 * 3840 + 2 * 1280 + 1280 + 3840)           // qkv
-                                  + 2 * (20 * 64 + 1280 * 65)                        // self scores, AV
-                                  + 3 * (1280 * 1280 + 1280 + 1280 + 1280)           // self out, cross q, cross out
-                                  + 2 * (20 * 64 + 1280 * 1500)                      // cross scores, AV
-                                  + (1280 * 5120 + 5120 + 1280 + 5120)               // fc1
-                                  + (5120 * 1280 + 1280 + 5120 + 1280)               // fc2
-                                  + 2 * 5120 + 3 * 2 * 1280);                        // GELU, adds
-  const double bytes = 32 * layer_bytes + 2 * (1280 + 1280)  // the token's lookup
-                       + 2 * (1280 + 1280)                   // its position's row
-                       + 2 * (2 * 1280 + 2 * 1280)           // final LayerNorm
-                       + 2 * (51866.0 * 1280 + 1280 + 51866);  // proj_out (the tied table)
+  const double layer_bytes = 2 * (3 * (2 * 1280 + 2 * 1280)                 // LayerNorms (weight, bias)
+                                  + (1280 * 3840 + 2 * 1280 + 1280 + 3840)  // qkv
+                                  + 2 * (20 * 64 + 1280 * 65)               // self scores, AV
+                                  + 3 * (1280 * 1280 + 1280 + 1280 + 1280)  // self out, cross q, cross out
+                                  + 2 * (20 * 64 + 1280 * 1500)             // cross scores, AV
+                                  + (1280 * 5120 + 5120 + 1280 + 5120)      // fc1
+                                  + (5120 * 1280 + 1280 + 5120 + 1280)      // fc2
+                                  + 2 * 5120 + 3 * 2 * 1280);               // GELU, adds
+  const double bytes = 32 * layer_bytes + 2 * (1280 + 1280)                 // the token's lookup
+                       + 2 * (1280 + 1280)                                  // its position's row
+                       + 2 * (2 * 1280 + 2 * 1280)                          // final LayerNorm
+                       + 2 * (51866.0 * 1280 + 1280 + 51866);               // proj_out (the tied table)
   const Step s = Infer({Hf("whisper-large-v3.json")});
   CHECK(s.flops == flops);  // 1,860,514,560
   CHECK(s.bytes == bytes);  // 1,862,234,932
@@ -111,11 +111,11 @@ TEST_CASE("time --mode infer: a whisper-large-v3 decode step by hand") {
 
 TEST_CASE("time --mode infer: an encoder-decoder's inputs are checked") {
   // Whisper's decoder has 448 learned positions; --target-seq belongs to training.
-  CHECK(testing::RunTally({"time", Hf("whisper-large-v3.json"), "--mode", "infer", "--hardware", "h100-sxm",
-                           "--prompt", "400", "--generate", "100"})
+  CHECK(testing::RunTally({"time", Hf("whisper-large-v3.json"), "--mode", "infer", "--hardware", "h100-sxm", "--prompt",
+                           "400", "--generate", "100"})
             .code == 2);
-  CHECK(testing::RunTally({"time", Hf("t5-small.json"), "--mode", "infer", "--hardware", "h100-sxm",
-                           "--target-seq", "16"})
+  CHECK(testing::RunTally(
+            {"time", Hf("t5-small.json"), "--mode", "infer", "--hardware", "h100-sxm", "--target-seq", "16"})
             .code == 2);
 }
 

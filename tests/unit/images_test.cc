@@ -40,10 +40,10 @@ TEST_CASE("--images: llava-1.5-7b's forward FLOPs at 0, 1 and 2 images by hand")
   // LayerNorms 2·5·T·c, biases of qkv 3·T·c, out T·c, fc1 T·4096, fc2 T·c, the scale and softmax
   // 2·16·T², quick_gelu T·4096, two residual adds 2·T·c; the pooled class token's post-LayerNorm
   // 5·c; the projector's biases and GELU 3·576·4096.
-  const double image_other = t * c + 5 * t * c +
-                             24 * (2 * 5 * t * c + 3 * t * c + t * c + t * 4096 + t * c + 2 * 16 * t * t +
-                                   t * 4096 + 2 * t * c) +
-                             5 * c + 3 * 576 * 4096.0;
+  const double image_other =
+      t * c + 5 * t * c +
+      24 * (2 * 5 * t * c + 3 * t * c + t * c + t * 4096 + t * c + 2 * 16 * t * t + t * 4096 + 2 * t * c) + 5 * c +
+      3 * 576 * 4096.0;
   const nlohmann::json none = Flops({"--images", "0"});
   CHECK(none["flops"]["forward"].get<double>() == text);  // 29,262,685,929,472
   CHECK(none["settings"]["images"] == 0);
@@ -71,8 +71,8 @@ TEST_CASE("--images 0 keeps the tower's parameters and memory of weights") {
   CHECK(params({"--images", "3"}) == "7063427072\n");
   // A prefill without images does not run (or read) the tower: its time to first token is shorter.
   const auto ttft = [](const std::string& n) {
-    const testing::TallyRun run = testing::RunTally({"time", Llava(), "--mode", "infer", "--hardware", "h100-sxm",
-                                                     "--images", n, "--get", "time.ttft_seconds"});
+    const testing::TallyRun run = testing::RunTally(
+        {"time", Llava(), "--mode", "infer", "--hardware", "h100-sxm", "--images", n, "--get", "time.ttft_seconds"});
     REQUIRE(run.code == 0);
     return std::stod(run.out);
   };
