@@ -915,14 +915,6 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
   if (settings.dropout) effective.dropout = *settings.dropout;
-  if (t.ssm.inner_norms) {
-    // transformers' JambaMambaMixer cannot use mamba_ssm's fused MambaInnerFn (the convention of
-    // graph/build_ssm.cc) because of its Δ/B/C norms: it trains through causal_conv1d_fn, eager
-    // RMSNorms and selective_scan_fn, whose saved tensors tally does not model.
-    g.training_refused = "training activations of the Mamba mixers of '" + spec.name +
-                         "' (Jamba: unfused, with Δ/B/C norms) are not modelled; --mode infer gives its inference "
-                         "memory";
-  }
   TransformerBuilder(effective, settings, seq, target).Build(g);
   if (g.images == uint64_t{0} && effective.vision) {
     // --images 0, text only: the tower and projector keep their parameters (the checkpoint holds
