@@ -287,8 +287,8 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
   const uint64_t positions = enc_dec && t.target_context > 0 ? t.target_context : t.context_length;
   if (t.position == PositionKind::kLearned && prompt + req.generate > positions) {
     throw InputError("--generate: prompt + generated tokens (" + std::to_string(prompt + req.generate) +
-                     ") exceed the " + std::to_string(positions) + " learned positions of '" + spec.name + "'" +
-                     (enc_dec ? "'s decoder" : ""));
+                     ") exceed the " + std::to_string(positions) + " learned positions of " +
+                     (enc_dec ? "the decoder of " : "") + "'" + spec.name + "'");
   }
   const RooflineRates rates = InferenceRates(hw, s, req.train.mfu.value_or(0.4), req.mbu.value_or(kDefaultMbu));
   const uint64_t batch = InferenceBatch(s);
