@@ -111,8 +111,9 @@ TEST_CASE("time --mode infer: a whisper-large-v3 decode step by hand") {
 
 TEST_CASE("time --mode infer: an encoder-decoder's inputs are checked") {
   // Whisper's decoder has 448 learned positions; --target-seq belongs to training.
-  const testing::TallyRun whisper = testing::RunTally({"time", Hf("whisper-large-v3.json"), "--mode", "infer",
-                                                       "--hardware", "h100-sxm", "--prompt", "400", "--generate", "100"});
+  const testing::TallyRun whisper =
+      testing::RunTally({"time", Hf("whisper-large-v3.json"), "--mode", "infer", "--hardware", "h100-sxm", "--prompt",
+                         "400", "--generate", "100"});
   CHECK(whisper.code == 2);
   CHECK(whisper.err ==
         "tally: error: --generate: prompt + generated tokens (500) exceed the 448 learned positions of the decoder of "
