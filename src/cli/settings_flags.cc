@@ -150,6 +150,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"grad_accum", &WorkloadFlags::grad_accum},
       {"seq", &WorkloadFlags::seq},
       {"target_seq", &WorkloadFlags::target_seq},
+      {"images", &WorkloadFlags::images},
       {"mode", &WorkloadFlags::mode},
       {"precision", &WorkloadFlags::precision},
       {"param_dtype", &WorkloadFlags::param_dtype},
@@ -202,6 +203,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
   opt("--target-seq", f.target_seq,
       "an encoder-decoder's target (decoder) tokens per sequence; default --seq, at most the decoder's positions", "N");
+  opt("--images", f.images, "a multimodal model's images per sequence (0: text only); default 1", "N");
   cmd->add_flag("--causal", f.causal,
                 "halve attention's QK^T and AV in the model FLOPs too (default: only in the "
                 "hardware FLOPs that time applies a rate to)")
@@ -272,6 +274,7 @@ Settings ReadSettings(const WorkloadFlags& f) {
   ReadBatch(f, s);
   if (f.seq) s.seq = ParseLength(*f.seq, "--seq");
   if (f.target_seq) s.target_seq = ParseLength(*f.target_seq, "--target-seq");
+  if (f.images) s.images = ParseCount(*f.images, "--images", {.min = 0});
   if (f.hardware) {
     ResolveHardware(*f.hardware);  // an unknown device is a flag error here, not later
     s.hardware = *f.hardware;

@@ -14,7 +14,7 @@ namespace tally {
 
 // Raw flag text, parsed after CLI11 so that every error is tally's own one-liner.
 struct WorkloadFlags {
-  std::optional<std::string> batch, micro_batch, grad_accum, seq, target_seq;
+  std::optional<std::string> batch, micro_batch, grad_accum, seq, target_seq, images;
   std::optional<std::string> mode, precision, param_dtype, grad_dtype, state_dtype, optimizer;
   std::optional<std::string> recompute, attention, dropout, lora, lora_targets;
   std::optional<std::string> dropout_mask, input, mlp_kernel;

@@ -32,7 +32,8 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12",
       "FLOP/S");
   opt("--mbu", f.mbu, "memory-bandwidth utilization for the inference roofline (default 0.8)", "RATIO");
-  opt("--prompt", f.prompt, "inference: prompt tokens per sequence (default 512; 4k = 4,096)", "N");
+  opt("--prompt", f.prompt,
+      "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4k = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
   opt("--gpus-per-node", f.gpus_per_node,
       "training: devices per node; collectives within one use the intra-node "

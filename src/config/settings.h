@@ -51,6 +51,8 @@ struct Settings {
   std::optional<uint64_t> seq;  // default: the model's context length
   // An encoder–decoder's target (decoder) tokens per sequence, `seq` being the source; default: seq.
   std::optional<uint64_t> target_seq;
+  // --images: images per sequence a model with a vision tower encodes (0: text only); default its VisionSpec's.
+  std::optional<uint64_t> images;
   bool causal = false;  // halve the attention QK^T and AV FLOPs (model FLOPs too)
   // A decoder's kernels skip attention's masked half: hardware FLOPs, and times derived from a
   // hardware rate, count half of QK^T and AV; model FLOPs and MFU keep them whole. --no-causal: off.

@@ -77,7 +77,8 @@ Roofline DecodeStep(Evaluation& ev, const Settings& s, const RooflineRates& rate
   Settings step = s;
   step.batch = step.micro_batch = batch;
   step.grad_accum = 1;
-  step.seq = 1;
+  // An encoder–decoder keeps its source (--seq): the decoder takes the one token.
+  (ev.spec().transformer.encoder_layers > 0 ? step.target_seq : step.seq) = 1;
   step.context = context;
   step.dropout = 0.0;
   step.causal = true;

@@ -319,33 +319,43 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
                      "' is an encoder and generates no tokens; 'tally flops' gives "
                      "its forward pass and 'tally memory' its inference memory (no KV cache)");
   }
-  if (t.encoder_layers > 0) {
-    throw InputError("--mode infer: inference latency of an encoder-decoder ('" + spec.name +
-                     "') is not modelled yet; 'tally memory' gives its inference memory (KV and cross-attention KV)");
+  // An encoder–decoder: the encoder runs once over the source (--seq), the decoder prefills the
+  // prompt (by default its one start token: decoder_start_token_id) and then decodes, its
+  // self-attention cache growing while the cross-attention cache holds the source.
+  const bool enc_dec = t.encoder_layers > 0;
+  if (enc_dec && s.target_seq) {
+    throw InputError("--target-seq: inference takes the decoder's tokens from --prompt and --generate");
   }
-  if (t.position == PositionKind::kLearned && req.prompt + req.generate > t.context_length) {
-    throw InputError("--generate: prompt + generated tokens (" + std::to_string(req.prompt + req.generate) +
-                     ") exceed the " + std::to_string(t.context_length) + " learned positions of '" + spec.name + "'");
+  const uint64_t prompt = req.prompt.value_or(enc_dec ? 1 : 512);
+  const uint64_t source = s.seq.value_or(t.context_length);
+  const uint64_t positions = enc_dec && t.target_context > 0 ? t.target_context : t.context_length;
+  if (t.position == PositionKind::kLearned && prompt + req.generate > positions) {
+    throw InputError("--generate: prompt + generated tokens (" + std::to_string(prompt + req.generate) +
+                     ") exceed the " + std::to_string(positions) + " learned positions of " +
+                     (enc_dec ? "the decoder of " : "") + "'" + spec.name + "'");
   }
   const RooflineRates rates = InferenceRates(hw, s, req.train.mfu.value_or(0.4), req.mbu.value_or(kDefaultMbu));
   const uint64_t batch = InferenceBatch(s);
   // Inference runs without dropout, and a decoder's prefill is causal.
   Settings prefill = s;
   prefill.batch = batch;
-  prefill.seq = req.prompt;
+  (enc_dec ? prefill.target_seq : prefill.seq) = prompt;
+  if (enc_dec) prefill.seq = source;
   prefill.dropout = 0.0;
   prefill.causal = true;
   ev.Summary(prefill);  // checks the parallelism
   const Roofline p = ForwardRoofline(*ev.Graph(GraphSettingsOf(prefill)), spec, prefill, rates);
   // A decode step: one token per sequence against the cache; its mean context over the generation.
   Settings decode = prefill;
-  decode.seq = 1;
-  decode.context = req.prompt + req.generate / 2;
+  (enc_dec ? decode.target_seq : decode.seq) = 1;
+  decode.context = prompt + req.generate / 2;
   const Roofline d = ForwardRoofline(*ev.Graph(GraphSettingsOf(decode)), spec, decode, rates);
   // What was computed, not the model's context: the prompt, the generated tokens, a causal prefill.
   r.Group("settings", "Settings");
   r.Set("settings.batch", "batch (sequences at once, per replica)", batch, Unit::kNumber);
-  r.Set("settings.prompt", "prompt tokens per sequence", req.prompt, Unit::kNumber);
+  if (enc_dec) r.Set("settings.source", "source tokens per sequence (encoder)", source, Unit::kNumber);
+  r.Set("settings.prompt", enc_dec ? "decoder prompt tokens per sequence" : "prompt tokens per sequence", prompt,
+        Unit::kNumber);
   r.Set("settings.generate", "generated tokens per sequence", req.generate, Unit::kNumber);
   r.Set("settings.causal_prefill", "prefill is causal", true, Unit::kBool);
   r.Group("time", std::string("Inference latency on ") + hw.name + " (roofline)");
@@ -359,10 +369,13 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
           "W4A16) and compute at the activation dtype's peak");
   }
   r.Set("time.memory_bandwidth", "memory bandwidth per device", rates.bandwidth, Unit::kBytePerSecond);
-  r.Set("time.ttft_seconds", "time to first token (prefill)", p.seconds, Unit::kSecond,
+  r.Set("time.ttft_seconds", enc_dec ? "time to first token (encoder + prefill)" : "time to first token (prefill)",
+        p.seconds, Unit::kSecond,
         "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + all-reduces (Williams et al. 2009)");
   r.Set("time.tpot_seconds", "time per output token (decode step)", d.seconds, Unit::kSecond,
-        "one token per sequence at the mean context prompt + generate / 2, reading weights and KV cache");
+        enc_dec ? "one token per sequence at the mean context prompt + generate / 2, reading the decoder's weights, "
+                  "its self-attention KV cache and the cross-attention KV of the source (no encoder)"
+                : "one token per sequence at the mean context prompt + generate / 2, reading weights and KV cache");
   r.Set("time.tokens_per_second", "generated tokens/s for the batch", static_cast<double>(batch) / d.seconds,
         Unit::kRatio);
   r.Set("time.generate_seconds", "prefill + all decode steps",
@@ -393,7 +406,7 @@ void AddInference(Evaluation& ev, const Settings& s, const TimeRequest& req, con
           "the smallest integer batch whose linear layers' compute time reaches their memory time (searched)");
   }
   Settings whole = prefill;  // the cache holds the prompt and everything generated
-  whole.seq = req.prompt + req.generate;
+  (enc_dec ? whole.target_seq : whole.seq) = prompt + req.generate;
   CheckFit(InferenceMemory(spec, s, ev.Summary(whole)->memory, batch).total, hw, s, "inference", r);
   if (s.dp() > 1) {
     r.notes.push_back("latency and tokens/s are per model replica; " + std::to_string(s.dp()) +

@@ -93,8 +93,9 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   if (l.component == Component::kAttentionCore) return AttentionCost(l, spec, s, act, kv);
   OpCost c;
   if (l.kind == LayerKind::kLoss) return c;  // inference computes no loss
-  // Generation needs the logits of the last position only.
-  const double share = l.component == Component::kLmHead ? 1.0 / static_cast<double>(g.seq) : 1.0;
+  // Generation needs the logits of the last position only (an encoder–decoder's: of the target).
+  const double positions = static_cast<double>(g.target_seq > 0 ? g.target_seq : g.seq);
+  const double share = l.component == Component::kLmHead ? 1.0 / positions : 1.0;
   double weights = 0;
   for (const ParamTensor& t : l.param_tensors)
     weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight, rates));
@@ -248,6 +249,14 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
   const std::optional<CheckpointRates> rates =
       UsesCheckpointWeights(spec, s) ? std::optional(CheckpointRatesOf(*spec.checkpoint, graph)) : std::nullopt;
   for (const Layer& l : graph.layers) {
+    // A decode step of an encoder–decoder runs no encoder: its output's K and V are cached.
+    // Nor does a prefill without images (--images 0) run the vision tower and projector.
+    const bool no_images =
+        graph.images == uint64_t{0} && (l.component == Component::kVision || l.component == Component::kProjector);
+    if ((l.source_side && s.context) || no_images) {
+      out.nodes.push_back({.path = l.path, .repeat = l.repeat});
+      continue;
+    }
     OpCost c = NodeCost(l, graph, spec, s, weight, rates ? &*rates : nullptr);
     // A node of a repeated block stands for `repeat` identical ops.
     c.flops *= static_cast<double>(l.repeat);

@@ -98,6 +98,7 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .seq = s.seq,
           .target_seq = s.target_seq,
           .context = s.context,
+          .images = s.images,
           .causal = s.causal,
           .attention = s.attention,
           .mlp_kernel = s.mlp_kernel,

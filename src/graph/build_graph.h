@@ -19,6 +19,7 @@ struct GraphSettings {
   std::optional<uint64_t> seq;         // default: the model's context length
   std::optional<uint64_t> target_seq;  // an encoder–decoder's decoder length; default: seq
   std::optional<uint64_t> context;     // keys each query follows when not seq (a decode step)
+  std::optional<uint64_t> images;      // a vision tower's images per sequence; default VisionSpec::images
   bool causal = false;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;

@@ -441,6 +441,7 @@ LayerGraph BuildSequentialGraph(const ModelSpec& spec, const GraphSettings& sett
   if (settings.target_seq) {
     throw InputError("--target-seq: '" + spec.name + "' is a sequential model and has no decoder stack");
   }
+  if (settings.images) throw InputError("--images: '" + spec.name + "' is a sequential model and has no vision tower");
   LayerGraph g;
   g.model_name = spec.name;
   g.family = Family::kSequential;

@@ -32,6 +32,7 @@ class SsmBuilder {
       : ssm_(ssm), p_(place), rows_(Count(place.prefix, {place.batch, place.seq})), cur_(place.input) {}
 
   std::vector<Layer> Mamba() {
+    if (ssm_.inner_norms) return JambaMamba();
     const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, r = ssm_.dt_rank;
     const std::string xz = Linear("in_proj", h, Count(P(""), {2, di}), ssm_.proj_bias, true);
     Conv(di, xz, Count(P(""), {rows_, 2, di}));
@@ -40,17 +41,6 @@ class SsmBuilder {
         di);  // SiLU, recomputed with the convolution in backward
     const uint64_t dbl = CheckedAdd(r, Count(P(""), {2, n}), "the width of " + P("x_proj"));
     const std::string x_dbl = Linear("x_proj", di, dbl, false, false);
-    if (ssm_.inner_norms) {
-      // JambaMambaMixer: dt_layernorm, b_layernorm and c_layernorm, RMSNorms with weights over the
-      // r + 2N columns of x_proj's output. Its training activations are not modelled
-      // (graph/build_transformer.cc refuses them), so nothing is saved here.
-      Layer norms = MakeElementwise(P("inner_norms"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, dbl}),
-                                    kFlopsPerRmsNormElement);
-      AddParamTensor(norms, {r}, false);  // dt_layernorm
-      AddParamTensor(norms, {n}, false);  // b_layernorm
-      AddParamTensor(norms, {n}, false);  // c_layernorm
-      Add(std::move(norms), dbl);
-    }
     Linear("dt_proj", r, di, true, false);
     layers_.back().saved = {{.id = x_dbl, .elements = Count(P(""), {rows_, dbl})}};
     Layer scan = Scan(kScanFlopsPerState, n, di);
@@ -68,6 +58,57 @@ class SsmBuilder {
     // y · SiLU(z): two FLOPs per element; the kernel recomputes it for out_proj's weight gradient.
     Add(MakeElementwise(P("gate"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}), 2), di);
     Linear("out_proj", di, h, ssm_.proj_bias, false);
+    return std::move(layers_);
+  }
+
+  // JambaMambaMixer.cuda_kernels_forward (modeling_jamba.py), which cannot use MambaInnerFn because
+  // of its Δ/B/C RMSNorms: in_proj; causal_conv1d_fn with SiLU fused, which saves its input x, a
+  // channel-last view of in_proj's output, so all of xz stays (causal_conv1d_interface.py); x_proj,
+  // saving its input u; dt_layernorm, b_layernorm and c_layernorm (JambaRMSNorm over r, N and N
+  // columns: the house RMSNorm's fp32 x and x², fp32 rstd per row and normed x each); dt_proj,
+  // saving its input (the dt norm's output); selective_scan_fn with z (selective_scan_interface.py,
+  // SelectiveScanFn: u, contiguous copies of Δ [b, d_inner, s], B and C [b, N, s] and z, the fp32
+  // chunk states, and the output before the gate, out; it returns out·SiLU(z)); out_proj, saving
+  // that gated output. A = -exp(A_log) and D, per layer and not per token, are left out as weights.
+  std::vector<Layer> JambaMamba() {
+    const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, r = ssm_.dt_rank;
+    const std::string xz = Linear("in_proj", h, Count(P(""), {2, di}), ssm_.proj_bias, true);
+    Conv(di, xz, Count(P(""), {rows_, 2, di}));
+    Add(MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}),
+                        kFlopsPerElementwise),
+        di);  // SiLU, fused into causal_conv1d_fn
+    const std::string u = cur_;
+    const uint64_t dbl = CheckedAdd(r, Count(P(""), {2, n}), "the width of " + P("x_proj"));
+    Linear("x_proj", di, dbl, false, true);
+    const uint64_t elements = Count(P("inner_norms"), {rows_, dbl});
+    Layer norms =
+        MakeElementwise(P("inner_norms"), LayerKind::kNorm, Component::kSsm, elements, kFlopsPerRmsNormElement);
+    AddParamTensor(norms, {r}, false);  // dt_layernorm
+    AddParamTensor(norms, {n}, false);  // b_layernorm
+    AddParamTensor(norms, {n}, false);  // c_layernorm
+    norms.saved = {
+        {.id = P("inner_norms:x"), .elements = elements, .cls = SavedClass::kFp32},
+        {.id = P("inner_norms:squares"), .elements = elements, .cls = SavedClass::kFp32},
+        {.id = P("inner_norms:rstd"), .elements = Count(P("inner_norms"), {rows_, 3}), .cls = SavedClass::kFp32},
+        {.id = P("inner_norms:normed"), .elements = elements}};
+    Add(std::move(norms), dbl);
+    Linear("dt_proj", r, di, true, true);
+    layers_.back().saved = {{.id = P("inner_norms:dt"), .elements = Count(P(""), {rows_, r})}};
+    Layer scan = Scan(kScanFlopsPerState, n, di);
+    AddParamTensor(scan, {di, n}, false);  // A_log
+    AddParamTensor(scan, {di}, false);     // D
+    scan.non_matmul_flops = CheckedAdd(scan.non_matmul_flops, Count(P(""), {rows_, di, 2}), Flops());
+    scan.saved = {{.id = u, .elements = Count(P(""), {rows_, di})},
+                  {.id = P("scan:delta"), .elements = Count(P(""), {rows_, di})},
+                  {.id = P("scan:B"), .elements = Count(P(""), {rows_, n})},
+                  {.id = P("scan:C"), .elements = Count(P(""), {rows_, n})},
+                  {.id = P("scan:z"), .elements = Count(P(""), {rows_, di})},
+                  {.id = P("scan:states"), .elements = ChunkStates(di, n), .cls = SavedClass::kFp32},
+                  {.id = P("scan"), .elements = Count(P(""), {rows_, di})}};
+    scan.state_elements_per_sequence = StateElements(di, di, n);
+    Add(std::move(scan), di);
+    Add(MakeElementwise(P("gate"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}), 2), di);
+    Linear("out_proj", di, h, ssm_.proj_bias, true);  // keeps out·SiLU(z)
     return std::move(layers_);
   }
 

@@ -94,6 +94,7 @@ class TransformerBuilder {
   void Add(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
     l.block = block_;
     l.block_type = block_type_;
+    l.source_side = l.source_side || source_side_;
     l.shape = std::move(shape);
     cur_ = output_id.empty() ? l.path : output_id;
     layers_.push_back(std::move(l));
@@ -226,6 +227,7 @@ class TransformerBuilder {
   void Stack(bool decoder) {
     s_ = decoder ? tgt_seq_ : src_seq_;
     rows_ = Count("tokens", {b_, s_});
+    source_side_ = !decoder;
   }
 
   // modeling_t5.py, T5Stack: the encoder ends in its final norm and a dropout; the decoder's
@@ -317,7 +319,8 @@ class TransformerBuilder {
       if (spec.encoder_output) EncoderOutput();
       Stack(spec.cross_attention);
     }
-    kv_ = enc_dec ? s_ : KeysPerQuery(spec, context_);
+    // A decoder block of a decode step attends to its cache of `context` target tokens.
+    kv_ = enc_dec && !(spec.cross_attention && settings_.context) ? s_ : KeysPerQuery(spec, context_);
     // An encoder's (or an encoder stack's) attention is bidirectional and caches nothing.
     bidirectional_ = t_.encoder || (enc_dec && !spec.cross_attention);
     // A causal kernel skips the masked half only when the queries see the whole sequence.
@@ -491,7 +494,9 @@ class TransformerBuilder {
       kv.param_tensors.back().shape = {width};
       kv.non_matmul_flops = Count(P("cross.kv"), {src_rows, width});
     }
+    source_side_ = true;  // projected once per source; a decode step reads the cache instead
     AddLinear(std::move(kv), {b_, src_seq_, Count(P("cross"), {2, width})}, "qkv");
+    source_side_ = false;
     return {.qkv = cur_,
             .qk_dim = d,
             .v_dim = d,
@@ -879,6 +884,7 @@ class TransformerBuilder {
   const uint64_t src_seq_, tgt_seq_;  // an encoder–decoder's source and target lengths (else both the seq)
   std::string target_embedding_;      // an encoder–decoder: ids of the decoder's embedded input ...
   std::string encoder_output_;        // ... and of the encoder's output, which cross-attention reads
+  bool source_side_ = t_.encoder_layers > 0;  // the nodes being added run over the source (Layer::source_side)
   bool bidirectional_ = false;        // the block being built attends both ways and caches nothing
   std::vector<std::vector<size_t>> shared_owners_;  // Zamba2: per shared block, its weights' nodes
   int block_ = -1;
@@ -918,9 +924,6 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
     throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " + std::to_string(target_limit) +
                      " learned positions of '" + spec.name + "'");
   }
-  if (t.encoder_layers > 0 && settings.context) {
-    throw InputError("'" + spec.name + "' is an encoder-decoder: decode steps against a cache are not modelled yet");
-  }
   LayerGraph g;
   g.model_name = spec.name;
   g.family = Family::kTransformer;
@@ -928,8 +931,14 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   if (t.vision) {
     // The tower encodes the images of a prompt, whatever its length (the parameters never depend
     // on --seq); a decode step has none.
-    g.images = settings.context ? 0 : t.vision->images;
-    if (*g.images == 0) effective.vision.reset();
+    g.images = settings.context ? 0 : settings.images.value_or(t.vision->images);
+    if (settings.context) {
+      effective.vision.reset();
+    } else {
+      effective.vision->images = std::max<uint64_t>(*g.images, 1);  // --images 0: stripped below
+    }
+  } else if (settings.images) {
+    throw InputError("--images: '" + spec.name + "' has no vision tower (a multimodal config's vision_config)");
   }
   g.batch = settings.batch;
   g.seq = seq;
@@ -937,14 +946,6 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
   if (settings.dropout) effective.dropout = *settings.dropout;
-  if (t.ssm.inner_norms) {
-    // transformers' JambaMambaMixer cannot use mamba_ssm's fused MambaInnerFn (the convention of
-    // graph/build_ssm.cc) because of its Δ/B/C norms: it trains through causal_conv1d_fn, eager
-    // RMSNorms and selective_scan_fn, whose saved tensors tally does not model.
-    g.training_refused = "training activations of the Mamba mixers of '" + spec.name +
-                         "' (Jamba: unfused, with Δ/B/C norms) are not modelled; --mode infer gives its inference "
-                         "memory";
-  }
   if (t.zamba.shared_blocks > 0) {
     // graph/build_zamba2.cc saves nothing: the shared blocks' activations at each use are not modelled.
     g.training_refused = "training activations of '" + spec.name +
@@ -952,6 +953,17 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
                          "infer gives its inference memory";
   }
   TransformerBuilder(effective, settings, seq, target).Build(g);
+  if (g.images == uint64_t{0} && effective.vision) {
+    // --images 0, text only: the tower and projector keep their parameters (the checkpoint holds
+    // them) but run on nothing: no FLOPs, no saved tensors, no rows.
+    for (Layer& l : g.layers) {
+      if (l.component != Component::kVision && l.component != Component::kProjector) continue;
+      l.gemms.clear();
+      l.non_matmul_flops = 0;
+      l.saved.clear();
+      if (l.shape.size() > 1) l.shape[1] = 0;
+    }
+  }
   return g;
 }
 

@@ -108,6 +108,9 @@ struct Layer {
   uint64_t params = 0;          // parameters this node owns: the sum over `param_tensors`
   std::vector<ParamTensor> param_tensors;
   bool trainable = true;             // false: frozen, no gradient or optimizer state
+  // An encoder–decoder's source side (the encoder, and the cross-attention K/V projections of its
+  // output): run once per source, then cached; a decode step (a graph with a context) skips it.
+  bool source_side = false;
   std::optional<size_t> weights_of;  // index of the node whose weight it shares (tied head)
   std::vector<Gemm> gemms;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc

@@ -103,16 +103,7 @@ TEST_CASE("jamba: inference keeps KV on the attention layers and SSM state on th
 }
 
 TEST_CASE("jamba: what is refused") {
-  // Training activations: transformers cannot use the fused MambaInnerFn with the inner norms.
-  for (const char* command : {"memory", "estimate"}) {
-    CAPTURE(command);
-    const auto train = testing::RunTally({command, Hf("jamba-v0.1.json"), "--seq", "256"});
-    CHECK(train.code == 2);
-    CHECK(train.err.find("training activations of the Mamba mixers of 'ai21labs/Jamba-v0.1'") != std::string::npos);
-  }
-  const auto fit = testing::RunTally({"fit", Hf("jamba-v0.1.json"), "--hardware", "h100-sxm", "--seq", "256"});
-  CHECK(fit.code == 2);
-  CHECK(fit.err.find("are not modelled; --mode infer") != std::string::npos);
+  // Training activations: tests/unit/jamba_activations_test.cc (the unfused mixer).
   CHECK_THROWS_WITH_AS(Edited("\"attn_layer_offset\": 4", "\"attn_layer_offset\": 8"),
                        doctest::Contains("attn_layer_offset 8 must be smaller than attn_layer_period 8"), InputError);
   CHECK_THROWS_WITH_AS(Edited("\"sliding_window\": null", "\"sliding_window\": 4096"),
