@@ -72,7 +72,14 @@ Report FullReport(Evaluation& evaluation, const Settings& s, const std::vector<s
   Report report = EstimateReport(evaluation, s, {.memory = true});
   const bool timed =
       std::any_of(keys.begin(), keys.end(), [](const std::string& k) { return k.rfind("time.", 0) == 0; });
-  if (timed && !s.hardware.empty()) AddTime(evaluation, s, TimeRequest{}, report);
+  if (timed && !s.hardware.empty()) {
+    // time's own report restates the settings it computed (an inference batch, the prompt): only its
+    // time.* group joins the estimate's, whose settings.* the sweep prints.
+    Report timing;
+    AddTime(evaluation, s, TimeRequest{}, timing);
+    if (const ReportNode* time = timing.root().Child("time")) report.Group("time") = *time;
+    report.notes.insert(report.notes.end(), timing.notes.begin(), timing.notes.end());
+  }
   return report;
 }
 
