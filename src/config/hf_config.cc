@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "config/hf_common.h"
 #include "config/hf_ssm.h"
 #include "config/hf_vision.h"
 #include "config/names.h"
@@ -142,13 +143,7 @@ class HfReader {
     return file.stem().string();
   }
 
-  // torch_dtype ("bfloat16"); other values (fp8 checkpoints name theirs in quantization_config)
-  // leave it unstated.
-  std::optional<DType> Dtype() const {
-    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
-    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) return d;
-    return std::nullopt;
-  }
+  std::optional<DType> Dtype() const { return HfTorchDtype(m_); }
 
   uint64_t Context(const char* key, uint64_t fallback = kDefaultContext) {
     if (m_.Has(key)) return m_.PositiveInt(key);
@@ -1016,11 +1011,7 @@ namespace {
 // with q/k/v biases and a GELU MLP.
 ModelSpec ReadVit(const YAML::Node& root, const std::string& file) {
   const ConfigMap m(root, file, "config.json", kUsedKeys, UnknownKeys::kIgnore);
-  ModelSpec spec;
-  spec.family = Family::kSequential;
-  spec.source = file;
-  spec.name = m.String("_name_or_path", std::filesystem::path(file).stem().string());
-  spec.description = "Hugging Face config.json, model_type vit";
+  ModelSpec spec = HfModelSpec(m, Family::kSequential, "vit");
   if (!m.Bool("qkv_bias", true)) throw InputError(m.Loc("qkv_bias"), "'qkv_bias: false' is not supported yet");
   const std::string act = m.String("hidden_act", "gelu");
   if (act != "gelu") {

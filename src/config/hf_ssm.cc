@@ -4,10 +4,9 @@
 // Jamba (JambaReader below).
 #include "config/hf_ssm.h"
 
-#include <filesystem>
 
+#include "config/hf_common.h"
 #include "config/hf_zamba2.h"
-#include "config/names.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
 
@@ -31,14 +30,8 @@ class SsmReader {
       : m_(root, file, "config.json", kUsedKeys, UnknownKeys::kIgnore) {}
 
   ModelSpec Read(const std::string& type) {
-    ModelSpec spec;
-    spec.family = Family::kTransformer;
-    spec.source = m_.file();
-    spec.name = m_.String("_name_or_path", std::filesystem::path(m_.file()).stem().string());
-    spec.description = "Hugging Face config.json, model_type " + type;
+    ModelSpec spec = HfModelSpec(m_, Family::kTransformer, type);
     TransformerSpec& t = spec.transformer;
-    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
-    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) t.dtype = d;
     const std::string act = m_.String("hidden_act", "silu");
     if (act != "silu") throw InputError(m_.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
     if (!m_.Bool("rms_norm", true)) throw InputError(m_.Loc("rms_norm"), "'rms_norm: false' is not supported");
@@ -151,14 +144,8 @@ class JambaReader {
       : m_(root, file, "config.json", kJambaKeys, UnknownKeys::kIgnore) {}
 
   ModelSpec Read() {
-    ModelSpec spec;
-    spec.family = Family::kTransformer;
-    spec.source = m_.file();
-    spec.name = m_.String("_name_or_path", std::filesystem::path(m_.file()).stem().string());
-    spec.description = "Hugging Face config.json, model_type jamba";
+    ModelSpec spec = HfModelSpec(m_, Family::kTransformer, "jamba");
     TransformerSpec& t = spec.transformer;
-    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
-    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) t.dtype = d;
     const std::string act = m_.String("hidden_act", "silu");
     if (act != "silu") throw InputError(m_.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
     if (m_.Has("sliding_window") && !m_.Get("sliding_window").IsNull()) {

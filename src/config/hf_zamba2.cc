@@ -3,9 +3,8 @@
 // recomputed here and, when the file states them, checked against what it says.
 #include "config/hf_zamba2.h"
 
-#include <filesystem>
 
-#include "config/names.h"
+#include "config/hf_common.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
 
@@ -66,14 +65,8 @@ class Zamba2Reader {
       : m_(root, file, "config.json", kZamba2Keys, UnknownKeys::kIgnore) {}
 
   ModelSpec Read() {
-    ModelSpec spec;
-    spec.family = Family::kTransformer;
-    spec.source = m_.file();
-    spec.name = m_.String("_name_or_path", std::filesystem::path(m_.file()).stem().string());
-    spec.description = "Hugging Face config.json, model_type zamba2";
+    ModelSpec spec = HfModelSpec(m_, Family::kTransformer, "zamba2");
     TransformerSpec& t = spec.transformer;
-    const std::optional<DType> d = FindName<DType>(m_.String("torch_dtype", m_.String("dtype", "")));
-    if (d == DType::kFp32 || d == DType::kFp16 || d == DType::kBf16) t.dtype = d;
     // Zamba2MLP: act(gate) · up, the activation hidden_act (gelu by default).
     const std::string act = m_.String("hidden_act", "gelu");
     if (act == "gelu") {
