@@ -29,10 +29,11 @@ TEST_CASE("hardware sources: every figure in the catalog names where it comes fr
     const std::pair<const char*, double> optional[] = {{"intra_node_bandwidth", h.intra_node_bandwidth},
                                                        {"inter_node_bandwidth", h.inter_node_bandwidth},
                                                        {"board_power_w", h.board_power_w},
-                                                       {"host_bandwidth", h.host_bandwidth}};
-    for (auto [key, value] : optional) {
-      CAPTURE(key);
-      CHECK(h.field_sources.contains(key) == (value > 0));
+                                                       {"host_bandwidth", h.host_bandwidth},
+                                                       {"attention_efficiency", h.attention_efficiency}};
+    for (const auto& field : optional) {
+      CAPTURE(field.first);
+      CHECK(h.field_sources.contains(field.first) == (field.second > 0));
     }
     for (const auto& peak : h.peak_flops)
       CHECK(h.field_sources.contains("peak_flops." + std::string(Name(peak.first))));
