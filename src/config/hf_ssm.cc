@@ -4,7 +4,6 @@
 // Jamba (JambaReader below).
 #include "config/hf_ssm.h"
 
-
 #include "config/hf_common.h"
 #include "config/hf_zamba2.h"
 #include "config/yaml_reader.h"

@@ -3,7 +3,6 @@
 // recomputed here and, when the file states them, checked against what it says.
 #include "config/hf_zamba2.h"
 
-
 #include "config/hf_common.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"

@@ -118,7 +118,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
         "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
         "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU (forward "
-        "read + write, backward twice that); flash attention keeps the s x s scores on chip, runs at attention_efficiency "
+        "read + write, backward twice that); flash attention keeps the s x s scores on chip, runs at "
+        "attention_efficiency "
         "where the device gives one (16-bit) and re-forms QK^T in its backward; layers / pp per device");
   r.Set("time.breakdown.communication", "step: exposed communication", st.communication, Unit::kSecond,
         "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward" +
@@ -141,7 +142,8 @@ void AddBreakdown(const StepTime& st, const Settings& s, const HardwareSpec& hw,
         "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)");
   r.Set("time.comm.dp_seconds", "data-parallel gradient reduction (whole)", st.dp_comm, Unit::kSecond,
         "ring 2 (n - 1) / n x gradient bytes / link bandwidth" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
-            " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 reduce-scatters "
+            " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 "
+            "reduce-scatters "
             "only, plus a parameter all-gather per micro-batch forward and backward)" +
             (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp x cp / ep = " +
                             std::to_string(ExpertDataParallel(s)) + " ranks, the rest over " +

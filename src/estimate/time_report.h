@@ -13,7 +13,7 @@ namespace tally {
 
 struct TimeRequest {
   TrainQuery train;
-  std::optional<double> mbu;  // memory-bandwidth utilization for the roofline (default 0.8)
+  std::optional<double> mbu;       // memory-bandwidth utilization for the roofline (default 0.8)
   std::optional<uint64_t> prompt;  // default 512; an encoder–decoder's decoder: 1 (its start token)
   uint64_t generate = 128;
   bool layers = false;  // inference: the roofline of each node (--layers)

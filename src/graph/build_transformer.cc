@@ -880,12 +880,12 @@ class TransformerBuilder {
   uint64_t s_;              // the sequence of the nodes being built (an encoder–decoder's source or target)
   const uint64_t context_;  // tokens the queries follow: s_, or the cache length of a decode step
   const bool flash_;
-  uint64_t rows_;                     // batch x seq: the m of every token-wise GEMM
-  const uint64_t src_seq_, tgt_seq_;  // an encoder–decoder's source and target lengths (else both the seq)
-  std::string target_embedding_;      // an encoder–decoder: ids of the decoder's embedded input ...
-  std::string encoder_output_;        // ... and of the encoder's output, which cross-attention reads
+  uint64_t rows_;                             // batch x seq: the m of every token-wise GEMM
+  const uint64_t src_seq_, tgt_seq_;          // an encoder–decoder's source and target lengths (else both the seq)
+  std::string target_embedding_;              // an encoder–decoder: ids of the decoder's embedded input ...
+  std::string encoder_output_;                // ... and of the encoder's output, which cross-attention reads
   bool source_side_ = t_.encoder_layers > 0;  // the nodes being added run over the source (Layer::source_side)
-  bool bidirectional_ = false;        // the block being built attends both ways and caches nothing
+  bool bidirectional_ = false;                // the block being built attends both ways and caches nothing
   std::vector<std::vector<size_t>> shared_owners_;  // Zamba2: per shared block, its weights' nodes
   int block_ = -1;
   int block_type_ = -1;

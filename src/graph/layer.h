@@ -107,7 +107,7 @@ struct Layer {
   std::vector<uint64_t> shape;  // output shape, batch first
   uint64_t params = 0;          // parameters this node owns: the sum over `param_tensors`
   std::vector<ParamTensor> param_tensors;
-  bool trainable = true;             // false: frozen, no gradient or optimizer state
+  bool trainable = true;  // false: frozen, no gradient or optimizer state
   // An encoder–decoder's source side (the encoder, and the cross-attention K/V projections of its
   // output): run once per source, then cached; a decode step (a graph with a context) skips it.
   bool source_side = false;
