@@ -19,7 +19,7 @@ std::string N(uint64_t n) { return std::to_string(n); }
 // "tensor-parallel tensors / tp", with the K/V projections' cap where tp passes the KV heads.
 // --ep: each device holds E / ep of every MoE block's routed experts (estimate/expert_parallel.h).
 std::string TensorParallelShare(const ModelSpec& spec, const Settings& s) {
-  const std::string experts = s.ep > 1 ? "; routed experts / " + N(s.ep) + " expert-parallel ranks" : "";
+  std::string experts = s.ep > 1 ? "; routed experts / " + N(s.ep) + " expert-parallel ranks" : "";
   if (s.tp <= 1) return experts;
   const uint64_t kv = spec.family == Family::kTransformer ? spec.transformer.n_kv_heads : s.tp;
   return "; tensor-parallel tensors / " + N(s.tp) + (s.tp > kv ? " (K/V / " + N(kv) + ")" : "") + experts;
