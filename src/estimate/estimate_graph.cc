@@ -114,6 +114,11 @@ void AddParams(const LayerGraph& graph, const ParamCounts& p, Report& r) {
             Unit::kCount,
             G(p.active) + " less the input embedding table = " + G(p.active_non_embedding) +
                 ": DeepSeek's 'activated' and OpenAI's 'active' parameters");
+      if (p.active_text != p.active) {
+        r.Set("params.active_text", "active per text token (no vision tower)", p.active_text, Unit::kCount,
+              G(p.active) + " less the vision tower and projector, which run once per image = " + G(p.active_text) +
+                  ": Meta's 'active' parameters of Llama 4");
+      }
     }
     if (p.mtp > 0) {
       r.Set("params.mtp", "multi-token prediction (not in total)", p.mtp, Unit::kCount,

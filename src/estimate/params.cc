@@ -26,6 +26,10 @@ ParamCounts CountParams(const LayerGraph& graph) {
   for (const Layer& l : graph.layers) {
     if (l.kind == LayerKind::kEmbedding && l.path == "embed.tokens") p.active_non_embedding -= l.params;
   }
+  p.active_text = p.active;
+  for (Component c : {Component::kVision, Component::kProjector}) {
+    if (auto it = p.by_component.find(c); it != p.by_component.end()) p.active_text -= it->second;
+  }
   p.mtp = graph.mtp_params;
   return p;
 }

@@ -21,6 +21,9 @@ struct ParamCounts {
   // ... and the same without the input embedding table (DeepSeek's "activated", OpenAI's "active"
   // parameters). An untied head stays in both.
   uint64_t active_non_embedding = 0;
+  // `active` less a multimodal model's vision tower and projector, which run once per image, not per
+  // token: what Meta's "17B active" counts for Llama 4 Scout.
+  uint64_t active_text = 0;
   uint64_t mtp = 0;        // DeepSeek-V3's multi-token-prediction modules, outside `total`
   uint64_t trainable = 0;  // parameters that get gradients (all, unless frozen or LoRA)
   std::map<Component, uint64_t> by_component;

@@ -106,6 +106,21 @@ TEST_CASE("families: published parameter counts, active parameters and the KV ca
   }
 }
 
+TEST_CASE("families: Llama 4's active parameters per text token leave out the vision tower") {
+  // The tower (850,960,896) and projector (20,971,520) run once per image: 18,044,827,136 less them
+  // is 17,172,894,720, Meta's "17B (Activated)" for Llama 4 Scout (model card); a text model has
+  // no such key (its active count is already per token).
+  const ModelSpec spec = LoadModelFile(Hf("llama-4-scout-17b-16e.json"));
+  Settings s;
+  s.seq = 1;
+  const ParamCounts p = CountParams(BuildGraph(spec, GraphSettingsOf(s)));
+  CHECK(p.by_component.at(Component::kVision) == 850'960'896);
+  CHECK(p.by_component.at(Component::kProjector) == 20'971'520);
+  CHECK(p.active_text == 18'044'827'136 - 850'960'896 - 20'971'520);
+  const ParamCounts mixtral = CountParams(BuildGraph(LoadModelFile(Hf("mixtral-8x7b.json")), GraphSettingsOf(s)));
+  CHECK(mixtral.active_text == mixtral.active);
+}
+
 TEST_CASE("families: windows and chunks bite past their span") {
   // Gemma-3-27B at 131072: 10 full layers (5, 11, ..., 59) keep every token, 52 sliding ones 1024;
   // 8,192 bytes per token and layer (2 · 16 · 128 · 2).
