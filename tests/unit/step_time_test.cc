@@ -143,6 +143,13 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
                                         "gemm_efficiency: {bf16: 1.5}\n"),
                        doctest::Contains("must be a ratio in (0, 1]"), InputError);
+  // attention_efficiency: a ratio too, its position named.
+  CHECK(a100.attention_efficiency == 0.5);  // FlashAttention-2's 50-73% of the A100's peak, the lower end
+  CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
+                                        "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
+                                        "attention_efficiency: 0\n"),
+                       "x.yaml:4:23: error: 'attention_efficiency' must be a ratio in (0, 1] such as 0.8, got '0'",
+                       InputError);
 }
 
 struct Table5Row {

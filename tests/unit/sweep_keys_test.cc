@@ -49,3 +49,22 @@ TEST_CASE("sweep keys: a key no point has is refused, suggested from every point
 }
 
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("sweep keys: time keys in inference mode equal time's own report at each point") {
+  // time --mode infer restates its settings (the batch it ran); the sweep takes only its time.*
+  // group, so the point's settings.batch is the sweep's and the figures are time's.
+  const testing::TallyRun sweep = testing::RunRaw({"sweep", "gpt2-small", "--mode", "infer", "--batch", "1,2",
+                                                   "--hardware", "h100", "--keys", "time.tpot_seconds"});
+  REQUIRE(sweep.code == 0);
+  for (const char* batch : {"1", "2"}) {
+    const testing::TallyRun one = testing::RunRaw({"time", "gpt2-small", "--mode", "infer", "--batch", batch,
+                                                   "--hardware", "h100", "--get", "time.tpot_seconds"});
+    REQUIRE(one.code == 0);
+    const std::string row = std::string(batch) + ",infer,h100,ok," + one.out;  // one.out ends in a newline
+    CHECK(sweep.out.find(row) != std::string::npos);
+  }
+}
+
+}  // namespace tally
