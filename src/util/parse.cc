@@ -88,7 +88,7 @@ uint64_t ParseWhole(std::string_view text, std::string_view name, CountRange ran
     std::optional<double> real = ReadDouble(digits);
     if (!real) throw fail(Quoted(text) + " is not a number");
     const double x = *real * static_cast<double>(factor == 0 ? 1 : factor);
-    if (x < 0) throw fail(Quoted(text) + " is not positive");
+    if (x < 0) throw fail(Quoted(text) + " is negative");
     if (x != std::floor(x)) throw fail(Quoted(text) + " is not a whole number");
     // The double we read through holds integers exactly only below 2^53; past 2^63 refuse outright.
     if (x >= kTwo63) throw fail(Quoted(text) + " is too large");
