@@ -35,8 +35,8 @@ TEST_CASE("parse: counts take decimal SI multipliers up to P") {
 TEST_CASE("parse: count errors name the flag and the accepted forms") {
   CHECK_THROWS_WITH_AS(ParseCount("0", "--batch"), ("tally: error: --batch: '0' is zero" + kCountForms).c_str(),
                        InputError);
-  CHECK_THROWS_WITH_AS(ParseCount("-1", "--batch"),
-                       ("tally: error: --batch: '-1' is negative" + kCountForms).c_str(), InputError);
+  CHECK_THROWS_WITH_AS(ParseCount("-1", "--batch"), ("tally: error: --batch: '-1' is negative" + kCountForms).c_str(),
+                       InputError);
   CHECK_THROWS_WITH_AS(ParseCount("2.5", "--batch"),
                        ("tally: error: --batch: '2.5' is not a whole number" + kCountForms).c_str(), InputError);
   CHECK_THROWS_WITH_AS(ParseCount("lots", "--tp"), ("tally: error: --tp: 'lots' is not a number" + kCountForms).c_str(),
