@@ -6,7 +6,7 @@
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "config/yaml_reader.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "estimate/time_report.h"
 #include "report/format.h"
 #include "util/error.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli/settings_flags.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "report/format.h"
 #include "report/report.h"
 

@@ -4,7 +4,7 @@
 #include "config/hardware.h"
 #include "config/load_config.h"
 #include "config/resolve.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "estimate/fit.h"
 #include "estimate/serving.h"
 #include "util/error.h"

@@ -7,7 +7,7 @@
 
 #include "config/load_config.h"
 #include "config/resolve.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "estimate/point_eval.h"
 #include "estimate/time_report.h"
 #include "report/format.h"

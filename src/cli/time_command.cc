@@ -5,7 +5,7 @@
 #include "cli/settings_flags.h"
 #include "config/load_config.h"
 #include "config/resolve.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/units.h"

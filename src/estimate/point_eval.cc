@@ -2,7 +2,8 @@
 
 #include <utility>
 
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
+#include "sections/sections.h"
 
 namespace tally {
 namespace {
