@@ -1,6 +1,6 @@
 // tally YAML/JSON configs: LoadModelText, then the graph and the full report with default settings.
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "fuzz_util.h"
 #include "graph/build_graph.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/gguf.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "estimate/evaluation.h"
 #include "fuzz_util.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "fuzz_util.h"
 #include "graph/build_graph.h"
 
