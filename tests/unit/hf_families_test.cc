@@ -1,6 +1,6 @@
 // The table of Hugging Face model_type values (config/hf_families.cc): every row reads a config of
-// its type, the error for any other type lists exactly the rows, and README.md's table of families
-// names the same types.
+// its type, the error for any other type lists exactly the rows, and README.md names the same
+// types (its table of families and its `tally models` example).
 #include "config/hf_families.h"
 
 #include <doctest/doctest.h>
@@ -160,6 +160,22 @@ TEST_CASE("hf families: an unsupported model_type lists the table") {
       CHECK(std::string(e.what()).find("did you mean") == std::string::npos);
     }
   }
+}
+
+// README.md's `tally models` example ends with the types tally reads, in the table's order.
+TEST_CASE("hf families: README.md's `tally models` example lists the table") {
+  std::ifstream in(std::string(TALLY_SOURCE_DIR) + "/README.md");
+  REQUIRE(in);
+  const std::string label = "Hugging Face config.json model_type values read ";
+  std::string list;
+  for (const HfFamily& f : HfFamilyTable()) list += (list.empty() ? "" : ", ") + std::string(f.model_type);
+  int found = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(label, 0) != 0) continue;
+    ++found;
+    CHECK(line.substr(label.size()) == list);
+  }
+  CHECK(found == 1);
 }
 
 TEST_CASE("hf families: README.md's table of families names exactly the table's types") {
