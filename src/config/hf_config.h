@@ -11,7 +11,7 @@
 
 namespace tally {
 
-// The model_type values tally reads.
+// The model_type values tally reads: the rows of config/hf_families.cc, in its order.
 const std::vector<std::string>& HfFamilies();
 
 // `root` is the parsed config.json (it has a model_type); `file` names it in errors.

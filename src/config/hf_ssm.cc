@@ -2,10 +2,8 @@
 // an embedding, blocks of an RMSNorm and a state-space mixer (graph/build_ssm.cc), a final RMSNorm
 // (norm_f) and the head, tied to the embedding unless tie_word_embeddings is false; and the hybrid
 // Jamba (JambaReader below).
-#include "config/hf_ssm.h"
-
 #include "config/hf_common.h"
-#include "config/hf_zamba2.h"
+#include "config/hf_families.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
 
@@ -226,15 +224,12 @@ class JambaReader {
 
 }  // namespace
 
-const std::vector<std::string>& HfSsmFamilies() {
-  static const std::vector<std::string> kFamilies = {"jamba", "mamba", "mamba2", "zamba2"};
-  return kFamilies;
+ModelSpec ReadHfMamba(const YAML::Node& root, const std::string& file, const std::string& type) {
+  return SsmReader(root, file).Read(type);
 }
 
-ModelSpec ReadHfSsmConfig(const YAML::Node& root, const std::string& file, const std::string& type) {
-  if (type == "jamba") return JambaReader(root, file).Read();
-  if (type == "zamba2") return ReadHfZamba2Config(root, file);  // config/hf_zamba2.cc
-  return SsmReader(root, file).Read(type);
+ModelSpec ReadHfJamba(const YAML::Node& root, const std::string& file, const std::string& /*type*/) {
+  return JambaReader(root, file).Read();
 }
 
 }  // namespace tally

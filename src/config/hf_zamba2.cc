@@ -1,9 +1,8 @@
 // Zamba2's config.json as Zamba2Config reads it (transformers configuration_zamba2.py): the keys it
 // derives (attention_hidden_size, attention_head_dim, mamba_headdim, hybrid_layer_ids) are
 // recomputed here and, when the file states them, checked against what it says.
-#include "config/hf_zamba2.h"
-
 #include "config/hf_common.h"
+#include "config/hf_families.h"
 #include "config/yaml_reader.h"
 #include "util/checked_math.h"
 
@@ -228,7 +227,7 @@ class Zamba2Reader {
 
 }  // namespace
 
-ModelSpec ReadHfZamba2Config(const YAML::Node& root, const std::string& file) {
+ModelSpec ReadHfZamba2(const YAML::Node& root, const std::string& file, const std::string& /*type*/) {
   return Zamba2Reader(root, file).Read();
 }
 

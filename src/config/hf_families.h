@@ -1,0 +1,77 @@
+// The model_type values tally reads in a Hugging Face config.json, each with its reader: the one
+// table (config/hf_families.cc) from which every list of supported types is derived, and the
+// readers it names, by the file that holds them.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/hf_reader.h"
+#include "config/model_spec.h"
+
+namespace tally {
+
+// Reads the whole config.json `root` (named `file` in errors) whose model_type is `type`.
+using HfConfigReader = ModelSpec (*)(const YAML::Node& root, const std::string& file, const std::string& type);
+
+struct HfFamily {
+  std::string_view model_type;
+  HfConfigReader read;
+};
+
+// Every supported model_type, in case-insensitive alphabetical order, each once.
+std::span<const HfFamily> HfFamilyTable();
+
+// The row of `model_type`, or nullptr.
+const HfFamily* FindHfFamily(std::string_view model_type);
+
+// Real model types a letter or two from a supported one, each a different architecture: never
+// offered as a "did you mean".
+std::span<const std::string_view> HfLookalikeTypes();
+
+// Transformer families (HfFamilyRead; the table reads them through ReadHfTransformer).
+// config/hf_encoders.cc: bert, roberta, xlm-roberta; distilbert.
+void ReadBert(HfReader& r, const std::string& type);
+void ReadDistilBert(HfReader& r, const std::string& type);
+// config/hf_encoder_decoders.cc: t5, mt5, umt5; bart; whisper.
+void ReadT5(HfReader& r, const std::string& type);
+void ReadBart(HfReader& r, const std::string& type);
+void ReadWhisper(HfReader& r, const std::string& type);
+// config/hf_gpt.cc.
+void ReadGpt2(HfReader& r, const std::string& type);  // gpt2, gpt_bigcode
+void ReadPhi(HfReader& r, const std::string& type);
+void ReadPhiMsft(HfReader& r, const std::string& type);
+void ReadGptj(HfReader& r, const std::string& type);
+void ReadStarcoder2(HfReader& r, const std::string& type);
+void ReadFalcon(HfReader& r, const std::string& type);  // falcon, RefinedWeb, RefinedWebModel
+void ReadOpt(HfReader& r, const std::string& type);
+void ReadGptNeox(HfReader& r, const std::string& type);
+void ReadBloom(HfReader& r, const std::string& type);
+// config/hf_llama.cc: llama and its descendants (mistral, mixtral, qwen*, gemma*, llama4_text,
+// gpt_oss, olmo*, phi3, phimoe); cohere, cohere2; deepseek_v2, deepseek_v3.
+void ReadLlamaLike(HfReader& r, const std::string& type);
+void ReadCohere(HfReader& r, const std::string& type);
+void ReadDeepSeek(HfReader& r, const std::string& type);
+// config/hf_multimodal.cc: a language model in text_config and a vision tower.
+void ReadGemma3(HfReader& r, const std::string& type);
+void ReadLlama4(HfReader& r, const std::string& type);
+void ReadLlava(HfReader& r, const std::string& type);
+
+// Other readers (HfConfigReader).
+// config/hf_vit.cc: ViT as a sequential model.
+ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
+// config/hf_ssm.cc: mamba (MambaForCausalLM) and mamba2 (Mamba2ForCausalLM); the hybrid jamba
+// (JambaForCausalLM).
+ModelSpec ReadHfMamba(const YAML::Node& root, const std::string& file, const std::string& type);
+ModelSpec ReadHfJamba(const YAML::Node& root, const std::string& file, const std::string& type);
+// config/hf_zamba2.cc: Zamba2 (Zamba2ForCausalLM; configuration_zamba2.py, modeling_zamba2.py).
+// Every block is a Mamba-2 block (Zamba2MambaDecoderLayer); the hybrid ones (layers_block_type
+// "hybrid") first run a shared transformer block and their own linear, whose output joins the
+// Mamba-2 block's input (ZambaSpec in config/model_spec.h). Anything tally does not model exactly
+// is an InputError at its key.
+ModelSpec ReadHfZamba2(const YAML::Node& root, const std::string& file, const std::string& type);
+
+}  // namespace tally

@@ -1,0 +1,111 @@
+// The state a Hugging Face transformer config.json is read into, and the steps the family readers
+// (config/hf_families.h) share: sizes, K/V heads, rotary, per-layer attention and MoE, Finish.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/model_spec.h"
+#include "config/yaml_reader.h"
+#include "util/dtype.h"
+
+namespace tally {
+
+class HfReader;
+
+// One family's reader: fills r.t (and r.spec's notes) from r.m; `type` is the config's model_type.
+using HfFamilyRead = void (*)(HfReader& r, const std::string& type);
+
+// HF config defaults when a key is absent: the Python config classes' defaults.
+constexpr uint64_t kHfDefaultContext = 2048;
+
+class HfReader {
+ public:
+  HfReader(const YAML::Node& root, const std::string& file);
+
+  // The spec's name, description and dtype, then `family`, then Finish().
+  ModelSpec Read(const std::string& model_type, HfFamilyRead family);
+
+  // A ConfigMap over `node` that keeps the keys some family reader uses (hf_reader.cc), but no null one.
+  static ConfigMap Map(const YAML::Node& node, const std::string& file, const std::string& context);
+
+  std::optional<DType> Dtype() const;
+  // `key`'s positive value; else the family's own `fallback`, or kHfDefaultContext with a note.
+  uint64_t Context(const char* key, uint64_t fallback = kHfDefaultContext);
+  void SetBiases(bool qkv, bool out, bool mlp);
+  // The first of `keys` the config has (else the first, as a missing key), a positive number.
+  uint64_t Size(std::initializer_list<const char*> keys);
+  // The key/value heads under any of their spellings; `heads` when none is given (multi-head).
+  uint64_t KvHeads(uint64_t heads);
+  // partial_rotary_factor at the top level or, in transformers v5, inside rope_parameters; 0 means
+  // no rotated dimensions.
+  void ReadRotaryFraction(double fallback);
+  // The sizes most families name alike (Llama, Phi, GPT-NeoX), and their rotary positions.
+  void ReadCommonSizes(uint64_t vocab_fallback = 0, uint64_t context_fallback = kHfDefaultContext);
+  // A list of whole numbers (mlp_only_layers, moe_layers, no_rope_layers), each < `below`.
+  std::vector<uint64_t> IntList(const std::string& key, uint64_t below) const;
+  // Per-layer patterns are spelled out layer by layer: a bound keeps a corrupt depth from
+  // exhausting memory.
+  void PerLayer() const;
+  // Every layer alike (unless layer_types says otherwise): full, sliding(window) or latent.
+  void UniformAttention(AttentionKind kind, uint64_t window);
+  // Each layer's attention: `layer_types` when the config has it, else `rule(i)`.
+  template <class Rule>
+  void Attention(uint64_t window, uint64_t chunk, Rule rule);
+  // Sliding on every layer but each `pattern`-th (Gemma 2 with 2, Gemma 3 with 6, Cohere2 with 4).
+  void Pattern(uint64_t window, uint64_t pattern);
+  void ReadMoe(const char* experts_key);
+  // The first entry of `architectures`, or "" when the config has none.
+  std::string Architecture() const;
+  // The feed-forward activation of an encoder: GELU (any of transformers' GELU names) or ReLU.
+  MlpKind EncoderActivation(const char* key);
+
+  // What the family readers read and write.
+  YAML::Node root;  // the map `m` reads (a wrapper's text_config once unwrapped)
+  ConfigMap m;
+  ModelSpec spec;
+  TransformerSpec t;
+  double rotary_fraction = 0;
+  std::optional<bool> outer_tied;  // tie_word_embeddings of a multimodal wrapper
+  bool llama_defaults = false;     // LLaVA's text_config: LlamaConfig's defaults apply
+  std::string kv_key;              // the key that gave the K/V heads, for errors
+  std::vector<bool> moe;           // each layer's MoE, when they differ
+
+ private:
+  std::string Name() const;
+  void SetLayerKinds(const std::vector<AttentionKind>& kinds, uint64_t window, uint64_t chunk);
+  std::vector<AttentionKind> LayerTypes() const;
+  void Finish();
+  void Layers();
+
+  bool no_rotary_ = false;
+  AttentionKind uniform_ = AttentionKind::kFull;  // every layer's, when kinds_ is empty
+  std::vector<AttentionKind> kinds_;
+  uint64_t window_ = 0, chunk_ = 0;
+};
+
+template <class Rule>
+void HfReader::Attention(uint64_t window, uint64_t chunk, Rule rule) {
+  PerLayer();
+  std::vector<AttentionKind> kinds;
+  if (m.Has("layer_types")) {
+    kinds = LayerTypes();
+  } else {
+    kinds.assign(t.n_layers, AttentionKind::kFull);
+    for (uint64_t i = 0; i < t.n_layers; ++i) kinds[i] = rule(i);
+  }
+  SetLayerKinds(kinds, window, chunk);
+}
+
+// A table reader (config/hf_families.h) for a transformer family read by `Family`.
+template <HfFamilyRead Family>
+ModelSpec ReadHfTransformer(const YAML::Node& root, const std::string& file, const std::string& type) {
+  return HfReader(root, file).Read(type, Family);
+}
+
+}  // namespace tally
