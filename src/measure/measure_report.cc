@@ -169,15 +169,19 @@ void AddResults(Report& report, const std::vector<GemmResult>& results, double d
              device_peak, Unit::kFlopPerSecond, best->peak_basis);
   const bool cpu = best->device == "cpu";
   NoteOverPeak(report, results);
-  const std::string basis = best->peak_basis.empty() ? "" : ": " + best->peak_basis;
+  // The one MFU shown names its peak's basis: what it is divided by, and where that came from.
+  if (!best->peak_basis.empty()) {
+    report.Set("measure.peak_basis", "peak basis", best->peak_basis, Unit::kText,
+               "the peak MFU divides by: FLOP/cycle x cores x clock on a CPU, the datasheet on a GPU, or --peak");
+  }
   if (best->AbovePeak()) {
     // Left out: the note says why.
   } else if (cpu) {
-    report.Set("measure.best_mfu", "best MFU (vs computed peak" + basis + ")", best->Mfu(), Unit::kRatio,
-               "achieved / the computed peak of the cores its threads occupy");
+    report.Set("measure.best_mfu", "best MFU (vs computed peak)", best->Mfu(), Unit::kRatio,
+               "achieved / the computed peak of the cores its threads occupy: " + best->peak_basis);
   } else {
-    report.Set("measure.best_mfu", "best MFU (vs datasheet peak" + basis + ")", best->Mfu(), Unit::kRatio,
-               "achieved / the dense peak of the hardware catalog, or --peak");
+    report.Set("measure.best_mfu", "best MFU (vs datasheet peak)", best->Mfu(), Unit::kRatio,
+               "achieved / the dense peak of the hardware catalog, or --peak: " + best->peak_basis);
   }
   report.Group("measure.best", "Best result");
   report.Set("measure.best.shape", "shape (m x n x k)", best->shape.Text(), Unit::kText);

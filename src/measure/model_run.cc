@@ -49,8 +49,8 @@ void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::v
   if (peak > 0 && achieved > peak) {
     r.notes.push_back(OverPeakNote("the step's GEMMs", achieved, peak, first.peak_basis));
   } else {
-    r.Set("measure.model.mfu", "MFU (achieved / peak: " + first.peak_basis + ")", peak > 0 ? achieved / peak : 0,
-          Unit::kRatio);
+    r.Set("measure.model.mfu", "MFU (achieved / computed peak)", peak > 0 ? achieved / peak : 0, Unit::kRatio,
+          "against the peak of measure.peak_basis: " + first.peak_basis);
   }
   if (reference.Skipped() || reference.flop_per_s <= 0 || timed_flops <= 0) {
     r.notes.push_back("no prediction: the reference GEMM " + reference.shape.Text() + " was not timed");

@@ -56,7 +56,7 @@ double PeakTable::DevicePeak(GemmDType d, std::string* source) const {
     return it->second;
   }
   if (!cpu_) return GpuDatasheetPeak(gpu_.name, d, source);
-  if (source != nullptr) *source = PeakBasis(d);
+  if (source != nullptr) *source = "ISA x cores x clock";
   // Peak = FLOP per cycle per core x cores x clock (the usual CPU roofline ceiling).
   return FlopsPerCycle(cpu_info_, d) * Cores() * clock_hz_;
 }
@@ -128,7 +128,8 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
             FlopsPerCycleFormula(cpu_info_, d));
     }
     const std::string from = source.empty() ? "unknown: give --peak" : source;
-    r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kFlopPerSecond);
+    r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kFlopPerSecond,
+          PeakBasis(d));
     if (cpu_)
       r.Set(key + ".probed_flop_per_s", "probed (FMA loop, all cores)", Probed(d, Cores()), Unit::kFlopPerSecond);
   }
