@@ -222,8 +222,8 @@ TEST_CASE("measure output: a padded shape says what ran; a refused one says why,
   CHECK(report.notes[0] ==
         "1 shape was padded with zeros to multiples of 16, as cuBLASLt's fp8 kernels require (e.g. 1000x1024x1024 "
         "run as 1008x1024x1024); FLOP/s and MFU count the real shape's FLOPs");
-  CHECK(report.notes[1] == "1 GEMM was not timed (skip_reason in the results), e.g. 4096x4096x4096 fp8: " +
-                               refused.skip_reason);
+  CHECK(report.notes[1] ==
+        "1 GEMM was not timed (skip_reason in the results), e.g. 4096x4096x4096 fp8: " + refused.skip_reason);
 }
 
 TEST_CASE("measure output: the roofline SVG") {
