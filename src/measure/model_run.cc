@@ -13,20 +13,32 @@ namespace {
 // now. It stands for "what this BLAS reaches on big matmuls", what a practitioner plugs in.
 constexpr uint64_t kReferenceSize = 2048;
 
+// The step's timed part. A shape the library refused (skip_reason) has no time: the step's rates
+// cover the timed ones.
+struct StepTotals {
+  double measured_s = 0, timed_flops = 0;
+  uint64_t skipped = 0;
+};
+
+StepTotals Totals(const std::vector<GemmResult>& results) {
+  StepTotals t;
+  for (const GemmResult& g : results) {
+    if (g.Skipped()) {
+      ++t.skipped;
+      continue;
+    }
+    t.measured_s += g.StepSeconds();
+    t.timed_flops += static_cast<double>(GemmFlops(*g.step));
+  }
+  return t;
+}
+
 void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::vector<GemmResult>& results,
                     const GemmResult& reference) {
   Report& r = s.report;
   const GemmResult& first = results.front();
   const uint64_t flops = StepFlops(steps);
-  // A shape the library refused (skip_reason) has no time: the step's rates cover the timed ones.
-  double measured_s = 0, timed_flops = 0;
-  uint64_t skipped = 0;
-  for (const GemmResult& g : results) {
-    if (g.Skipped()) ++skipped;
-    if (g.Skipped()) continue;
-    measured_s += g.StepSeconds();
-    timed_flops += static_cast<double>(GemmFlops(*g.step));
-  }
+  const auto [measured_s, timed_flops, skipped] = Totals(results);
   const double achieved = measured_s > 0 ? timed_flops / measured_s : 0;
   const double peak = first.peak_flop_per_s;
   r.Group("measure.model", "Model: one training step's GEMMs");
