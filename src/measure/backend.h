@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "measure/gemm_shape.h"
+#include "util/error.h"
 
 namespace tally {
 
@@ -18,6 +19,13 @@ class PreparedGemm {
   // Runs the product `iterations` times back to back; returns the seconds elapsed by the device's
   // own clock (steady_clock on the CPU, CUDA events on a GPU).
   virtual double Time(uint64_t iterations) = 0;
+};
+
+// The library refuses this GEMM (cuBLASLt's CUBLAS_STATUS_NOT_SUPPORTED): a fact about the shape and
+// dtype, recorded as the result's skip_reason rather than failing the whole run.
+class GemmRefused : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
 };
 
 // What a GPU backend reads from the device (zeros when unknown; the CPU's come from cpu_peak.h).
@@ -48,7 +56,11 @@ class GemmBackend {
   // k x m when trans_a), rounded to `dtype`; the result widened to double.
   virtual std::vector<double> Multiply(const GemmShape& shape, GemmDType dtype, const std::vector<double>& a,
                                        const std::vector<double>& b) = 0;
+  // Throws GemmRefused when the library has no kernel for the shape and dtype.
   virtual std::unique_ptr<PreparedGemm> Prepare(const GemmShape& shape, GemmDType dtype) = 0;
+  // The shape the device actually multiplies for `shape`: padded where the library requires
+  // multiples (cuBLASLt's fp8), else `shape` itself.
+  virtual GemmShape RunShape(const GemmShape& shape, GemmDType) const { return shape; }
 };
 
 // Library names the CUDA backend tries; tests replace them to reach the error paths.
@@ -77,7 +89,8 @@ std::vector<double> Transposed(const std::vector<double>& v, uint64_t rows, uint
 
 // Checks the backend against a naive triple loop on small odd shapes (3x5x7, 17x13x11, 64x33x63)
 // in every layout (NN, NT, TN, TT) before anything is timed; a wrong element is a RuntimeError, so
-// a broken BLAS reports no speed. fp8 uses multiples of 16, the only shapes cuBLASLt takes.
+// a broken BLAS reports no speed. fp8 uses multiples of 16, the only shapes cuBLASLt takes. A
+// GemmRefused passes through: the dtype cannot be measured on this device.
 void CheckAgainstNaive(GemmBackend& backend, GemmDType dtype);
 
 }  // namespace tally

@@ -1,6 +1,6 @@
-// This CPU's peak FLOP/s: the ISA and cores (/proc/cpuinfo and the affinity mask), the running
-// clock (a chain of dependent adds, never /proc/cpuinfo's MHz, which is often the TSC rate), FLOP
-// per cycle per dtype, and an FMA-throughput probe that measures what is reachable.
+// This CPU's peak FLOP/s: the ISA and cores (/proc/cpuinfo and the affinity mask), FLOP per cycle
+// per dtype, and an FMA-throughput probe that measures what is reachable. The running clock is
+// cpu_clock.h's.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ struct CpuInfo {
        amx_bf16 = false;
   int logical_cpus = 1;     // in this process's affinity mask
   int cores = 1;            // physical cores among them: logical / threads per core
-  double cpuinfo_mhz = 0;   // echoed only
+  double cpuinfo_mhz = 0;   // a cross-check of the clock (often the TSC rate)
   std::string Isa() const;  // "avx2 fma avx512f avx512_bf16", the flags that set the peak
 };
 
@@ -43,10 +43,6 @@ FmaUnits CoreFmaUnits(const CpuInfo& cpu);
 double FlopsPerCycle(const CpuInfo& cpu, GemmDType dtype);
 // How the figure above is reached, e.g. "2 x 512-bit FMA x 16 lanes x 2".
 std::string FlopsPerCycleFormula(const CpuInfo& cpu, GemmDType dtype);
-
-// The running clock of one core: a chain of dependent 1-cycle integer adds, the fastest of
-// several trials. 0 on CPUs other than x86-64.
-double MeasureClockHz();
 
 // FLOP/s of independent FMA chains (16 per thread with AVX-512, 12 with AVX2) on `threads`
 // threads, the best of three trials; bf16 uses vdpbf16ps when the CPU has it. 0 where there is

@@ -208,13 +208,33 @@ class LtObject {
 // cublasSetWorkspace).
 constexpr uint64_t kLtWorkspaceBytes = 32ULL << 20;
 constexpr uint64_t kFp8Align = 16;
+constexpr int kLtAlgos = 8;
+constexpr int kBlasNotSupported = 15;  // CUBLAS_STATUS_NOT_SUPPORTED (cublas_api.h)
+
+// CUBLAS_STATUS_NOT_SUPPORTED is a refusal of the shape (GemmRefused); other failures are errors.
+void CheckLt(int status, const std::string& what) {
+  if (status == kBlasNotSupported) throw GemmRefused(what + ": cuBLASLt does not support it (status 15)");
+  cuda::CheckCublas(status, what);
+}
 
 // cublasLtMatmul in fp8 e4m3 with fp32 accumulation, per-tensor scale factors and a bf16 result:
-// the call of an fp8 training step (Transformer Engine). Hopper's fp8 kernels take only the "TN"
-// column-major layout, which is row-major A (m x k) times B stored as (n x k), so B is uploaded in
-// that form whatever layout was asked, as Transformer Engine keeps a transposed fp8 copy; and each
-// dimension is padded with zeros to a multiple of 16, which the kernels require (the real shape's
-// FLOPs are credited).
+// the call of an fp8 training step (Transformer Engine). cuBLASLt's rules for fp8 (cuBLAS
+// documentation, "cublasLtMatmul", the requirements above its table of FP8 type combinations,
+// CUDA 12.0-13.1), each kept here:
+//  - all matrix pointers 16-byte aligned: every buffer is its own cudaMalloc (256-byte aligned);
+//  - dimensions meeting "Tensor Core Usage": for 1-byte e4m3, m, n, k and the leading dimensions
+//    multiples of 16. Each dimension is padded with zeros to a multiple of 16 (the real shape's
+//    FLOPs are credited; RunShape reports the padded one);
+//  - A transposed and B not ("TN") on Ada (8.9), Hopper (9.0) and Blackwell GeForce (12.x): the
+//    column-major TN call is row-major A (m x k) times B stored as (n x k), so B is uploaded in
+//    that form whatever layout was asked, as Transformer Engine keeps a transposed fp8 copy;
+//  - compute type CUBLAS_COMPUTE_32F and scale type CUDA_R_32F;
+//  - A_SCALE_POINTER and B_SCALE_POINTER point to device floats of the compute type (cublasLt.h),
+//    each in its own allocation; D_SCALE_POINTER and AMAX_D are for an fp8 D only, so not set;
+//  - e4m3 x e4m3 into C = D in bf16, one of the table's combinations.
+// The heuristic's first algorithm may still be refused by cublasLtMatmul (NVIDIA's LtFp8Matmul
+// sample: no guarantee it runs; request more and try them one by one), so up to 8 are asked for and
+// the first that runs is kept. A shape no algorithm runs is a GemmRefused.
 class LtFp8Gemm : public TimedDeviceGemm {
  public:
   LtFp8Gemm(const cuda::Api& api, void* lt, const GemmShape& s)
@@ -227,7 +247,8 @@ class LtFp8Gemm : public TimedDeviceGemm {
         a_(api, m_ * k_),
         b_(api, n_ * k_),
         d_(api, m_ * n_ * 2),
-        scales_(api, 2 * sizeof(float)),
+        a_scale_(api, sizeof(float)),
+        b_scale_(api, sizeof(float)),
         workspace_(api, kLtWorkspaceBytes),
         desc_(api.lt_desc_destroy),
         a_layout_(api.lt_layout_destroy),
@@ -235,14 +256,16 @@ class LtFp8Gemm : public TimedDeviceGemm {
         d_layout_(api.lt_layout_destroy),
         pref_(api.lt_pref_destroy) {
     const std::string what = "cuBLASLt fp8 " + s.Text();
-    const float ones[2] = {1, 1};
-    cuda::CheckRuntime(api, api.cuda_memcpy(scales_.get(), ones, sizeof ones, cuda::kHostToDevice), "cudaMemcpy");
-    cuda::CheckCublas(api.lt_desc_create(desc_.out(), cuda::kCompute32F, cuda::kR32F), what + ": descriptor");
+    const float one = 1;
+    for (const DeviceBuffer* scale : {&a_scale_, &b_scale_}) {
+      cuda::CheckRuntime(api, api.cuda_memcpy(scale->get(), &one, sizeof one, cuda::kHostToDevice), "cudaMemcpy");
+    }
+    CheckLt(api.lt_desc_create(desc_.out(), cuda::kCompute32F, cuda::kR32F), what + ": descriptor");
     const int op_t = cuda::kOpT, op_n = cuda::kOpN;
     // cuBLASLt's A is our B buffer and its B our A (below); both scales are 1. The attributes take
     // the address of a device pointer.
-    const float* lt_a_scale = static_cast<const float*>(scales_.get());
-    const float* lt_b_scale = lt_a_scale + 1;
+    const void* lt_a_scale = b_scale_.get();
+    const void* lt_b_scale = a_scale_.get();
     SetDesc(cuda::kLtDescTransA, &op_t, sizeof op_t, what);
     SetDesc(cuda::kLtDescTransB, &op_n, sizeof op_n, what);
     SetDesc(cuda::kLtDescAScalePointer, &lt_a_scale, sizeof lt_a_scale, what);
@@ -250,20 +273,14 @@ class LtFp8Gemm : public TimedDeviceGemm {
     // Column-major D (n x m) = op(A')·B': cuBLASLt's A' is our B buffer, (n x k) row-major read as
     // k x n and transposed; its B' is our A buffer, (m x k) row-major read as k x m.
     const auto n = static_cast<int64_t>(n_), k = static_cast<int64_t>(k_);
-    cuda::CheckCublas(api.lt_layout_create(b_layout_.out(), cuda::kR8FE4M3, k_, n_, k), what + ": layout");
-    cuda::CheckCublas(api.lt_layout_create(a_layout_.out(), cuda::kR8FE4M3, k_, m_, k), what + ": layout");
-    cuda::CheckCublas(api.lt_layout_create(d_layout_.out(), cuda::kR16BF, n_, m_, n), what + ": layout");
-    cuda::CheckCublas(api.lt_pref_create(pref_.out()), what + ": preference");
+    CheckLt(api.lt_layout_create(b_layout_.out(), cuda::kR8FE4M3, k_, n_, k), what + ": layout");
+    CheckLt(api.lt_layout_create(a_layout_.out(), cuda::kR8FE4M3, k_, m_, k), what + ": layout");
+    CheckLt(api.lt_layout_create(d_layout_.out(), cuda::kR16BF, n_, m_, n), what + ": layout");
+    CheckLt(api.lt_pref_create(pref_.out()), what + ": preference");
     const uint64_t workspace = kLtWorkspaceBytes;
-    cuda::CheckCublas(api.lt_pref_set(pref_.get(), cuda::kLtPrefMaxWorkspaceBytes, &workspace, sizeof workspace),
-                      what + ": preference");
-    int found = 0;
-    const int status = api.lt_heuristic(lt_, desc_.get(), b_layout_.get(), a_layout_.get(), d_layout_.get(),
-                                        d_layout_.get(), pref_.get(), 1, &algo_, &found);
-    if (status != 0 || found == 0) {
-      cuda::CheckCublas(status, what + ": cublasLtMatmulAlgoGetHeuristic");
-      throw RuntimeError(what + ": cuBLASLt offers no fp8 algorithm for this shape on this GPU");
-    }
+    CheckLt(api.lt_pref_set(pref_.get(), cuda::kLtPrefMaxWorkspaceBytes, &workspace, sizeof workspace),
+            what + ": preference");
+    ChooseAlgo(what);
   }
 
   void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
@@ -283,16 +300,41 @@ class LtFp8Gemm : public TimedDeviceGemm {
     return c;
   }
 
-  void Run() override {
-    const float one = 1, zero = 0;
-    cuda::CheckCublas(api_.lt_matmul(lt_, desc_.get(), &one, b_.get(), b_layout_.get(), a_.get(), a_layout_.get(),
-                                     &zero, d_.get(), d_layout_.get(), d_.get(), d_layout_.get(), algo_.algo,
-                                     workspace_.get(), kLtWorkspaceBytes, nullptr),
-                      "cublasLtMatmul fp8 " + shape_.Text());
-  }
+  void Run() override { CheckLt(Matmul(algo_), "cublasLtMatmul fp8 " + shape_.Text()); }
+
+  static uint64_t PadTo16(uint64_t d) { return CeilDiv(d, kFp8Align) * kFp8Align; }
 
  private:
-  static uint64_t PadTo16(uint64_t d) { return CeilDiv(d, kFp8Align) * kFp8Align; }
+  int Matmul(const cuda::LtHeuristicResult& algo) {
+    const float one = 1, zero = 0;
+    return api_.lt_matmul(lt_, desc_.get(), &one, b_.get(), b_layout_.get(), a_.get(), a_layout_.get(), &zero, d_.get(),
+                          d_layout_.get(), d_.get(), d_layout_.get(), algo.algo, workspace_.get(), kLtWorkspaceBytes,
+                          nullptr);
+  }
+
+  // The first of the heuristic's algorithms that cublasLtMatmul runs, tried once on whatever the
+  // buffers hold (every later run overwrites D).
+  void ChooseAlgo(const std::string& what) {
+    cuda::LtHeuristicResult algos[kLtAlgos];
+    int found = 0;
+    const int status = api_.lt_heuristic(lt_, desc_.get(), b_layout_.get(), a_layout_.get(), d_layout_.get(),
+                                         d_layout_.get(), pref_.get(), kLtAlgos, algos, &found);
+    CheckLt(status, what + ": cublasLtMatmulAlgoGetHeuristic");
+    if (found == 0) throw GemmRefused(what + ": cuBLASLt offers no fp8 algorithm for this shape on this GPU");
+    int refused = 0;
+    for (int i = 0; i < std::min(found, kLtAlgos); ++i) {
+      if (algos[i].state != 0) continue;  // an algorithm the heuristic itself marks unusable
+      const int run = Matmul(algos[i]);
+      if (run == 0) {
+        algo_ = algos[i];
+        return;
+      }
+      if (run != kBlasNotSupported) CheckLt(run, "cublasLtMatmul fp8 " + shape_.Text());
+      ++refused;
+    }
+    throw GemmRefused(what + ": cublasLtMatmul refused each of the " + std::to_string(refused) +
+                      " algorithms the heuristic offered (status 15, not supported)");
+  }
 
   // rows x cols inside a zero matrix of padded_rows x padded_cols, row-major.
   static std::vector<double> Padded(const std::vector<double>& v, uint64_t rows, uint64_t cols, uint64_t padded_rows,
@@ -303,13 +345,13 @@ class LtFp8Gemm : public TimedDeviceGemm {
   }
 
   void SetDesc(int attribute, const void* value, size_t bytes, const std::string& what) {
-    cuda::CheckCublas(api_.lt_desc_set(desc_.get(), attribute, value, bytes), what + ": descriptor attribute");
+    CheckLt(api_.lt_desc_set(desc_.get(), attribute, value, bytes), what + ": descriptor attribute");
   }
 
   void* lt_;
   GemmShape shape_;
   uint64_t m_, n_, k_;  // padded
-  DeviceBuffer a_, b_, d_, scales_, workspace_;
+  DeviceBuffer a_, b_, d_, a_scale_, b_scale_, workspace_;
   LtObject desc_, a_layout_, b_layout_, d_layout_, pref_;
   cuda::LtHeuristicResult algo_;
 };
@@ -410,6 +452,11 @@ class CudaBackend : public GemmBackend {
     gemm->Run();
     cuda::CheckRuntime(api_, api_.device_synchronize(), "cudaDeviceSynchronize");
     return gemm->Download();
+  }
+
+  GemmShape RunShape(const GemmShape& s, GemmDType d) const override {
+    if (d != GemmDType::kFp8) return s;
+    return {LtFp8Gemm::PadTo16(s.m), LtFp8Gemm::PadTo16(s.n), LtFp8Gemm::PadTo16(s.k), s.trans_a, s.trans_b};
   }
 
   std::unique_ptr<PreparedGemm> Prepare(const GemmShape& s, GemmDType d) override {

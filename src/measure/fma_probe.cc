@@ -1,6 +1,5 @@
-// The measured side of cpu_peak.h: the clock from a dependent add chain and the FMA-throughput
-// probe. Kernels are compiled for their ISA with target attributes and chosen at run time, so the
-// rest of tally keeps the baseline ISA.
+// The measured side of cpu_peak.h: the FMA-throughput probe (the clock is cpu_clock.cc's). Kernels are compiled for
+// their ISA with target attributes and chosen at run time, so the rest of tally keeps the baseline ISA.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,18 +20,6 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 #if defined(__x86_64__)
-
-constexpr uint64_t kAddsPerIteration = 64;
-
-// 64 dependent `add` per iteration: ADD r,imm has a latency of one cycle on every x86 core since
-// the P6 (Agner Fog, instruction tables), and the loop counter runs alongside on another port.
-uint64_t AddChain(uint64_t iterations) {
-  uint64_t x = 0;
-  for (uint64_t i = 0; i < iterations; ++i) {
-    asm volatile(".rept 64\n\tadd $1, %0\n\t.endr" : "+r"(x));
-  }
-  return x;
-}
 
 // Independent accumulator chains: enough to cover FMA latency (4-5 cycles) times two pipes.
 constexpr int kChains512 = 16;
@@ -171,28 +158,6 @@ double RunThreads(Kernel kernel, int threads, uint64_t iterations) {
 #endif  // __x86_64__
 
 }  // namespace
-
-double MeasureClockHz() {
-#if defined(__x86_64__)
-  constexpr uint64_t kIterations = 1 << 17;  // 8.4 M cycles: a few ms at any clock
-  // A core can run slow for tens of milliseconds after waking (a VM's vCPU: 2.4-2.7 GHz instead
-  // of 3.5 in about one process in 30), so: 30 ms of warm-up, then the fastest of as many trials
-  // as fill 120 ms.
-  const Clock::time_point warm = Clock::now();
-  while (Seconds(warm) < 0.03) AddChain(kIterations);
-  double best = 0;
-  const Clock::time_point trials = Clock::now();
-  for (int trial = 0; trial < 7 || Seconds(trials) < 0.12; ++trial) {
-    const Clock::time_point start = Clock::now();
-    AddChain(kIterations);
-    const double t = Seconds(start);
-    if (t > 0) best = std::max(best, static_cast<double>(kIterations * kAddsPerIteration) / t);
-  }
-  return best;
-#else
-  return 0;
-#endif
-}
 
 double ProbePeak(GemmDType dtype, int threads) {
 #if defined(__x86_64__)

@@ -44,6 +44,7 @@ RooflineChart Chart(Session& s, const std::vector<GemmResult>& results, double b
     if (s.peaks->IsCpu()) c.roofs.push_back({name + " probed peak", s.peaks->Probed(d, s.peaks->Cores())});
   }
   for (const GemmResult& r : results) {
+    if (r.Skipped()) continue;
     const double intensity = static_cast<double>(r.shape.Flops()) / GemmMinBytes(r.shape, r.dtype);
     const std::string series = std::string(GemmDTypeName(r.dtype)) + ", " + std::to_string(r.threads) +
                                (r.threads == 1 ? " thread" : " threads");
@@ -80,11 +81,12 @@ Calibration Calibrate(Session& s, const std::vector<GemmResult>& results, double
     for (const GemmResult& r : results) {
       if (r.dtype == d && (best == nullptr || r.flop_per_s > best->flop_per_s)) best = &r;
     }
-    if (best == nullptr) continue;
+    if (best == nullptr || best->Skipped()) continue;
     const ReportNode* step = s.report.Find("measure.model.achieved_flop_per_s");
     const double achieved = step != nullptr ? std::get<double>(step->value) : best->flop_per_s;
     c.achieved_flops.push_back({d, achieved});
-    if (DevicePeak(s, d) > 0) c.mfu.push_back({d, achieved / DevicePeak(s, d)});
+    // Above 1 the peak is wrong (a note says so): no MFU to pass on.
+    if (DevicePeak(s, d) > 0 && achieved <= DevicePeak(s, d)) c.mfu.push_back({d, achieved / DevicePeak(s, d)});
     c.threads = best->threads;
   }
   c.source = s.request.model != nullptr ? "tally measure --model: " + s.request.model_label + ", one training step"
@@ -117,7 +119,8 @@ MeasureOutcome RunMeasure(const MeasureRequest& request) {
                  s.peaks->IsCpu() ? "memory read bandwidth (probed, all cores)" : "memory bandwidth (from clocks)",
                  bandwidth, Unit::kBytePerSecond);
   }
-  if (results.empty()) {
+  if (BestResult(results) == nullptr) {
+    AddResults(s.report, results, 0);  // every GEMM refused: the table says why
     s.report.Set("measure.peak_flop_per_s", std::string("peak, ") + GemmDTypeName(s.dtypes.front()) + " (whole device)",
                  DevicePeak(s, s.dtypes.front()), Unit::kFlopPerSecond);
   } else {

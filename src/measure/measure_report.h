@@ -20,21 +20,33 @@ struct GemmResult {
   double flop_per_s = 0;           // 2·m·n·k / median seconds
   double peak_flop_per_s = 0;      // computed (or --peak, or datasheet) for the cores used; 0 unknown
   double probed_flop_per_s = 0;    // the FMA probe on as many threads; 0 none
+  std::string peak_basis;          // what the peak is made of (PeakTable::PeakBasis)
+  GemmShape run_shape;             // what the device multiplied: `shape` padded where the library needs
+  std::string skip_reason;         // why the library refused the shape; nothing timed when set
   const StepGemm* step = nullptr;  // model mode: where the shape comes from
 
   // MFU = achieved FLOP/s / peak FLOP/s (Chowdhery et al. 2022, PaLM, App. B), 0 without a peak.
+  // Above 1 the peak is wrong, not the measurement: the report then leaves the MFU out.
   double Mfu() const { return peak_flop_per_s > 0 ? flop_per_s / peak_flop_per_s : 0; }
   double MfuProbed() const { return probed_flop_per_s > 0 ? flop_per_s / probed_flop_per_s : 0; }
+  bool AbovePeak() const { return Mfu() > 1; }
+  bool Skipped() const { return !skip_reason.empty(); }
+  bool Padded() const { return !Skipped() && run_shape.m != 0 && !(run_shape == shape); }
   // Seconds this shape costs per training step: count x median, halved for causal attention.
   double StepSeconds() const;
 };
 
 // The table `measure.results` (a row per result; model mode adds count, passes, path, halved,
 // step_seconds) plus measure.peak_flop_per_s, measure.best_mfu and measure.best.*. `device_peak`
-// is the whole-device computed peak of the best result's dtype.
+// is the whole-device computed peak of the best result's dtype. An MFU above 1 is never printed:
+// its cell is empty and a note says the peak is wrong and how (OverPeakNote).
 void AddResults(Report& report, const std::vector<GemmResult>& results, double device_peak);
 
-// The result with the highest MFU (by FLOP/s when no peak is known); nullptr for none.
+// The timed result with the highest MFU (by FLOP/s when no peak is known); nullptr for none.
 const GemmResult* BestResult(const std::vector<GemmResult>& results);
+
+// What a rate above its peak says about the peak: "fp32 2048x2048x2048 ran at 500 GFLOP/s, above
+// the computed peak of 453 GFLOP/s (BASIS): ...; its MFU is left out". `what` names the rate.
+std::string OverPeakNote(const std::string& what, double flop_per_s, double peak, const std::string& basis);
 
 }  // namespace tally

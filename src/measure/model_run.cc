@@ -4,6 +4,7 @@
 
 #include "estimate/flops.h"
 #include "util/error.h"
+#include "util/units.h"
 
 namespace tally {
 namespace {
@@ -12,14 +13,33 @@ namespace {
 // now. It stands for "what this BLAS reaches on big matmuls", what a practitioner plugs in.
 constexpr uint64_t kReferenceSize = 2048;
 
+// The step's timed part. A shape the library refused (skip_reason) has no time: the step's rates
+// cover the timed ones.
+struct StepTotals {
+  double measured_s = 0, timed_flops = 0;
+  uint64_t skipped = 0;
+};
+
+StepTotals Totals(const std::vector<GemmResult>& results) {
+  StepTotals t;
+  for (const GemmResult& g : results) {
+    if (g.Skipped()) {
+      ++t.skipped;
+      continue;
+    }
+    t.measured_s += g.StepSeconds();
+    t.timed_flops += static_cast<double>(GemmFlops(*g.step));
+  }
+  return t;
+}
+
 void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::vector<GemmResult>& results,
                     const GemmResult& reference) {
   Report& r = s.report;
   const GemmResult& first = results.front();
   const uint64_t flops = StepFlops(steps);
-  double measured_s = 0;
-  for (const GemmResult& g : results) measured_s += g.StepSeconds();
-  const double achieved = static_cast<double>(flops) / measured_s;
+  const auto [measured_s, timed_flops, skipped] = Totals(results);
+  const double achieved = measured_s > 0 ? timed_flops / measured_s : 0;
   const double peak = first.peak_flop_per_s;
   r.Group("measure.model", "Model: one training step's GEMMs");
   r.Set("measure.model.name", "model", s.request.model_label, Unit::kText);
@@ -29,21 +49,36 @@ void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::v
         Unit::kNumber);
   r.Set("measure.model.flops", "matmul FLOPs (forward + backward)", flops, Unit::kFlop,
         "= flops.forward + flops.backward of the FLOPs estimator (recomputation excluded)");
+  if (skipped > 0) {
+    r.Set("measure.model.skipped_shapes", "shapes refused (not timed)", skipped, Unit::kNumber);
+    r.notes.push_back("the step's time, rate and prediction leave out the " + std::to_string(skipped) +
+                      " refused shape(s): they cover " + FormatFlops(timed_flops) + " of " +
+                      FormatFlops(static_cast<double>(flops)));
+  }
   r.Set("measure.model.measured_s", "measured step matmul time", measured_s, Unit::kSecond,
         "sum over shapes of count x median seconds (causal attention halved)");
   r.Set("measure.model.achieved_flop_per_s", "achieved FLOP/s", achieved, Unit::kFlopPerSecond);
-  r.Set("measure.model.mfu", "MFU (achieved / computed peak)", peak > 0 ? achieved / peak : 0, Unit::kRatio);
+  if (peak > 0 && achieved > peak) {
+    r.notes.push_back(OverPeakNote("the step's GEMMs", achieved, peak, first.peak_basis));
+  } else {
+    r.Set("measure.model.mfu", "MFU (achieved / computed peak)", peak > 0 ? achieved / peak : 0, Unit::kRatio,
+          "against the peak of measure.peak_basis: " + first.peak_basis);
+  }
+  if (reference.Skipped() || reference.flop_per_s <= 0 || timed_flops <= 0) {
+    r.notes.push_back("no prediction: the reference GEMM " + reference.shape.Text() + " was not timed");
+    return;
+  }
   r.Set("measure.model.reference_flop_per_s",
         "reference rate: " + reference.shape.Text() + " " + GemmDTypeName(reference.dtype) + " (median)",
         reference.flop_per_s, Unit::kFlopPerSecond);
-  const double predicted = static_cast<double>(flops) / reference.flop_per_s;
+  const double predicted = timed_flops / reference.flop_per_s;
   r.Set("measure.model.predicted_s", "predicted: FLOPs / reference rate", predicted, Unit::kSecond,
         "the analytic FLOPs at the rate of a large square GEMM measured now");
   r.Set("measure.model.ratio", "measured / predicted", measured_s / predicted, Unit::kRatio);
   if (peak > 0) {
-    const double at_peak = static_cast<double>(flops) / peak;
+    const double at_peak = timed_flops / peak;
     r.Set("measure.model.predicted_at_peak_s", "predicted at the computed peak (100% MFU)", at_peak, Unit::kSecond);
-    r.Set("measure.model.ratio_to_peak", "measured / predicted at peak", measured_s / at_peak, Unit::kSecond);
+    r.Set("measure.model.ratio_to_peak", "measured / predicted at peak", measured_s / at_peak, Unit::kRatio);
   }
 }
 

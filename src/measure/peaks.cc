@@ -12,7 +12,13 @@ PeakTable::PeakTable(const GemmBackend& backend, std::map<GemmDType, double> ove
     : cpu_(backend.Device() == "cpu"), overrides_(std::move(overrides)) {
   if (cpu_) {
     cpu_info_ = DetectCpu();
-    clock_hz_ = MeasureClockHz();
+    imul_latency_ = ImulLatencyCycles(cpu_info_);
+    readings_ = {.probe_hz = MeasureClockHz(imul_latency_),
+                 .tsc_hz = MeasureTscHz(),
+                 .cpuinfo_mhz = cpu_info_.cpuinfo_mhz,
+                 .max_mhz = CpufreqMaxMhz()};
+    clock_ = ChooseClock(readings_);
+    clock_hz_ = clock_.hz;
   } else {
     gpu_ = backend.Facts();
     clock_hz_ = gpu_.clock_hz;
@@ -21,12 +27,25 @@ PeakTable::PeakTable(const GemmBackend& backend, std::map<GemmDType, double> ove
 
 std::string PeakTable::RemeasureClock() {
   if (!cpu_) return "";
-  start_clock_hz_ = clock_hz_;
-  end_clock_hz_ = MeasureClockHz();
-  clock_hz_ = std::max(start_clock_hz_, end_clock_hz_);
-  if (std::fabs(end_clock_hz_ - start_clock_hz_) <= 0.03 * clock_hz_) return "";
+  start_clock_hz_ = readings_.probe_hz;
+  end_clock_hz_ = MeasureClockHz(imul_latency_);
+  readings_.probe_hz = std::max(start_clock_hz_, end_clock_hz_);
+  clock_ = ChooseClock(readings_);
+  clock_hz_ = clock_.hz;
+  if (std::fabs(end_clock_hz_ - start_clock_hz_) <= 0.03 * readings_.probe_hz) return "";
   return "the clock read " + FormatFixed(start_clock_hz_ / 1e9) + " GHz before the timing and " +
          FormatFixed(end_clock_hz_ / 1e9) + " GHz after (another process was busy); peaks use the higher";
+}
+
+std::string PeakTable::PeakBasis(GemmDType d) const {
+  if (overrides_.count(d) != 0) return "--peak";
+  if (!cpu_) {
+    std::string source;
+    GpuDatasheetPeak(gpu_.name, d, &source);
+    return source.empty() ? "no datasheet peak: give --peak" : source;
+  }
+  return FormatDouble(FlopsPerCycle(cpu_info_, d)) + " FLOP/cycle x " + std::to_string(Cores()) + " cores x " +
+         FormatFixed(clock_hz_ / 1e9) + " GHz (" + clock_.source + ")";
 }
 
 int PeakTable::Used(int threads) const { return std::clamp(threads, 1, Cores()); }
@@ -55,6 +74,27 @@ double PeakTable::Probed(GemmDType d, int threads) {
   return it->second;
 }
 
+void PeakTable::AddClock(Report& r) const {
+  r.Set("measure.cpu.clock_hz", "clock (" + clock_.source + ")", clock_hz_, Unit::kHertz,
+        "the dependent imul chain's reading (" + std::to_string(imul_latency_) +
+            " cycles each, after a 30 ms warm-up the fastest trial in 120 ms, read before and after the timing, the "
+            "higher kept) when it is within what the CPU can run: " +
+            clock_.basis);
+  r.Set("measure.cpu.clock_probe_hz", "clock probe (dependent imul chain)", readings_.probe_hz, Unit::kHertz);
+  if (end_clock_hz_ > 0) {
+    r.Set("measure.cpu.clock_before_hz", "clock probe before the timing", start_clock_hz_, Unit::kHertz);
+    r.Set("measure.cpu.clock_after_hz", "clock probe after the timing", end_clock_hz_, Unit::kHertz);
+  }
+  r.Set("measure.cpu.tsc_hz", "TSC rate (nominal clock)", readings_.tsc_hz, Unit::kHertz,
+        "rdtsc ticks over 20 ms of steady_clock; an invariant TSC ticks at the nominal clock, which turbo exceeds");
+  r.Set("measure.cpu.cpuinfo_mhz", "/proc/cpuinfo MHz (cross-check)", cpu_info_.cpuinfo_mhz, Unit::kMegahertz);
+  if (readings_.max_mhz > 0) {
+    r.Set("measure.cpu.max_mhz", "cpufreq maximum", readings_.max_mhz, Unit::kMegahertz);
+  }
+  r.Set("measure.cpu.clock_source", "clock source", clock_.source, Unit::kText);
+  if (!clock_.note.empty()) r.notes.push_back(clock_.note);
+}
+
 void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
   // Each figure carries its unit: the table prints GHz and FLOP/s from it; JSON stays in base units.
   if (cpu_) {
@@ -66,14 +106,7 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
     r.Set("measure.cpu.cores", "cores (physical, in the affinity mask)", static_cast<uint64_t>(cpu_info_.cores),
           Unit::kNumber);
     r.Set("measure.cpu.logical_cpus", "logical CPUs", static_cast<uint64_t>(cpu_info_.logical_cpus), Unit::kNumber);
-    r.Set("measure.cpu.clock_hz", "clock (dependent add chain)", clock_hz_, Unit::kHertz,
-          "64 dependent 1-cycle adds per loop; after a 30 ms warm-up, the fastest trial in 120 ms; read "
-          "before and after the timing, the higher kept");
-    if (end_clock_hz_ > 0) {
-      r.Set("measure.cpu.clock_before_hz", "clock before the timing", start_clock_hz_, Unit::kHertz);
-      r.Set("measure.cpu.clock_after_hz", "clock after the timing", end_clock_hz_, Unit::kHertz);
-    }
-    r.Set("measure.cpu.cpuinfo_mhz", "/proc/cpuinfo MHz (not used: TSC rate)", cpu_info_.cpuinfo_mhz, Unit::kMegahertz);
+    AddClock(r);
     r.Set("measure.cpu.fma_units", "FMA units", CoreFmaUnits(cpu_info_).source, Unit::kText);
   } else {
     r.Group("measure.gpu", "GPU");
@@ -95,7 +128,8 @@ void PeakTable::AddTo(Report& r, const std::vector<GemmDType>& dtypes) {
             FlopsPerCycleFormula(cpu_info_, d));
     }
     const std::string from = source.empty() ? "unknown: give --peak" : source;
-    r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kFlopPerSecond);
+    r.Set(key + ".computed_flop_per_s", (cpu_ ? "computed (" : "datasheet (") + from + ")", peak, Unit::kFlopPerSecond,
+          PeakBasis(d));
     if (cpu_)
       r.Set(key + ".probed_flop_per_s", "probed (FMA loop, all cores)", Probed(d, Cores()), Unit::kFlopPerSecond);
   }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "measure/backend.h"
+#include "measure/cpu_clock.h"
 #include "measure/cpu_peak.h"
 #include "report/report.h"
 
@@ -26,10 +27,13 @@ class PeakTable {
   bool IsCpu() const { return cpu_; }
   const CpuInfo& cpu() const { return cpu_info_; }
   double ClockHz() const { return clock_hz_; }
-  // On a CPU, reads the clock again after the timing and keeps the higher reading: a neighbour
-  // busy at start-up (a shell pipeline's next process starting) can hold the add chain at 2.5-3 GHz
-  // for the whole first reading. Returns a note when the two differ by more than 3%, else "".
+  // On a CPU, reads the clock probe again after the timing and keeps the higher reading: a
+  // neighbour busy at start-up (a shell pipeline's next process starting) can hold the chain at
+  // 2.5-3 GHz for the whole first reading. Returns a note when the two differ by more than 3%.
   std::string RemeasureClock();
+  // What the peak of `d` is made of, e.g. "64 FLOP/cycle x 2 cores x 3.69 GHz (dependent imul
+  // chain)", "--peak", or the datasheet's entry: the basis every MFU names.
+  std::string PeakBasis(GemmDType d) const;
 
   // measure.cpu.* (or measure.gpu.*) and measure.peak.<dtype>.{computed,probed,...} for `dtypes`,
   // whole device; probing here if not done yet.
@@ -37,13 +41,17 @@ class PeakTable {
 
  private:
   int Used(int threads) const;
+  void AddClock(Report& report) const;  // measure.cpu.clock_hz and its sources
   double DevicePeak(GemmDType d, std::string* source) const;
 
   bool cpu_ = true;
   CpuInfo cpu_info_;
   DeviceFacts gpu_;
   double clock_hz_ = 0;
-  double start_clock_hz_ = 0, end_clock_hz_ = 0;  // the two CPU readings, once RemeasureClock ran
+  int imul_latency_ = 3;
+  ClockReadings readings_;                        // the CPU's clock sources
+  ClockChoice clock_;                             // what ChooseClock made of them
+  double start_clock_hz_ = 0, end_clock_hz_ = 0;  // the two probe readings, once RemeasureClock ran
   std::map<GemmDType, double> overrides_;
   std::map<std::pair<GemmDType, int>, double> probed_;
 };

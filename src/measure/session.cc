@@ -70,11 +70,23 @@ void Describe(Session& s) {
   }
 }
 
-// The naive check for every (dtype, threads) pair before anything is timed.
+// The naive check for every (dtype, threads) pair before anything is timed. A dtype whose check
+// shapes the library refuses (GemmRefused) is dropped with its reason, as an unsupported one is.
 void CheckBackend(Session& s) {
   for (int t : s.threads) {
     s.backend->SetThreads(t);
-    for (GemmDType d : s.dtypes) CheckAgainstNaive(*s.backend, d);
+    for (size_t i = 0; i < s.dtypes.size();) {
+      try {
+        CheckAgainstNaive(*s.backend, s.dtypes[i]);
+        ++i;
+      } catch (const GemmRefused& refused) {
+        const std::string name = GemmDTypeName(s.dtypes[i]);
+        s.report.Set("measure.unsupported." + name, name + " not measured", std::string(refused.what()), Unit::kText);
+        s.report.notes.push_back(name + " not measured: " + refused.what());
+        s.dtypes.erase(s.dtypes.begin() + static_cast<std::ptrdiff_t>(i));
+        if (s.dtypes.empty()) throw RuntimeError("nothing to measure: " + name + ": " + refused.what());
+      }
+    }
   }
   const bool fp8 = std::find(s.dtypes.begin(), s.dtypes.end(), GemmDType::kFp8) != s.dtypes.end();
   s.report.Set("measure.check", "checked against a naive product",
@@ -136,22 +148,27 @@ GemmResult TimeOne(Session& s, const GemmShape& shape, GemmDType d, int threads)
                        std::to_string(s.total) + ")");
   }
   s.backend->SetThreads(threads);
+  GemmResult r;
+  r.shape = shape;
+  r.run_shape = s.backend->RunShape(shape, d);
+  r.dtype = d;
+  r.device = s.request.device;
+  r.threads = threads;
+  r.peak_flop_per_s = s.peaks->Computed(d, threads);
+  r.peak_basis = s.peaks->PeakBasis(d);
   std::unique_ptr<PreparedGemm> gemm;  // allocated and filled before timing
   try {
     gemm = s.backend->Prepare(shape, d);
+  } catch (const GemmRefused& refused) {
+    r.skip_reason = refused.what();  // a fact about this shape: the others still run
+    return r;
   } catch (const std::bad_alloc&) {
     const uint64_t bytes = static_cast<uint64_t>(GemmMinBytes(shape, d));
     throw RuntimeError("cannot allocate the operands of the " + std::string(GemmDTypeName(d)) + " GEMM " +
                        shape.Text() + " (" + FormatBytes(bytes, UnitSystem::kIec) + ")");
   }
-  GemmResult r;
-  r.shape = shape;
-  r.dtype = d;
-  r.device = s.request.device;
-  r.threads = threads;
   r.bench = RunBench([&](uint64_t n) { return gemm->Time(n); }, s.request.bench);
   r.flop_per_s = static_cast<double>(shape.Flops()) / r.bench.seconds.median;
-  r.peak_flop_per_s = s.peaks->Computed(d, threads);
   r.probed_flop_per_s = s.peaks->Probed(d, threads);
   return r;
 }
@@ -159,7 +176,10 @@ GemmResult TimeOne(Session& s, const GemmShape& shape, GemmDType d, int threads)
 void FinishTiming(Session& s, std::vector<GemmResult>& results) {
   const std::string note = s.peaks->RemeasureClock();
   if (!note.empty()) s.report.notes.push_back(note);
-  for (GemmResult& r : results) r.peak_flop_per_s = s.peaks->Computed(r.dtype, r.threads);
+  for (GemmResult& r : results) {
+    r.peak_flop_per_s = s.peaks->Computed(r.dtype, r.threads);
+    r.peak_basis = s.peaks->PeakBasis(r.dtype);
+  }
 }
 
 }  // namespace tally

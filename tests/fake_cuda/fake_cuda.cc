@@ -171,6 +171,7 @@ struct MatmulDesc {
   int compute, scale, transa = 0, transb = 0;
   const void* scale_a = nullptr;
   const void* scale_b = nullptr;
+  const void* scale_d = nullptr;
 };
 struct Layout {
   int type;
@@ -186,6 +187,11 @@ struct HeuristicResult {  // cublasLtMatmulHeuristicResult_t
 static_assert(sizeof(HeuristicResult) == 96);
 
 // Whether cuBLASLt would run this matmul: 0, or the status both GetHeuristic and Matmul return.
+// fp8 follows the cuBLAS documentation's rules ("cublasLtMatmul", above the FP8 type table):
+// compute 32F and scale 32F; A and B e4m3 into C = D of bf16, fp16 or fp32; rows, columns and
+// leading dimensions multiples of 16 (Tensor Core Usage's 16 bytes); "TN" on Ada (8.9), Hopper
+// (9.0) and Blackwell GeForce (12.x); D_SCALE_POINTER only for an fp8 D (cublasLt.h: else
+// INVALID_VALUE). Pointer alignment is checked by Matmul, where the pointers are known.
 int LtCheck(const MatmulDesc* desc, const Layout* a, const Layout* b, const Layout* c, const Layout* d) {
   if (desc == nullptr || a == nullptr || b == nullptr || c == nullptr || d == nullptr) return kBlasInvalidValue;
   if (desc->transa < 0 || desc->transa > 2 || desc->transb < 0 || desc->transb > 2) return kBlasInvalidValue;
@@ -205,10 +211,31 @@ int LtCheck(const MatmulDesc* desc, const Layout* a, const Layout* b, const Layo
   }
   // The header: scale pointers on an unsupported type combination make cublasLtMatmul refuse.
   if (!fp8 && (desc->scale_a != nullptr || desc->scale_b != nullptr)) return kBlasInvalidValue;
-  // Hopper runs fp8 only as "TN": A transposed, B not (Ada and Blackwell allow more).
-  if (fp8 && (desc->transa != 1 || desc->transb != 0)) return kBlasNotSupported;
+  if (desc->scale_d != nullptr && d->type != kE4m3) return kBlasInvalidValue;
+  int major = 0, minor = 0;
+  ComputeCapability(major, minor);
+  const bool tn_only = (major == 8 && minor == 9) || major == 9 || major == 12;
+  if (fp8 && tn_only && (desc->transa != 1 || desc->transb != 0)) return kBlasNotSupported;
   return 0;
 }
+
+// FAKE_CUDA_LT_REFUSE_ALGOS=N: Matmul refuses (15) the heuristic's first N algorithms, as the real
+// library did on an H100 with the algorithm its heuristic had offered. FAKE_CUDA_LT_REFUSE_ABOVE=P:
+// no fp8 algorithm for a product of more than P multiply-adds (the heuristic returns 15), as for a
+// shape the library has no kernel for.
+bool RefusesAlgo(const void* algo) {  // a cublasLtMatmulAlgo_t: its first word is the fake's number
+  return algo != nullptr && Read<uint64_t>(algo) < static_cast<uint64_t>(EnvLong("FAKE_CUDA_LT_REFUSE_ALGOS", 0));
+}
+bool RefusesSize(const Layout* d, const Layout* a, const MatmulDesc* desc) {
+  const long above = EnvLong("FAKE_CUDA_LT_REFUSE_ABOVE", -1);
+  const int64_t k = desc->transa != 0 ? a->rows : a->cols;
+  return above >= 0 && a->type == kE4m3 &&
+         static_cast<double>(d->rows) * static_cast<double>(d->cols) * static_cast<double>(k) >
+             static_cast<double>(above);
+}
+
+// 16-byte alignment of an fp8 matmul's matrix pointers (the documentation's first fp8 rule).
+bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // A scale factor: a float in device memory, 1 when unset, none when the pointer is not device memory.
 std::optional<double> Scale(const void* p) {
@@ -427,6 +454,8 @@ int cublasLtMatmulDescSetAttribute(void* desc, int attr, const void* buf, size_t
       return SetFrom(d.scale_a, buf, size);  // A_SCALE_POINTER: the pointer's value, by address
     case 18:
       return SetFrom(d.scale_b, buf, size);  // B_SCALE_POINTER
+    case 20:
+      return SetFrom(d.scale_d, buf, size);  // D_SCALE_POINTER
     case 25:
       return SetFrom(fast_accum, buf, size);  // FAST_ACCUM, int8: changes only rounding; ignored
     default:
@@ -453,18 +482,24 @@ int cublasLtMatmulAlgoGetHeuristic(void* handle, void* desc, void* Adesc, void* 
   const int status = LtCheck(static_cast<MatmulDesc*>(desc), static_cast<Layout*>(Adesc), static_cast<Layout*>(Bdesc),
                              static_cast<Layout*>(Cdesc), static_cast<Layout*>(Ddesc));
   if (status != 0) return status;
-  results[0] = {.waves_count = 1};  // algo opaque, no workspace, state CUBLAS_STATUS_SUCCESS
-  *returned = 1;
+  if (RefusesSize(static_cast<Layout*>(Ddesc), static_cast<Layout*>(Adesc), static_cast<MatmulDesc*>(desc))) {
+    return kBlasNotSupported;
+  }
+  // Up to four algorithms, numbered in algo[0]; no workspace, state CUBLAS_STATUS_SUCCESS.
+  *returned = std::min(requested, 4);
+  for (int i = 0; i < *returned; ++i) results[i] = {.algo = {static_cast<uint64_t>(i)}, .waves_count = 1};
   return 0;
 }
 int cublasLtMatmul(void* handle, void* desc, const void* alpha, const void* A, void* Adesc, const void* B, void* Bdesc,
-                   const void* beta, const void* C, void* Cdesc, void* D, void* Ddesc, const void* /*algo*/,
+                   const void* beta, const void* C, void* Cdesc, void* D, void* Ddesc, const void* algo,
                    void* /*workspace*/, size_t /*workspaceSize*/, void* /*stream*/) {
   if (handle == nullptr) return kBlasNotInitialized;
   const auto* d = static_cast<const MatmulDesc*>(desc);
   const auto *la = static_cast<const Layout*>(Adesc), *lb = static_cast<const Layout*>(Bdesc);
   const auto *lc = static_cast<const Layout*>(Cdesc), *ld = static_cast<const Layout*>(Ddesc);
   if (const int status = LtCheck(d, la, lb, lc, ld); status != 0) return status;
+  if (RefusesSize(ld, la, d) || RefusesAlgo(algo)) return kBlasNotSupported;
+  if (la->type == kE4m3 && !(Aligned16(A) && Aligned16(B) && Aligned16(C) && Aligned16(D))) return kBlasNotSupported;
   if (alpha == nullptr || beta == nullptr) return kBlasInvalidValue;
   const double al = Read<float>(alpha), be = Read<float>(beta);
   const std::optional<double> sa = Scale(d->scale_a), sb = Scale(d->scale_b);

@@ -548,6 +548,65 @@ TEST_CASE("fake_cuda: cuBLASLt refuses fp8 outside Hopper's TN layout and multip
   CHECK(fp32_in_bf16_out.Heuristic(&returned) == 15);
 }
 
+TEST_CASE("fake_cuda: fp8 takes only TN on Ada, Hopper and Blackwell GeForce, any layout on Blackwell B200") {
+  // cuBLAS documentation, cublasLtMatmul: "A must be transposed and B non-transposed (The TN format)
+  // on Ada (compute capability 8.9), Hopper (9.0), and Blackwell GeForce (12.x) GPUs".
+  int returned = -1;
+  for (const char* cc : {"8.9", "9.0", "12.0", "10.0"}) {
+    CAPTURE(cc);
+    const ScopedEnv env("FAKE_CUDA_CC", cc);
+    const Lt nn(kE4m3, kBf16, false, false, 16, 16, 16);
+    CHECK(nn.Heuristic(&returned) == (std::string(cc) == "10.0" ? 0 : 15));
+  }
+}
+
+TEST_CASE("fake_cuda: fp8 pointers must be 16-byte aligned; a D scale needs an fp8 D") {
+  // cuBLAS documentation, cublasLtMatmul: "All matrix pointers must be 16-byte aligned" for fp8.
+  const Lt lt(kE4m3, kBf16, true, false, 16, 16, 16);
+  const Device a(kE4m3, Eighths(256 + 16, 1)), b(kE4m3, Eighths(256, 2)), d(kBf16, Eighths(256, 3));
+  const float one = 1, zero = 0;
+  const auto* base = static_cast<const unsigned char*>(a.get());
+  for (const int offset : {0, 1, 8, 16}) {
+    CAPTURE(offset);
+    CHECK(F().ltMatmul(lt.handle, lt.desc, &one, base + offset, lt.a, b.get(), lt.b, &zero, d.get(), lt.c, d.get(),
+                       lt.c, nullptr, nullptr, 0, nullptr) == (offset % 16 == 0 ? 0 : 15));
+  }
+  // cublasLt.h: a scale set for an unsupported combination makes cublasLtMatmul return INVALID_VALUE.
+  const Device scale(kF32, {1});
+  const void* ps = scale.get();
+  REQUIRE(F().descSet(lt.desc, 20, &ps, sizeof ps) == 0);  // D_SCALE_POINTER with a bf16 D
+  int returned = -1;
+  CHECK(lt.Heuristic(&returned) == 7);
+  CHECK(lt.Run(1, a, b, 0, d) == 7);
+}
+
+TEST_CASE("fake_cuda: the heuristic offers several algorithms; the knobs refuse some or all") {
+  const Lt lt(kE4m3, kBf16, true, false, 16, 16, 16);
+  const Device a(kE4m3, Eighths(256, 1)), b(kE4m3, Eighths(256, 2)), d(kBf16, Eighths(256, 3));
+  HeuristicResult results[8] = {};
+  int returned = 0;
+  REQUIRE(F().heuristic(lt.handle, lt.desc, lt.a, lt.b, lt.c, lt.c, lt.pref, 8, results, &returned) == 0);
+  REQUIRE(returned == 4);
+  const float one = 1, zero = 0;
+  auto run = [&](const HeuristicResult& r) {
+    return F().ltMatmul(lt.handle, lt.desc, &one, a.get(), lt.a, b.get(), lt.b, &zero, d.get(), lt.c, d.get(), lt.c,
+                        r.algo, nullptr, 0, nullptr);
+  };
+  {
+    // An H100 refused the algorithm its own heuristic had offered: here, the first two.
+    const ScopedEnv env("FAKE_CUDA_LT_REFUSE_ALGOS", "2");
+    CHECK(run(results[0]) == 15);
+    CHECK(run(results[1]) == 15);
+    CHECK(run(results[2]) == 0);
+  }
+  CHECK(run(results[0]) == 0);
+  // No kernel above 16·16·16 = 4096 multiply-adds: a 16³ product runs, 32x16x16 does not.
+  const ScopedEnv env("FAKE_CUDA_LT_REFUSE_ABOVE", "4096");
+  CHECK(run(results[0]) == 0);
+  const Lt big(kE4m3, kBf16, true, false, 32, 16, 16);
+  CHECK(big.Heuristic(&returned) == 15);
+}
+
 TEST_CASE("fake_cuda: cuBLASLt descriptors, scales and pointers are checked") {
   const Lt lt(kBf16, kBf16, false, false, 4, 4, 4);
   const Device a(kBf16, Eighths(16, 1)), b(kBf16, Eighths(16, 2)), c(kBf16, Eighths(16, 3));

@@ -79,6 +79,40 @@ TEST_CASE("measure cuda backend: a prepared GEMM is timed by events") {
   }
 }
 
+TEST_CASE("measure cuda backend: fp8 runs the shape padded to multiples of 16; other dtypes as asked") {
+  std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
+  // cuBLASLt's fp8 rule: m, n, k multiples of 16. 50257 (GPT-2's vocabulary) rounds up to 50272.
+  CHECK(gpu->RunShape({768, 50257, 3, false, true}, GemmDType::kFp8) == GemmShape{768, 50272, 16, false, true});
+  CHECK(gpu->RunShape({64, 48, 32}, GemmDType::kFp8) == GemmShape{64, 48, 32});
+  CHECK(gpu->RunShape({3, 5, 7}, GemmDType::kBf16) == GemmShape{3, 5, 7});
+}
+
+TEST_CASE("measure cuda backend: an algorithm cublasLtMatmul refuses is passed over for the next") {
+  // The issue-31 H100: the heuristic offered an algorithm that cublasLtMatmul then refused (15).
+  {
+    ScopedEnv refuse("FAKE_CUDA_LT_REFUSE_ALGOS", "3");  // the fake offers 4: the last runs
+    std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
+    CHECK_NOTHROW(CheckAgainstNaive(*gpu, GemmDType::kFp8));
+  }
+  {
+    ScopedEnv refuse("FAKE_CUDA_LT_REFUSE_ALGOS", "4");  // every one refused: a GemmRefused, not a crash
+    std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
+    CHECK_THROWS_WITH_AS(gpu->Prepare({64, 48, 32}, GemmDType::kFp8),
+                         "cuBLASLt fp8 64x48x32: cublasLtMatmul refused each of the 4 algorithms the heuristic "
+                         "offered (status 15, not supported)",
+                         GemmRefused);
+    CHECK_THROWS_AS(CheckAgainstNaive(*gpu, GemmDType::kFp8), GemmRefused);
+    CHECK_NOTHROW(CheckAgainstNaive(*gpu, GemmDType::kBf16));  // cublasGemmEx is not concerned
+  }
+  ScopedEnv above("FAKE_CUDA_LT_REFUSE_ABOVE", "100000");  // no kernel past 100,000 multiply-adds
+  std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
+  CHECK_NOTHROW(gpu->Prepare({64, 48, 32}, GemmDType::kFp8));  // 98,304
+  CHECK_THROWS_WITH_AS(gpu->Prepare({64, 64, 32}, GemmDType::kFp8),
+                       "cuBLASLt fp8 64x64x32: cublasLtMatmulAlgoGetHeuristic: cuBLASLt does not support it (status "
+                       "15)",
+                       GemmRefused);
+}
+
 TEST_CASE("measure cuda backend: what a GPU cannot run is said, not attempted") {
   {
     ScopedEnv ampere("FAKE_CUDA_CC", "8.0");

@@ -138,7 +138,7 @@ TEST_CASE("measure output: results in JSON and CSV") {
   const std::string csv = FormatDelimited(report, ',');
   CHECK(csv.substr(0, csv.find('\n')) ==
         "m,n,k,layout,dtype,device,threads,seconds,flop_per_s,mfu,seconds_min,seconds_max,cv,reps,iterations_per_rep,"
-        "peak_flop_per_s,probed_peak_flop_per_s,mfu_probed,arithmetic_intensity");
+        "peak_flop_per_s,probed_peak_flop_per_s,mfu_probed,arithmetic_intensity,padded_to,skip_reason");
   CHECK(csv.find("\n1024,1024,1024,NN,fp32,cpu,2,0.03125,68719476736,") != std::string::npos);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + one row per result
 }
@@ -174,6 +174,56 @@ TEST_CASE("measure output: a GPU's table names its peak and has no probe column;
   const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
   CHECK(doc["measure"]["results"][0]["layout"] == "NT");
   CHECK(doc["measure"]["best"]["shape"] == "1024x1024x1024:NT");
+}
+
+TEST_CASE("measure output: an MFU above 1 is left out and the peak called wrong") {
+  Report report;
+  report.Group("measure", "Measurement");
+  // 2·1024³ FLOP in 1/64 s = 137.4 GFLOP/s against a peak of 100 GFLOP/s: the peak is wrong.
+  GemmResult fast = Result(1024, GemmDType::kFp32, 2, 1.0 / 64);
+  fast.peak_basis = "32 FLOP/cycle x 2 cores x 1.56 GHz (TSC rate (the nominal clock))";
+  GemmResult slow = Result(1024, GemmDType::kFp64, 2, 1.0 / 16);  // 34.4 GFLOP/s: MFU 0.344
+  slow.peak_basis = fast.peak_basis;
+  AddResults(report, {fast, slow}, 1e11);
+  const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
+  CHECK_FALSE(doc["measure"].contains("best_mfu"));
+  CHECK(doc["measure"]["results"][0]["mfu"].is_null());
+  CHECK(doc["measure"]["results"][1]["mfu"].get<double>() == doctest::Approx(0.34359738368));
+  REQUIRE(report.notes.size() == 1);
+  CHECK(report.notes[0] ==
+        "fp32 1024x1024x1024 on 2 threads ran at 137.44 GFLOP/s, above the peak of 100.00 GFLOP/s (32 FLOP/cycle x 2 "
+        "cores x 1.56 GHz (TSC rate (the nominal clock))): that peak is wrong (the clock it assumes is below the one "
+        "the cores ran at, or the FLOP per cycle undercount this core), so its MFU is left out rather than shown "
+        "above 1");
+  CHECK(OverPeakNote("x", 2, 1, "--peak").find("(the --peak given is too low)") != std::string::npos);
+}
+
+TEST_CASE("measure output: a padded shape says what ran; a refused one says why, untimed") {
+  Report report;
+  report.Group("measure", "Measurement");
+  GemmResult padded = Result(1024, GemmDType::kFp8, 1, 1.0 / 32);
+  padded.device = "cuda";
+  padded.shape = {1000, 1024, 1024};
+  padded.run_shape = {1008, 1024, 1024};  // 1000 = 62.5 x 16: up to 63 x 16
+  GemmResult refused = padded;
+  refused.shape = refused.run_shape = {4096, 4096, 4096};
+  refused.skip_reason = "cuBLASLt fp8 4096x4096x4096: cuBLASLt does not support it (status 15)";
+  AddResults(report, {padded, refused}, 1979e12);
+  const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
+  const nlohmann::json& rows = doc["measure"]["results"];
+  CHECK(rows[0]["padded_to"] == "1008x1024x1024");
+  CHECK(rows[0]["skip_reason"].is_null());
+  CHECK(rows[1]["padded_to"].is_null());
+  CHECK(rows[1]["skip_reason"] == refused.skip_reason);
+  CHECK(rows[1]["seconds"].is_null());
+  CHECK(rows[1]["mfu"].is_null());
+  CHECK(doc["measure"]["best"]["shape"] == "1000x1024x1024");  // the refused shape is never the best
+  REQUIRE(report.notes.size() == 2);
+  CHECK(report.notes[0] ==
+        "1 shape was padded with zeros to multiples of 16, as cuBLASLt's fp8 kernels require (e.g. 1000x1024x1024 "
+        "run as 1008x1024x1024); FLOP/s and MFU count the real shape's FLOPs");
+  CHECK(report.notes[1] ==
+        "1 GEMM was not timed (skip_reason in the results), e.g. 4096x4096x4096 fp8: " + refused.skip_reason);
 }
 
 TEST_CASE("measure output: the roofline SVG") {
