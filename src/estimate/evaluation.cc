@@ -12,18 +12,36 @@ constexpr size_t kMaxGraphs = 8;
 
 }  // namespace
 
-FlopCounts ScaleFlops(const FlopCounts& one, uint64_t batch) {
-  // Every FLOP count is linear in the batch: each GEMM's m or count carries it, and halving a causal
-  // product stays exact because 2·m·n·k is even.
-  constexpr std::string_view what = "the model's FLOPs";
-  FlopCounts f = one;
+namespace {
+
+constexpr std::string_view kFlopsWhat = "the model's FLOPs";
+
+// The totals of `one` for `batch` samples; the split by component is left empty.
+FlopCounts ScaleTotals(const FlopCounts& one, uint64_t batch) {
+  constexpr std::string_view what = kFlopsWhat;
+  FlopCounts f;
   f.forward = CheckedMul(one.forward, batch, what);
   f.backward = CheckedMul(one.backward, batch, what);
   f.non_matmul_forward = CheckedMul(one.non_matmul_forward, batch, what);
   f.per_layer_forward = CheckedMul(one.per_layer_forward, batch, what);
-  for (auto& [component, n] : f.forward_by_component) n = CheckedMul(n, batch, what);
   CheckedAdd(f.forward, f.backward, what);  // flops.step is reported
   return f;
+}
+
+}  // namespace
+
+// Every FLOP count is linear in the batch: each GEMM's m or count carries it, and halving a causal
+// product stays exact because 2·m·n·k is even.
+FlopCounts ScaleFlops(const FlopCounts& one, uint64_t batch) {
+  FlopCounts f = ScaleTotals(one, batch);
+  f.forward_by_component = ScaleByComponent(one, batch);
+  return f;
+}
+
+std::map<Component, uint64_t> ScaleByComponent(const FlopCounts& one, uint64_t batch) {
+  std::map<Component, uint64_t> out = one.forward_by_component;
+  for (auto& [component, n] : out) n = CheckedMul(n, batch, kFlopsWhat);
+  return out;
 }
 
 uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& s) {
@@ -35,7 +53,7 @@ uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& s) {
 
 FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& s) {
   FlopTotals f;
-  f.counts = ScaleFlops(summary.flops, s.batch);
+  f.counts = ScaleTotals(summary.flops, s.batch);
   f.recompute = RecomputeFlopsOf(summary, s);
   f.step = CheckedAdd(f.counts.forward + f.counts.backward, f.recompute, "the FLOPs of a step");
   f.units = summary.graph->family == Family::kTransformer ? CheckedMul(s.batch, summary.seq, "the tokens") : s.batch;
@@ -48,7 +66,9 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   CheckExpertParallel(spec_, settings);
   GraphSettings key = GraphSettingsOf(settings);
   key.batch = 1;
-  if (auto it = summaries_.find(key); it != summaries_.end()) return it->second;
+  // A sweep's consecutive points mostly share a graph: compare with the last before the map.
+  if (last_summary_ != nullptr && key == last_key_) return last_summary_;
+  if (auto it = summaries_.find(key); it != summaries_.end()) return Remember(std::move(key), it->second);
   auto graph = std::make_shared<const LayerGraph>(BuildGraph(spec_, key));
   auto s = std::make_shared<GraphSummary>();
   s->graph = graph;
@@ -61,8 +81,15 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   s->seq = graph->seq;
   // Full: answer uncached rather than evict. A sweep cycling through more sequence lengths than the
   // cache holds then still hits on the ones cached (evicting would miss on every one).
-  if (summaries_.size() >= kMaxSummaries) return s;
-  return summaries_.emplace(key, std::move(s)).first->second;
+  if (summaries_.size() >= kMaxSummaries) return Remember(std::move(key), std::move(s));
+  return Remember(key, summaries_.emplace(key, std::move(s)).first->second);
+}
+
+std::shared_ptr<const GraphSummary> Evaluation::Remember(GraphSettings key,
+                                                         std::shared_ptr<const GraphSummary> summary) {
+  last_key_ = std::move(key);
+  last_summary_ = std::move(summary);
+  return last_summary_;
 }
 
 std::shared_ptr<const LayerGraph> Evaluation::Graph(const GraphSettings& settings) {

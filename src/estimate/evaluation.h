@@ -27,13 +27,15 @@ struct GraphSummary {
 
 // FLOP counts of `batch` samples from those of one.
 FlopCounts ScaleFlops(const FlopCounts& one, uint64_t batch);
+// The forward FLOPs by component of `batch` samples from those of one.
+std::map<Component, uint64_t> ScaleByComponent(const FlopCounts& one, uint64_t batch);
 // Recomputed forward FLOPs of `settings.recompute` for settings.batch samples.
 uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& settings);
 
 // The FLOPs of one training step at settings.batch, and the units (tokens, or samples for a
 // sequential model) per-unit figures divide by: what the report's flops.* keys and the sweep read.
 struct FlopTotals {
-  FlopCounts counts;  // forward, backward, non-matmul, by component: at settings.batch
+  FlopCounts counts;  // forward, backward, non-matmul at settings.batch; by component: ScaleByComponent
   uint64_t recompute = 0;
   uint64_t step = 0;  // forward + backward + recompute
   uint64_t units = 0;
@@ -56,6 +58,10 @@ class Evaluation {
   // Bounded, so that a sweep over thousands of sequence lengths runs in constant memory.
   std::map<GraphSettings, std::shared_ptr<const GraphSummary>> summaries_;
   std::map<GraphSettings, std::shared_ptr<const LayerGraph>> graphs_;
+  GraphSettings last_key_;
+  std::shared_ptr<const GraphSummary> last_summary_;
+
+  std::shared_ptr<const GraphSummary> Remember(GraphSettings key, std::shared_ptr<const GraphSummary> summary);
 };
 
 }  // namespace tally

@@ -1,5 +1,7 @@
 // CSV (RFC 4180) and TSV: a header of dotted keys and one row per configuration, or for a list
 // (presets, results, sweep points, --layers) one row per item. Text is quoted only when it must be.
+#include <algorithm>
+#include <charconv>
 #include <ostream>
 
 #include "report/format.h"
@@ -10,6 +12,15 @@ namespace tally {
 namespace {
 
 void AppendField(const std::string& raw, char separator, std::string& out) {
+  // Printable ASCII without the separator or a quote goes out as it is: most cells are.
+  const bool plain = std::all_of(raw.begin(), raw.end(), [separator](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x7f && c != separator && c != '"';
+  });
+  if (plain) {
+    out += raw;
+    return;
+  }
   // No control character reaches a terminal raw; line breaks are data that CSV quotes.
   const std::string text = EscapeControl(raw, true);
   if (separator == '\t') {
@@ -47,7 +58,14 @@ class DelimitedWriter : public BufferedTableWriter {
   void Row(const std::vector<Cell>& row) override {
     for (size_t i = 0; i < row.size(); ++i) {
       if (i) buffer_ += separator_;
-      if (row[i]) AppendField(ValueText(*row[i]), separator_, buffer_);
+      if (!row[i]) continue;
+      // A count needs neither escaping nor quoting: sweep's rows are mostly counts.
+      if (const auto* n = std::get_if<uint64_t>(&*row[i])) {
+        char digits[24];
+        buffer_.append(digits, std::to_chars(digits, digits + sizeof digits, *n).ptr);
+        continue;
+      }
+      AppendField(ValueText(*row[i]), separator_, buffer_);
     }
     buffer_ += '\n';
     FlushIfFull();

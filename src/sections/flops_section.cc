@@ -18,7 +18,7 @@ std::vector<KeyEntry> Components(E e) {
     if (!l.gemms.empty()) with_gemms.insert(l.component);
   }
   std::vector<KeyEntry> out;
-  for (const auto& [component, flops] : F(e).forward_by_component) {
+  for (const auto& [component, flops] : ScaleByComponent(e.summary->flops, e.settings->batch)) {
     if (with_gemms.count(component)) out.push_back({ComponentName(component), "", flops});
   }
   return out;
@@ -55,7 +55,7 @@ const KeyTable<ModelEstimate>& FlopsKeys() {
        .value = [](E e) -> Cell { return F(e).forward; },
        .explain =
            [](E e) {
-             return "Σ 2·m·n·k over the GEMMs: " + SumText(F(e).forward_by_component, F(e).forward) +
+             return "Σ 2·m·n·k over the GEMMs: " + SumText(ScaleByComponent(e.summary->flops, e.settings->batch), F(e).forward) +
                     " (--layers --explain shows each)";
            }},
       {.key = "flops.backward",
