@@ -3,6 +3,8 @@
 // fraction or exponent (§6) that fit uint64_t (nlohmann would read a larger one as a double).
 #include "config/json_scan.h"
 
+#include <cstring>
+
 namespace tally {
 
 void JsonScan::SkipSpace() {
@@ -22,18 +24,20 @@ bool JsonScan::Take(char c) {
 
 bool JsonScan::String(std::string_view& out) {
   if (!Take('"')) return false;
-  const size_t begin = at_;
-  for (; at_ < text_.size(); ++at_) {
-    const auto c = static_cast<unsigned char>(text_[at_]);
-    if (c == '"') {
-      out = text_.substr(begin, at_ - begin);
-      ++at_;
-      return true;
-    }
-    // Control bytes are errors, escapes and non-ASCII need decoding or checking: nlohmann's part.
-    if (c < 0x20 || c >= 0x80 || c == '\\') return false;
+  const char* begin = text_.data() + at_;
+  const auto* end = static_cast<const char*>(std::memchr(begin, '"', text_.size() - at_));
+  if (end == nullptr) return false;
+  // Control bytes are errors, escapes and non-ASCII need decoding or checking: nlohmann's part.
+  // Without an early exit the loop vectorizes.
+  bool plain = true;
+  for (const char* p = begin; p < end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    plain &= c >= 0x20 && c < 0x80 && c != '\\';
   }
-  return false;
+  if (!plain) return false;
+  out = std::string_view(begin, static_cast<size_t>(end - begin));
+  at_ += out.size() + 1;
+  return true;
 }
 
 bool JsonScan::Uint(uint64_t& out) {

@@ -3,9 +3,13 @@
 // after the header, and the data buffer is indexed entirely, without holes or overlaps.
 #include "config/safetensors.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -106,6 +110,8 @@ bool ScanEntry(JsonScan& scan, CheckpointTensor& t, Span& span) {
 // false when anything is outside JsonScan's subset, a check fails, or a name repeats.
 bool ScanHeader(std::string_view json, std::vector<CheckpointTensor>& tensors, std::vector<Span>& spans) {
   JsonScan scan(json);
+  tensors.reserve(json.size() / 64);  // an entry takes 80 to 150 bytes
+  spans.reserve(json.size() / 64);
   const bool ok = scan.Object([&](std::string_view name) {
     if (name == "__metadata__") {
       return scan.Object([&](std::string_view) {
@@ -228,6 +234,21 @@ uint64_t CheckSpans(const std::string& file, std::string_view json, std::vector<
   return end;
 }
 
+constexpr uint64_t kFirstRead = uint64_t{64} << 10;
+
+// `n` bytes from `offset`, across short reads; false on an error or an early end of file.
+bool ReadAt(int fd, char* out, size_t n, uint64_t offset) {
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    n -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
+}
+
 }  // namespace
 
 SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_view head, uint64_t file_size) {
@@ -271,23 +292,34 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
 }
 
 SafetensorsHeader ReadSafetensorsFile(const std::string& path) {
-  std::error_code ec;
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec) throw InputError({path, 0, 0}, fs::exists(path) ? "cannot read the file's size" : "no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "cannot open file for reading");
-  std::string head(std::min<uint64_t>(size, 8), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  if (head.size() == 8) {
+  // Non-blocking, so that a FIFO named *.safetensors fails at fstat instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError({path, 0, 0}, err == ENOENT || err == ENOTDIR ? "no such file" : "cannot open file for reading");
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError({path, 0, 0}, "cannot read the file's size");
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  // One read takes the prefix and, for most files, the whole header (the kernel reads ahead
+  // 128 KiB anyway); a longer header takes a second, only when its length is plausible (the
+  // parser words the error otherwise).
+  std::string head(std::min<uint64_t>(size, kFirstRead), '\0');
+  bool ok = ReadAt(fd, head.data(), head.size(), 0);
+  if (ok && head.size() >= 8) {
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
-    // Read the header only when it is plausible; the parser words the error otherwise.
-    if (n <= kSafetensorsMaxHeader && n <= size - 8) {
+    if (n <= kSafetensorsMaxHeader && n <= size - 8 && 8 + n > head.size()) {
+      const size_t had = head.size();
       head.resize(8 + n);
-      in.read(head.data() + 8, static_cast<std::streamsize>(n));
-      if (!in) throw InputError({path, 0, 0}, "read error");
+      ok = ReadAt(fd, head.data() + had, head.size() - had, had);
     }
   }
+  ::close(fd);
+  if (!ok) throw InputError({path, 0, 0}, "read error");
   return ParseSafetensorsHeader(path, head, size);
 }
 
@@ -331,6 +363,7 @@ struct WeightMap {
 bool ScanIndex(std::string_view text, WeightMap& map) {
   JsonScan scan(text);
   bool metadata = false, weight_map = false;
+  map.entries.reserve(text.size() / 64);  // an entry takes 60 to 100 bytes
   const bool ok = scan.Object([&](std::string_view key) {
     if (key == "metadata" && !metadata) {
       metadata = true;
@@ -395,7 +428,7 @@ void ReadIndexTree(const std::string& index, const std::string& text, Json& root
 
 // The tensors the index puts in each shard, by shard, each list by tensor: the entries' order.
 std::vector<std::pair<std::string_view, std::vector<std::string_view>>> ByShard(const std::string& index,
-                                                                                  const WeightMap& map) {
+                                                                                const WeightMap& map) {
   std::vector<std::pair<std::string_view, std::vector<std::string_view>>> shards;
   std::unordered_map<std::string_view, size_t> slot;
   for (const auto& [tensor, shard] : map.entries) {
@@ -423,6 +456,7 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
     ReadIndexTree(index, text, root, map);
   }
   const auto shards = ByShard(index, map);
+  info.tensors.reserve(map.entries.size());
   const fs::path dir = fs::path(index).parent_path();
   // An index fetched without its shards (config and index only) describes weights that are not
   // here: say so and go on with the config. Some shards but not all is a broken download.
