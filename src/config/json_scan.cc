@@ -69,4 +69,12 @@ bool JsonScan::End() {
   return at_ == text_.size();
 }
 
+std::string NlohmannReason(const std::string& what) {
+  // "[json.exception.parse_error.101] parse error at line 1, column 5: REASON; last read: '...'".
+  const size_t column = what.find("column");
+  const size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
+  const std::string text = colon == std::string::npos ? what : what.substr(colon + 2);
+  return text.substr(0, text.find("; last read"));
+}
+
 }  // namespace tally

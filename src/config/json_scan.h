@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tally {
@@ -52,5 +53,9 @@ class JsonScan {
   std::string_view text_;
   size_t at_ = 0;
 };
+
+// nlohmann::json's exception text worded for a diagnostic: the reason alone, without the exception's
+// id, its line and column (the caller gives the byte) or its quote of the input (which may be any bytes).
+std::string NlohmannReason(const std::string& what);
 
 }  // namespace tally
