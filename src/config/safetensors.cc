@@ -1,23 +1,25 @@
 // The format: huggingface/safetensors README ("Format") and safetensors/src/tensor.rs, whose checks
 // this follows: the JSON header may be padded with spaces, data_offsets are relative to the byte
-// after the header, and the data buffer is indexed entirely, without holes or overlaps.
+// after the header, and the data buffer is indexed entirely, without holes or overlaps. A header is
+// read in one pass (JsonScan); nlohmann::json reads only the rarer forms and words every error.
 #include "config/safetensors.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
+#include <cerrno>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 
-#include "config/load_config.h"
-#include "util/checked_math.h"
+#include "config/json_scan.h"
 #include "util/units.h"
 
 namespace tally {
 namespace {
 
-namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 InputError At(const std::string& file, uint64_t byte, const std::string& message) {
@@ -25,8 +27,8 @@ InputError At(const std::string& file, uint64_t byte, const std::string& message
 }
 
 // Bits per element of each dtype the safetensors crate defines (Dtype::bitsize in tensor.rs).
-uint64_t DtypeBits(const std::string& dtype) {
-  static const std::map<std::string, uint64_t> kBits = {
+uint64_t DtypeBits(std::string_view dtype) {
+  static const std::map<std::string, uint64_t, std::less<>> kBits = {
       {"BOOL", 8},    {"F4", 4},      {"F6_E2M3", 6}, {"F6_E3M2", 6}, {"U8", 8},   {"I8", 8},    {"F8_E5M2", 8},
       {"F8_E4M3", 8}, {"F8_E8M0", 8}, {"I16", 16},    {"U16", 16},    {"F16", 16}, {"BF16", 16}, {"I32", 32},
       {"U32", 32},    {"F32", 32},    {"C64", 64},    {"F64", 64},    {"I64", 64}, {"U64", 64}};
@@ -34,15 +36,11 @@ uint64_t DtypeBits(const std::string& dtype) {
   return it == kBits.end() ? 0 : it->second;
 }
 
-// Where a tensor's entry starts in the file, for errors: its quoted name in the header.
+// Where a tensor's entry starts in the file, for errors: the first place its quoted name appears in
+// the header. One search of the header, so it is looked for only when an error is worded.
 uint64_t EntryOffset(std::string_view json, const std::string& name) {
   const size_t at = json.find(Json(name).dump());
   return 8 + (at == std::string_view::npos ? 0 : at);
-}
-
-uint64_t ReadU64(const Json& v, const std::string& file, uint64_t at, const std::string& what) {
-  if (!v.is_number_unsigned()) throw At(file, at, what + " must be a non-negative integer, got " + v.dump());
-  return v.get<uint64_t>();
 }
 
 struct Span {
@@ -50,46 +48,154 @@ struct Span {
   const std::string* name;
 };
 
+// The checks of a tensor's size against its data_offsets, shared by both readers: the first that
+// fails, worded (empty when all pass). Sets t.bytes.
+std::string SizeProblem(CheckpointTensor& t, uint64_t bits, const Span& span) {
+  if (span.end < span.begin) return "data_offsets end before they begin";
+  uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(t.elements, bits, &total_bits) || total_bits % 8 != 0) {
+    return std::to_string(t.elements) + " elements of " + t.dtype + " are not a whole number of bytes";
+  }
+  t.bytes = total_bits / 8;
+  if (span.end - span.begin != t.bytes) {
+    return "data_offsets span " + std::to_string(span.end - span.begin) + " bytes, but " + t.dtype +
+           " of this shape needs " + std::to_string(t.bytes);
+  }
+  return {};
+}
+
+// One entry in the form writers emit: dtype, shape and data_offsets, each once and nothing else.
+// False for anything else or any failed check, which the tree reader then words.
+bool ScanEntry(JsonScan& scan, CheckpointTensor& t, Span& span) {
+  bool has_dtype = false, has_shape = false;
+  int offsets = -1;  // data_offsets read so far; -1 before the key
+  uint64_t bits = 0;
+  const bool ok = scan.Object([&](std::string_view key) {
+    if (key == "dtype" && !has_dtype) {
+      std::string_view dtype;
+      has_dtype = scan.String(dtype);
+      t.dtype = dtype;
+      bits = DtypeBits(dtype);
+      return has_dtype && bits != 0;
+    }
+    if (key == "shape" && !has_shape) {
+      has_shape = true;
+      return scan.Array([&] {
+        uint64_t d = 0;
+        if (!scan.Uint(d)) return false;
+        t.shape.push_back(d);
+        return !__builtin_mul_overflow(t.elements, d, &t.elements);
+      });
+    }
+    if (key == "data_offsets" && offsets < 0) {
+      offsets = 0;
+      return scan.Array([&] {
+        uint64_t v = 0;
+        if (offsets == 2 || !scan.Uint(v)) return false;
+        (offsets++ == 0 ? span.begin : span.end) = v;
+        return true;
+      });
+    }
+    return false;
+  });
+  return ok && has_dtype && has_shape && offsets == 2 && SizeProblem(t, bits, span).empty();
+}
+
+// The whole header in one pass, without a JSON tree, into tensors by name (the tree reader's order):
+// false when anything is outside JsonScan's subset, a check fails, or a name repeats.
+bool ScanHeader(std::string_view json, std::vector<CheckpointTensor>& tensors, std::vector<Span>& spans) {
+  JsonScan scan(json);
+  tensors.reserve(json.size() / 64);  // an entry takes 80 to 150 bytes
+  spans.reserve(json.size() / 64);
+  const bool ok = scan.Object([&](std::string_view name) {
+    if (name == "__metadata__") {
+      return scan.Object([&](std::string_view) {
+        std::string_view value;
+        return scan.String(value);
+      });
+    }
+    CheckpointTensor& t = tensors.emplace_back(CheckpointTensor{.name = std::string(name), .elements = 1});
+    return ScanEntry(scan, t, spans.emplace_back());
+  });
+  if (!ok || !scan.End()) return false;
+  auto by_name = [&](size_t a, size_t b) { return tensors[a].name < tensors[b].name; };
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (!std::is_sorted(order.begin(), order.end(), by_name)) {
+    std::sort(order.begin(), order.end(), by_name);
+    std::vector<CheckpointTensor> sorted_tensors;
+    std::vector<Span> sorted_spans;
+    sorted_tensors.reserve(order.size());
+    sorted_spans.reserve(order.size());
+    for (size_t i : order) {
+      sorted_tensors.push_back(std::move(tensors[i]));
+      sorted_spans.push_back(spans[i]);
+    }
+    tensors = std::move(sorted_tensors);
+    spans = std::move(sorted_spans);
+  }
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (tensors[i].name == tensors[i - 1].name) return false;  // the tree keeps the last: its part
+  }
+  return true;
+}
+
+uint64_t ReadU64(const Json& v, const std::function<InputError(const std::string&)>& fail, const std::string& what) {
+  if (!v.is_number_unsigned()) throw fail(what + " must be a non-negative integer, got " + v.dump());
+  return v.get<uint64_t>();
+}
+
 CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const std::string& name, const Json& entry,
                            Span& span) {
-  const uint64_t at = EntryOffset(json, name);
-  if (!entry.is_object()) throw At(file, at, "tensor '" + name + "' is not an object");
+  auto fail = [&](const std::string& message) { return At(file, EntryOffset(json, name), message); };
+  if (!entry.is_object()) throw fail("tensor '" + name + "' is not an object");
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
-    if (!entry.contains(key)) throw At(file, at, "tensor '" + name + "' has no '" + key + "'");
+    if (!entry.contains(key)) throw fail("tensor '" + name + "' has no '" + key + "'");
   }
   CheckpointTensor t{.name = name};
   const Json& dtype = entry["dtype"];
-  const uint64_t bits = dtype.is_string() ? DtypeBits(dtype.get<std::string>()) : 0;
-  if (bits == 0) throw At(file, at, "tensor '" + name + "' has an unknown dtype " + dtype.dump());
+  const uint64_t bits = dtype.is_string() ? DtypeBits(dtype.get_ref<const std::string&>()) : 0;
+  if (bits == 0) throw fail("tensor '" + name + "' has an unknown dtype " + dtype.dump());
   t.dtype = dtype.get<std::string>();
   const Json& shape = entry["shape"];
-  if (!shape.is_array()) throw At(file, at, "tensor '" + name + "': 'shape' must be a list");
+  if (!shape.is_array()) throw fail("tensor '" + name + "': 'shape' must be a list");
   t.elements = 1;
   for (const Json& d : shape) {
-    t.shape.push_back(ReadU64(d, file, at, "tensor '" + name + "': each dimension"));
+    t.shape.push_back(ReadU64(d, fail, "tensor '" + name + "': each dimension"));
     if (__builtin_mul_overflow(t.elements, t.shape.back(), &t.elements)) {
-      throw At(file, at, "tensor '" + name + "': the shape's product exceeds 2^64 - 1");
+      throw fail("tensor '" + name + "': the shape's product exceeds 2^64 - 1");
     }
   }
   const Json& offsets = entry["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2) {
-    throw At(file, at, "tensor '" + name + "': 'data_offsets' must be [begin, end]");
+    throw fail("tensor '" + name + "': 'data_offsets' must be [begin, end]");
   }
-  span = {ReadU64(offsets[0], file, at, "data_offsets"), ReadU64(offsets[1], file, at, "data_offsets"), nullptr};
-  if (span.end < span.begin) throw At(file, at, "tensor '" + name + "': data_offsets end before they begin");
-  uint64_t total_bits = 0;
-  if (__builtin_mul_overflow(t.elements, bits, &total_bits) || total_bits % 8 != 0) {
-    throw At(file, at,
-             "tensor '" + name + "': " + std::to_string(t.elements) + " elements of " + t.dtype +
-                 " are not a whole number of bytes");
-  }
-  t.bytes = total_bits / 8;
-  if (span.end - span.begin != t.bytes) {
-    throw At(file, at,
-             "tensor '" + name + "': data_offsets span " + std::to_string(span.end - span.begin) + " bytes, but " +
-                 t.dtype + " of this shape needs " + std::to_string(t.bytes));
-  }
+  span = {ReadU64(offsets[0], fail, "data_offsets"), ReadU64(offsets[1], fail, "data_offsets"), nullptr};
+  const std::string problem = SizeProblem(t, bits, span);
+  if (!problem.empty()) throw fail("tensor '" + name + "': " + problem);
   return t;
+}
+
+// The header through nlohmann::json, for what ScanHeader leaves: the rare form, and every error.
+void ReadHeaderTree(const std::string& file, std::string_view json, std::vector<CheckpointTensor>& tensors,
+                    std::vector<Span>& spans) {
+  Json root;
+  try {
+    root = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    throw At(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + NlohmannReason(e.what()));
+  } catch (const Json::exception& e) {
+    // A number beyond double's range (out_of_range 406) comes with no position.
+    throw At(file, 8,
+             std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+  }
+  if (!root.is_object()) throw At(file, 8, "the header must be a JSON object");
+  for (const auto& [name, entry] : root.items()) {
+    if (name == "__metadata__") continue;
+    Span span{};
+    tensors.push_back(ReadEntry(file, json, name, entry, span));
+    spans.push_back(span);
+  }
 }
 
 // Sorted by begin, the spans must tile [0, end) exactly.
@@ -113,14 +219,19 @@ uint64_t CheckSpans(const std::string& file, std::string_view json, std::vector<
   return end;
 }
 
-std::string JsonErrorText(const Json::exception& e) {
-  std::string what = e.what();
-  // "[json.exception.parse_error.101] parse error at line 1, column 5: REASON" -> REASON.
-  const size_t column = what.find("column");
-  const size_t colon = what.find(": ", column == std::string::npos ? 0 : column);
-  std::string text = colon == std::string::npos ? what : what.substr(colon + 2);
-  // "; last read: '...'" quotes the input, which may be any bytes: the offset says where instead.
-  return text.substr(0, text.find("; last read"));
+constexpr uint64_t kFirstRead = uint64_t{64} << 10;
+
+// `n` bytes from `offset`, across short reads; false on an error or an early end of file.
+bool ReadAt(int fd, char* out, size_t n, uint64_t offset) {
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, out, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    out += got;
+    n -= static_cast<size_t>(got);
+    offset += static_cast<uint64_t>(got);
+  }
+  return true;
 }
 
 }  // namespace
@@ -142,25 +253,13 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
                  " bytes)");
   }
   const std::string_view json = head.substr(8, n);
-  Json root;
-  try {
-    root = Json::parse(json);
-  } catch (const Json::parse_error& e) {
-    throw At(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + JsonErrorText(e));
-  } catch (const Json::exception& e) {
-    // A number beyond double's range (out_of_range 406) comes with no position.
-    throw At(file, 8,
-             std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
-  }
-  if (!root.is_object()) throw At(file, 8, "the header must be a JSON object");
   SafetensorsHeader h;
   h.header_bytes = n;
   std::vector<Span> spans;
-  for (const auto& [name, entry] : root.items()) {
-    if (name == "__metadata__") continue;
-    Span span{};
-    h.tensors.push_back(ReadEntry(file, json, name, entry, span));
-    spans.push_back(span);
+  if (!ScanHeader(json, h.tensors, spans)) {
+    h.tensors.clear();
+    spans.clear();
+    ReadHeaderTree(file, json, h.tensors, spans);
   }
   // Names are pointed at once h.tensors has stopped growing.
   for (size_t i = 0; i < spans.size(); ++i) spans[i].name = &h.tensors[i].name;
@@ -178,23 +277,34 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
 }
 
 SafetensorsHeader ReadSafetensorsFile(const std::string& path) {
-  std::error_code ec;
-  const uint64_t size = fs::file_size(path, ec);
-  if (ec) throw InputError({path, 0, 0}, fs::exists(path) ? "cannot read the file's size" : "no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "cannot open file for reading");
-  std::string head(std::min<uint64_t>(size, 8), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  if (head.size() == 8) {
+  // Non-blocking, so that a FIFO named *.safetensors fails at fstat instead of waiting for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError({path, 0, 0}, err == ENOENT || err == ENOTDIR ? "no such file" : "cannot open file for reading");
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError({path, 0, 0}, "cannot read the file's size");
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  // One read takes the prefix and, for most files, the whole header (the kernel reads ahead
+  // 128 KiB anyway); a longer header takes a second, only when its length is plausible (the
+  // parser words the error otherwise).
+  std::string head(std::min<uint64_t>(size, kFirstRead), '\0');
+  bool ok = ReadAt(fd, head.data(), head.size(), 0);
+  if (ok && head.size() >= 8) {
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
-    // Read the header only when it is plausible; the parser words the error otherwise.
-    if (n <= kSafetensorsMaxHeader && n <= size - 8) {
+    if (n <= kSafetensorsMaxHeader && n <= size - 8 && 8 + n > head.size()) {
+      const size_t had = head.size();
       head.resize(8 + n);
-      in.read(head.data() + 8, static_cast<std::streamsize>(n));
-      if (!in) throw InputError({path, 0, 0}, "read error");
+      ok = ReadAt(fd, head.data() + had, head.size() - had, had);
     }
   }
+  ::close(fd);
+  if (!ok) throw InputError({path, 0, 0}, "read error");
   return ParseSafetensorsHeader(path, head, size);
 }
 
@@ -203,101 +313,6 @@ bool IsSafetensorsPath(const std::string& path) {
     return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
   };
   return ends(".safetensors") || ends(".safetensors.index.json");
-}
-
-namespace {
-
-void AddFile(CheckpointInfo& info, const std::string& path, const SafetensorsHeader& h) {
-  info.files.push_back(path);
-  for (const CheckpointTensor& t : h.tensors) {
-    info.elements = CheckedAdd(info.elements, t.elements, "the checkpoint's elements");
-    info.bytes = CheckedAdd(info.bytes, t.bytes, "the checkpoint's bytes");
-    std::string dtype = t.dtype;
-    std::transform(dtype.begin(), dtype.end(), dtype.begin(),
-                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-    info.bytes_by_dtype[dtype] += t.bytes;
-    info.tensors.push_back(t);
-  }
-}
-
-// model.safetensors.index.json: {"metadata": {"total_size": N}, "weight_map": {tensor: shard}}.
-void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::string>& notes) {
-  Json root;
-  try {
-    root = Json::parse(ReadFileText(index));
-  } catch (const Json::parse_error& e) {
-    throw At(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + JsonErrorText(e));
-  } catch (const Json::exception& e) {
-    throw At(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
-  }
-  if (!root.is_object() || !root.contains("weight_map") || !root["weight_map"].is_object()) {
-    throw InputError({index, 0, 0}, "a safetensors index needs a 'weight_map' object of tensor -> shard file");
-  }
-  std::map<std::string, std::set<std::string>> by_shard;
-  for (const auto& [tensor, shard] : root["weight_map"].items()) {
-    if (!shard.is_string() || shard.get<std::string>().empty() || fs::path(shard.get<std::string>()).is_absolute()) {
-      throw InputError({index, 0, 0}, "'weight_map' entry '" + tensor + "' must name a shard file beside the index");
-    }
-    by_shard[shard.get<std::string>()].insert(tensor);
-  }
-  const fs::path dir = fs::path(index).parent_path();
-  // An index fetched without its shards (config and index only) describes weights that are not
-  // here: say so and go on with the config. Some shards but not all is a broken download.
-  size_t present = 0;
-  std::error_code ec;
-  for (const auto& entry : by_shard) present += fs::exists(dir / entry.first, ec) ? 1U : 0U;
-  if (present == 0 && !by_shard.empty()) {
-    notes.push_back(index + " names " + std::to_string(by_shard.size()) +
-                    " shards and none is present; the checkpoint was not read");
-    return;
-  }
-  for (const auto& [shard, tensors] : by_shard) {
-    const std::string path = (dir / shard).string();
-    const SafetensorsHeader h = ReadSafetensorsFile(path);
-    std::set<std::string> held;
-    for (const CheckpointTensor& t : h.tensors) held.insert(t.name);
-    for (const std::string& t : tensors) {
-      if (held.count(t)) continue;
-      std::string what = "'weight_map' puts '" + t;
-      what.append("' in ").append(shard).append(", which does not hold it");
-      throw InputError({index, 0, 0}, what);
-    }
-    AddFile(info, path, h);
-  }
-  if (info.files.empty()) return;
-  const Json* total =
-      root.contains("metadata") && root["metadata"].is_object() && root["metadata"].contains("total_size")
-          ? &root["metadata"]["total_size"]
-          : nullptr;
-  if (total != nullptr && total->is_number_unsigned() && total->get<uint64_t>() != info.bytes) {
-    notes.push_back(index + ": metadata.total_size is " + FormatGrouped(total->get<uint64_t>()) +
-                    " bytes, the shards' headers describe " + FormatGrouped(info.bytes));
-  }
-}
-
-}  // namespace
-
-CheckpointInfo ReadSafetensors(const std::string& path, std::vector<std::string>& notes) {
-  CheckpointInfo info{.format = "safetensors"};
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    const fs::path index = fs::path(path) / "model.safetensors.index.json";
-    if (fs::exists(index, ec)) {
-      ReadIndex(index.string(), info, notes);
-      return info;
-    }
-    std::vector<std::string> files;
-    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-      if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
-    }
-    std::sort(files.begin(), files.end());
-    for (const std::string& f : files) AddFile(info, f, ReadSafetensorsFile(f));
-  } else if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
-    ReadIndex(path, info, notes);
-  } else {
-    AddFile(info, path, ReadSafetensorsFile(path));
-  }
-  return info;
 }
 
 }  // namespace tally

@@ -84,6 +84,74 @@ TEST_CASE("safetensors: hostile headers are errors with the file and the byte") 
   CHECK(parse(ok, 16, 2) == p + std::to_string(whole) + ": 2 bytes follow the last tensor's data");
 }
 
+TEST_CASE("safetensors: headers in rarer JSON read as the common form does") {
+  // Each header holds a (F32 [2], 8 bytes) and b (BF16 [3], 6 bytes after it) in some other
+  // spelling: escapes, non-ASCII, other metadata, extra keys, keys out of order, a repeated key (the
+  // last stands, as nlohmann::json keeps it), a byte-order mark.
+  const std::string a = R"("dtype":"F32","shape":[2],"data_offsets":[0,8])";
+  const std::string b = R"("dtype":"BF16","shape":[3],"data_offsets":[8,14])";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plain", "{\"b\":{" + b + "},\"a\":{" + a + "}}"},
+      {"escaped name", "{\"\\u0061\":{" + a + "},\"b\":{" + b + "}}"},
+      {"escaped dtype", R"({"a":{"dtype":"F\u0033\u0032","shape":[2],"data_offsets":[0,8]},"b":{)" + b + "}}"},
+      {"metadata of numbers", "{\"__metadata__\":{\"n\":1,\"o\":[true]},\"a\":{" + a + "},\"b\":{" + b + "}}"},
+      {"an extra key", "{\"a\":{" + a + ",\"note\":null},\"b\":{" + b + "}}"},
+      {"keys reordered", R"({"a":{"data_offsets":[0,8],"shape":[2],"dtype":"F32"},"b":{)" + b + "}}"},
+      {"a repeated tensor", "{\"a\":{" + b + "},\"b\":{" + b + "},\"a\":{" + a + "}}"},
+      {"a repeated key", R"({"a":{"dtype":"I8","dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{)" + b + "}}"},
+      {"a byte-order mark", "\xef\xbb\xbf{\"a\":{" + a + "},\"b\":{" + b + "}}"},
+      {"newlines and tabs", "{\n\t\"a\" : {" + a + "} ,\r\n \"b\":{" + b + "}\n}\n"},
+  };
+  for (const auto& [what, json] : cases) {
+    CAPTURE(what);
+    const std::string file = Safetensors(json, 14);
+    const SafetensorsHeader h = ParseSafetensorsHeader("m.safetensors", file, file.size());
+    REQUIRE(h.tensors.size() == 2);
+    CHECK(h.tensors[0].name == "a");
+    CHECK(h.tensors[0].dtype == "F32");
+    CHECK(h.tensors[0].shape == std::vector<uint64_t>{2});
+    CHECK(h.tensors[0].bytes == 8);
+    CHECK(h.tensors[1].name == "b");
+    CHECK(h.tensors[1].bytes == 6);
+    CHECK(h.data_bytes == 14);
+  }
+  // Names beyond ASCII, sorted by their bytes: "z" (0x7a) before "é" (0xc3 0xa9).
+  const std::string json = "{\"\xc3\xa9\":{" + b + "},\"z\":{" + a + "}}";
+  const SafetensorsHeader h = ParseSafetensorsHeader("m.safetensors", Safetensors(json, 14), 8 + json.size() + 14);
+  REQUIRE(h.tensors.size() == 2);
+  CHECK(h.tensors[0].name == "z");
+  CHECK(h.tensors[1].name == "\xc3\xa9");
+}
+
+TEST_CASE("safetensors: 20,000 tensors in one header: read in order, an error's byte where its entry is") {
+  // Written out of name order, as writers order by dtype and offset; each F32 [1] takes 4 bytes.
+  const int n = 20'000;
+  std::string json = "{";
+  uint64_t hole_entry = 0;  // where the entry of the tensor after the hole starts, in the JSON
+  for (int i = n - 1; i >= 0; --i) {
+    const uint64_t begin = 4 * static_cast<uint64_t>(n - 1 - i) + (i == 0 ? 4 : 0);  // a hole before t0
+    if (i == 0) hole_entry = json.size();
+    json += "\"t" + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+            std::to_string(begin) + "," + std::to_string(begin + 4) + "]}" + (i > 0 ? "," : "}");
+  }
+  const uint64_t data = 4 * n + 4;
+  CHECK(Message([&] { ParseSafetensorsHeader("m.safetensors", Safetensors(json, data), 8 + json.size() + data); }) ==
+        "m.safetensors: error: at byte " + std::to_string(8 + hole_entry) +
+            ": a hole of 4 bytes before tensor 't0' (no tensor covers them)");
+  // Without the hole: every tensor, by name ("t0" < "t1" < "t10" ...), and their bytes.
+  json.replace(hole_entry, json.size() - hole_entry,
+               "\"t0\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" + std::to_string(4 * (n - 1)) + "," +
+                   std::to_string(4 * n) + "]}}");
+  const SafetensorsHeader h =
+      ParseSafetensorsHeader("m.safetensors", Safetensors(json, 4 * n), 8 + json.size() + 4 * n);
+  REQUIRE(h.tensors.size() == n);
+  CHECK(h.tensors[0].name == "t0");
+  CHECK(h.tensors[1].name == "t1");
+  CHECK(h.tensors[2].name == "t10");
+  CHECK(h.tensors[n - 1].name == "t9999");
+  CHECK(h.data_bytes == 4 * n);
+}
+
 // Llama-3.1-8B's shapes (its model.safetensors.index.json names them; config: hidden 4096,
 // intermediate 14336, 32 layers, 8 KV heads of 128, vocabulary 128,256, untied), all BF16.
 std::vector<std::tuple<std::string, std::string, std::vector<uint64_t>, uint64_t>> LlamaLayer(int i) {
@@ -169,6 +237,48 @@ TEST_CASE("safetensors: an index without its shards is a note; with some of them
   WriteFile(tmp.path() / "model-1.safetensors", Safetensors(json, data));
   CHECK(Message([&] { ResolveModel(tmp.path().string()); }) ==
         (tmp.path() / "model-2.safetensors").string() + ": error: no such file");
+}
+
+TEST_CASE("safetensors: an index out of order, with a repeated tensor, reads as nlohmann::json reads it") {
+  TempDir tmp;
+  uint64_t d1 = 0, d2 = 0;
+  const std::string s1 = Header({{"a", "F32", {2}, 4}, {"b", "F32", {1}, 4}}, &d1).dump();  // 12 bytes
+  const std::string s2 = Header({{"c", "BF16", {5}, 2}}, &d2).dump();                       // 10 bytes
+  WriteFile(tmp.path() / "s1.safetensors", Safetensors(s1, d1));
+  WriteFile(tmp.path() / "s2.safetensors", Safetensors(s2, d2));
+  const std::string index = (tmp.path() / "model.safetensors.index.json").string();
+  auto read = [&](const std::string& text, std::vector<std::string>& notes) {
+    WriteFile(index, text);
+    return ReadSafetensors(index, notes);
+  };
+  // The last "a" stands; metadata may hold more than total_size; the second spells "a" as \u0061.
+  for (const std::string& map :
+       {std::string(R"({"c":"s2.safetensors","b":"s1.safetensors","a":"s2.safetensors",)"
+                    R"("a":"s1.safetensors"})"),
+        std::string(R"({"c":"s2.safetensors","b":"s1.safetensors","\u0061":"s1.safetensors"})")}) {
+    CAPTURE(map);
+    std::vector<std::string> notes;
+    const CheckpointInfo c = read(R"({"weight_map":)" + map + R"(,"metadata":{"format":"pt","total_size":22}})", notes);
+    CHECK(c.files ==
+          std::vector<std::string>{(tmp.path() / "s1.safetensors").string(), (tmp.path() / "s2.safetensors").string()});
+    REQUIRE(c.tensors.size() == 3);
+    CHECK(c.tensors[0].name == "a");
+    CHECK(c.tensors[2].name == "c");
+    CHECK(c.bytes == 22);
+    CHECK(notes.empty());
+  }
+  std::vector<std::string> notes;
+  read(R"({"metadata":{"total_size":99},"weight_map":{"a":"s1.safetensors","c":"s2.safetensors"}})", notes);
+  CHECK(notes ==
+        std::vector<std::string>{index + ": metadata.total_size is 99 bytes, the shards' headers describe 22"});
+  // Errors name the first entry at fault in tensor order, whatever the file's order.
+  CHECK(Message([&] { read(R"({"weight_map":{"z":"/abs.safetensors","y":""}})", notes); }) ==
+        index + ": error: 'weight_map' entry 'y' must name a shard file beside the index");
+  CHECK(Message([&] { read(R"({"weight_map":{"z":"s1.safetensors","y":7}})", notes); }) ==
+        index + ": error: 'weight_map' entry 'y' must name a shard file beside the index");
+  CHECK(Message([&] {
+          read(R"({"weight_map":{"a":"s1.safetensors","q":"s1.safetensors","p":"s1.safetensors"}})", notes);
+        }) == index + ": error: 'weight_map' puts 'p' in s1.safetensors, which does not hold it");
 }
 
 TEST_CASE("safetensors: a tied head stored twice counts twice in params.checkpoint, once in params.total") {

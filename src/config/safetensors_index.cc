@@ -1,0 +1,208 @@
+// Sharded safetensors checkpoints: a model.safetensors.index.json and its shards, or a directory of
+// *.safetensors files. The index maps each tensor to its shard; every shard's header is read.
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_map>
+
+#include "config/json_scan.h"
+#include "config/load_config.h"
+#include "config/safetensors.h"
+#include "util/checked_math.h"
+#include "util/units.h"
+
+namespace tally {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace {
+
+InputError At(const std::string& file, uint64_t byte, const std::string& message) {
+  return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
+}
+
+void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& h) {
+  info.files.push_back(path);
+  const std::string* last_dtype = nullptr;
+  uint64_t* dtype_bytes = nullptr;
+  for (CheckpointTensor& t : h.tensors) {
+    info.elements = CheckedAdd(info.elements, t.elements, "the checkpoint's elements");
+    info.bytes = CheckedAdd(info.bytes, t.bytes, "the checkpoint's bytes");
+    if (last_dtype == nullptr || t.dtype != *last_dtype) {  // runs of one dtype look it up once
+      std::string dtype = t.dtype;
+      std::transform(dtype.begin(), dtype.end(), dtype.begin(),
+                     [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+      dtype_bytes = &info.bytes_by_dtype[dtype];
+    }
+    *dtype_bytes += t.bytes;
+    info.tensors.push_back(std::move(t));
+    last_dtype = &info.tensors.back().dtype;
+  }
+}
+
+// An index's weight_map as (tensor, shard) pairs in the order nlohmann::json gives them (by tensor,
+// the last of a repeated name), and metadata.total_size when it is an unsigned integer.
+struct WeightMap {
+  std::vector<std::pair<std::string_view, std::string_view>> entries;
+  std::optional<uint64_t> total_size;
+};
+
+// The index in one pass, when it keeps to JsonScan's subset: {"metadata": {key: string or integer},
+// "weight_map": {tensor: shard}}, each key once (a repeated tensor is resolved as the tree does).
+bool ScanIndex(std::string_view text, WeightMap& map) {
+  JsonScan scan(text);
+  bool metadata = false, weight_map = false;
+  map.entries.reserve(text.size() / 64);  // an entry takes 60 to 100 bytes
+  const bool ok = scan.Object([&](std::string_view key) {
+    if (key == "metadata" && !metadata) {
+      metadata = true;
+      return scan.Object([&](std::string_view name) {
+        uint64_t v = 0;
+        if (name != "total_size") return scan.StringOrUint();
+        if (map.total_size || !scan.Uint(v)) return false;
+        map.total_size = v;
+        return true;
+      });
+    }
+    if (key == "weight_map" && !weight_map) {
+      weight_map = true;
+      return scan.Object([&](std::string_view tensor) {
+        std::string_view shard;
+        map.entries.emplace_back(tensor, shard);
+        return scan.String(map.entries.back().second);
+      });
+    }
+    return false;
+  });
+  if (!ok || !weight_map || !scan.End()) return false;
+  auto by_tensor = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(map.entries.begin(), map.entries.end(), by_tensor)) {
+    std::stable_sort(map.entries.begin(), map.entries.end(), by_tensor);
+  }
+  // Of a repeated tensor the last stands, as in the tree.
+  size_t kept = 0;
+  for (size_t i = 0; i < map.entries.size(); ++i) {
+    if (i + 1 < map.entries.size() && map.entries[i + 1].first == map.entries[i].first) continue;
+    map.entries[kept++] = map.entries[i];
+  }
+  map.entries.resize(kept);
+  return true;
+}
+
+// The index through nlohmann::json, for what ScanIndex leaves: the rare form, and every error.
+// `root` keeps the strings that the map's entries view.
+void ReadIndexTree(const std::string& index, const std::string& text, Json& root, WeightMap& map) {
+  try {
+    root = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw At(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + NlohmannReason(e.what()));
+  } catch (const Json::exception& e) {
+    throw At(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+  }
+  if (!root.is_object() || !root.contains("weight_map") || !root["weight_map"].is_object()) {
+    throw InputError({index, 0, 0}, "a safetensors index needs a 'weight_map' object of tensor -> shard file");
+  }
+  for (const auto& [tensor, shard] : root["weight_map"].items()) {
+    if (!shard.is_string() || shard.get<std::string>().empty() || fs::path(shard.get<std::string>()).is_absolute()) {
+      throw InputError({index, 0, 0}, "'weight_map' entry '" + tensor + "' must name a shard file beside the index");
+    }
+    map.entries.emplace_back(tensor, shard.get_ref<const std::string&>());
+  }
+  const Json* total =
+      root.contains("metadata") && root["metadata"].is_object() && root["metadata"].contains("total_size")
+          ? &root["metadata"]["total_size"]
+          : nullptr;
+  if (total != nullptr && total->is_number_unsigned()) map.total_size = total->get<uint64_t>();
+}
+
+// The tensors the index puts in each shard, by shard, each list by tensor: the entries' order.
+std::vector<std::pair<std::string_view, std::vector<std::string_view>>> ByShard(const std::string& index,
+                                                                                const WeightMap& map) {
+  std::vector<std::pair<std::string_view, std::vector<std::string_view>>> shards;
+  std::unordered_map<std::string_view, size_t> slot;
+  for (const auto& [tensor, shard] : map.entries) {
+    auto [it, fresh] = slot.try_emplace(shard, shards.size());
+    if (fresh) {
+      if (shard.empty() || fs::path(shard).is_absolute()) {
+        throw InputError({index, 0, 0},
+                         "'weight_map' entry '" + std::string(tensor) + "' must name a shard file beside the index");
+      }
+      shards.emplace_back(shard, std::vector<std::string_view>{});
+    }
+    shards[it->second].second.push_back(tensor);
+  }
+  std::sort(shards.begin(), shards.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return shards;
+}
+
+// model.safetensors.index.json: {"metadata": {"total_size": N}, "weight_map": {tensor: shard}}.
+void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::string>& notes) {
+  const std::string text = ReadFileText(index);
+  WeightMap map;
+  Json root;
+  if (!ScanIndex(text, map)) {
+    map = WeightMap{};
+    ReadIndexTree(index, text, root, map);
+  }
+  const auto shards = ByShard(index, map);
+  info.tensors.reserve(map.entries.size());
+  const fs::path dir = fs::path(index).parent_path();
+  // An index fetched without its shards (config and index only) describes weights that are not
+  // here: say so and go on with the config. Some shards but not all is a broken download.
+  size_t present = 0;
+  std::error_code ec;
+  for (const auto& entry : shards) present += fs::exists(dir / entry.first, ec) ? 1U : 0U;
+  if (present == 0 && !shards.empty()) {
+    notes.push_back(index + " names " + std::to_string(shards.size()) +
+                    " shards and none is present; the checkpoint was not read");
+    return;
+  }
+  for (const auto& [shard, tensors] : shards) {
+    const std::string path = (dir / shard).string();
+    SafetensorsHeader h = ReadSafetensorsFile(path);
+    // Both lists are sorted by name: one walk finds the first tensor the shard lacks.
+    auto held = h.tensors.begin();
+    for (std::string_view t : tensors) {
+      while (held != h.tensors.end() && held->name < t) ++held;
+      if (held != h.tensors.end() && held->name == t) continue;
+      std::string what = "'weight_map' puts '";
+      what.append(t).append("' in ").append(shard).append(", which does not hold it");
+      throw InputError({index, 0, 0}, what);
+    }
+    AddFile(info, path, std::move(h));
+  }
+  if (info.files.empty()) return;
+  if (map.total_size && *map.total_size != info.bytes) {
+    notes.push_back(index + ": metadata.total_size is " + FormatGrouped(*map.total_size) +
+                    " bytes, the shards' headers describe " + FormatGrouped(info.bytes));
+  }
+}
+
+}  // namespace
+
+CheckpointInfo ReadSafetensors(const std::string& path, std::vector<std::string>& notes) {
+  CheckpointInfo info{.format = "safetensors"};
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    const fs::path index = fs::path(path) / "model.safetensors.index.json";
+    if (fs::exists(index, ec)) {
+      ReadIndex(index.string(), info, notes);
+      return info;
+    }
+    std::vector<std::string> files;
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+      if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) AddFile(info, f, ReadSafetensorsFile(f));
+  } else if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+    ReadIndex(path, info, notes);
+  } else {
+    AddFile(info, path, ReadSafetensorsFile(path));
+  }
+  return info;
+}
+
+}  // namespace tally
