@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
-#include "estimate/timing.h"
+#include "sections/estimate_report.h"
+#include "estimate/roofline.h"
 #include "graph/build_graph.h"
 #include "run_tally.h"
 #include "weights_test_util.h"
