@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "report/format.h"
 #include "unit/test_util.h"
 #include "util/checked_math.h"

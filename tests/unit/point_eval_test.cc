@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "report/format.h"
 #include "unit/test_util.h"
 

@@ -19,7 +19,7 @@
 #include "cli/app.h"
 #include "config/hardware.h"
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "graph/build_graph.h"
 #include "report/format.h"
 #include "report/report.h"

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "graph/build_graph.h"
 #include "util/units.h"
 #include "weights_test_util.h"
