@@ -6,9 +6,9 @@
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "config/yaml_reader.h"
-#include "sections/estimate_report.h"
-#include "estimate/time_report.h"
 #include "report/format.h"
+#include "sections/estimate_report.h"
+#include "sections/sections.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/spellcheck.h"
@@ -211,7 +211,8 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
     Evaluation evaluation(spec);
     const Settings resolved = ResolveSettings(settings, spec);
     Report report = EstimateReport(evaluation, resolved, {.memory = true});
-    if (timed) AddTime(evaluation, resolved, request, report);
+    // The estimate's settings.* are there already: inference's echo of its workload would set them twice.
+    if (timed) PresentTime(EstimateTime(evaluation, resolved, request), {.settings = false}, report);
     for (const Limit& limit : budget.limits) {
       const ReportNode* node = report.Find(limit.key);
       if (node == nullptr || node->is_group || node->unit == Unit::kText || node->unit == Unit::kBool) {

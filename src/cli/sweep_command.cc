@@ -9,7 +9,7 @@
 #include "config/resolve.h"
 #include "sections/estimate_report.h"
 #include "estimate/point_eval.h"
-#include "estimate/time_report.h"
+#include "sections/sections.h"
 #include "report/format.h"
 #include "util/checked_math.h"
 #include "util/error.h"

@@ -6,6 +6,7 @@
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "sections/estimate_report.h"
+#include "sections/sections.h"
 #include "util/error.h"
 #include "util/parse.h"
 #include "util/units.h"

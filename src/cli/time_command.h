@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli/command.h"
-#include "estimate/time_report.h"
+#include "estimate/time_request.h"
 #include "report/report.h"
 
 namespace tally {

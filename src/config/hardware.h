@@ -21,7 +21,7 @@ struct HardwareSpec {
   uint64_t memory_bytes = 0;
   double memory_bandwidth = 0;        // bytes/s
   double interconnect_bandwidth = 0;  // bytes/s per direction per device
-  // Collectives (estimate/step_time.h): bytes/s per direction per device inside a node (NVLink,
+  // Collectives (estimate/step_model.h): bytes/s per direction per device inside a node (NVLink,
   // xGMI) and across nodes (the device's InfiniBand/Ethernet NIC share); 0 when not given.
   double intra_node_bandwidth = 0;
   double inter_node_bandwidth = 0;

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "estimate/timing.h"
+#include "estimate/roofline.h"
 #include "graph/layer.h"
 #include "util/error.h"
 

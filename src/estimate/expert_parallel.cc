@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "estimate/context_parallel.h"
-#include "estimate/timing.h"
+#include "estimate/roofline.h"
 #include "util/checked_math.h"
 #include "util/dtype.h"
 #include "util/error.h"

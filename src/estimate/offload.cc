@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "estimate/memory.h"
-#include "estimate/timing.h"
+#include "estimate/roofline.h"
 #include "util/checked_math.h"
 
 namespace tally {

@@ -11,7 +11,7 @@
 #include "config/model_spec.h"
 #include "config/settings.h"
 #include "estimate/evaluation.h"
-#include "estimate/timing.h"
+#include "estimate/roofline.h"
 
 namespace tally {
 

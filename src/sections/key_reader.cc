@@ -24,6 +24,8 @@ std::vector<std::unique_ptr<SectionReader>> AllSections() {
   out.push_back(std::make_unique<TableReader<ModelEstimate>>(
       std::initializer_list<const KeyTable<ModelEstimate>*>{&ModelKeys(), &SettingsKeys(), &ParamsKeys(), &FlopsKeys()},
       EstimateModel));
+  out.push_back(std::make_unique<TableReader<TimeEstimate>>(
+      std::initializer_list<const KeyTable<TimeEstimate>*>{&TimeKeys()}, EstimateDefaultTime));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "estimate/model_estimate.h"
+#include "estimate/time_estimate.h"
 #include "sections/key_table.h"
 
 namespace tally {
@@ -16,6 +17,21 @@ const KeyTable<ModelEstimate>& ParamsKeys();
 // flops.*: forward, backward, recomputation and step, per token or sample, by component, and
 // Kaplan's approximations beside the exact counts.
 const KeyTable<ModelEstimate>& FlopsKeys();
+
+// time.*: training time and its budget (the modelled step's breakdown, device-hours, energy, the
+// memory fit), or inference latency by the roofline; none without a device.
+const KeyTable<TimeEstimate>& TimeKeys();
+// settings.* of inference: the workload its latency was computed at (batch, prompt, generated tokens).
+const KeyTable<TimeEstimate>& InferenceSettingsKeys();
+
+struct TimeView {
+  bool settings = true;  // inference's settings.*: not where the report already has the estimate's
+  bool layers = false;   // inference: the roofline of each node (--layers)
+};
+// Adds the time sections of `e` to `r`, with its notes.
+void PresentTime(const TimeEstimate& e, const TimeView& view, Report& r);
+// PresentTime(EstimateTime(...)) as `request` asks (request.layers: the roofline per node).
+void AddTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request, Report& r);
 
 // A per-token (or per-sample) figure: an exact integer when it divides evenly (always, for
 // transformers), else a double.

@@ -1,11 +1,11 @@
-#include "estimate/step_time.h"
+#include "estimate/step_model.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "estimate/expert_parallel.h"
 #include "estimate/flops.h"
-#include "estimate/timing.h"
+#include "estimate/roofline.h"
 #include "util/dtype.h"
 #include "util/error.h"
 

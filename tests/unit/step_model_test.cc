@@ -1,6 +1,6 @@
-// The training step from its parts (estimate/step_time.h): hand-derived pieces, and Korthikanti et
+// The training step from its parts (estimate/step_model.h): hand-derived pieces, and Korthikanti et
 // al. 2022's Table 5 reproduced from the published configuration alone.
-#include "estimate/step_time.h"
+#include "estimate/step_model.h"
 
 #include <doctest/doctest.h>
 

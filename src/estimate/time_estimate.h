@@ -1,0 +1,33 @@
+// Time, by mode: training time and its budget (estimate/training_estimate.h) or inference latency
+// (estimate/inference_estimate.h), on the settings' device, as `tally time` and sweep's time.* ask.
+#pragma once
+
+#include <optional>
+
+#include "config/settings.h"
+#include "estimate/evaluation.h"
+#include "estimate/inference_estimate.h"
+#include "estimate/time_request.h"
+#include "estimate/training_estimate.h"
+
+namespace tally {
+
+// Exactly one of the two for a time estimate; neither for a point without a device (sweep's).
+struct TimeEstimate {
+  std::optional<TrainingEstimate> training;    // --mode train or both
+  std::optional<InferenceEstimate> inference;  // --mode infer
+
+  const std::vector<std::string>& notes() const;
+};
+
+// settings.mode's estimate at `settings` (resolved) as `request` asks; a calibrated hardware file's
+// measured rate is the training throughput unless --mfu or --achieved is given. Throws InputError
+// without a device (training may do with request.train.achieved alone). Reads `settings` by
+// reference: it must outlive the result.
+TimeEstimate EstimateTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request);
+
+// EstimateTime at the default request (`tally time`'s defaults), or nothing without a device:
+// sweep's reader of time.*.
+TimeEstimate EstimateDefaultTime(Evaluation& evaluation, const Settings& settings);
+
+}  // namespace tally

@@ -1,0 +1,51 @@
+// A training budget from FLOPs and one throughput: two of tokens, wall-clock time and devices fix
+// the third, at an MFU of the dense peak, an achieved FLOP/s, or a modelled step's seconds
+// (estimate/step_model.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace tally {
+
+// Which two of tokens, time and devices the user fixed; the third is solved for.
+struct TrainQuery {
+  std::optional<double> tokens;
+  std::optional<double> seconds;
+  std::optional<uint64_t> gpus;    // given explicitly
+  std::optional<double> mfu;       // model FLOPs utilization of the dense peak (PaLM, App. B)
+  std::optional<double> achieved;  // hardware FLOP/s per device actually reached (recomputation included)
+  // The modelled seconds of one replica's optimizer step (estimate/step_model.h): used when neither
+  // mfu nor achieved is given.
+  std::optional<double> step_seconds;
+  uint64_t gpus_per_node = 8;
+  uint64_t vp = 1;              // virtual pipeline stages (interleaved 1F1B)
+  std::optional<double> price;  // per device-hour
+};
+
+struct TrainTime {
+  double peak = 0;  // dense FLOP/s per device for the policy's compute dtype
+  double mfu = 0;   // model FLOPs / (time · devices · peak)
+  double hfu = 0;   // hardware FLOPs (recomputation included) / (time · devices · peak)
+  double tokens = 0;
+  double seconds = 0;
+  double gpus = 0;  // fractional when solved for; rounded up in `gpus_needed`
+  uint64_t gpus_needed = 0;
+  double steps = 0;
+  double step_seconds = 0;
+  double gpu_hours = 0;
+  double model_flops = 0;  // for all tokens
+  double hardware_flops = 0;
+  double chinchilla_tokens = 0;  // 20 tokens per parameter (Hoffmann et al. 2022)
+  double six_nd_seconds = 0;     // the 6·N·D rule with N = the active parameters, at the same throughput
+};
+
+// `model_step` and `hardware_step` are the FLOPs of one replica's optimizer step of
+// `tokens_per_step` tokens; a replica spans `devices_per_replica` devices (tp x pp).
+// `params` sets the Chinchilla-optimal tokens, `active_params` (what a token uses; all of them
+// for a dense model) the 6·N·D time.
+TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tokens_per_step,
+                       uint64_t devices_per_replica, uint64_t params, uint64_t active_params, double peak,
+                       const TrainQuery& query, uint64_t default_gpus);
+
+}  // namespace tally

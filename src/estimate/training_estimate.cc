@@ -1,0 +1,176 @@
+#include "estimate/training_estimate.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "config/hardware.h"
+#include "config/resolve.h"
+#include "estimate/context_parallel.h"
+#include "estimate/defaults.h"
+#include "estimate/expert_parallel.h"
+#include "estimate/memory.h"
+#include "estimate/offload.h"
+#include "estimate/params.h"
+#include "estimate/roofline.h"
+#include "util/checked_math.h"
+#include "util/error.h"
+#include "util/units.h"
+
+namespace tally {
+namespace {
+
+double PeakFor(const HardwareSpec& hw, const Settings& s) {
+  const GemmDType dtype = ComputeDtype(s.precision);
+  std::optional<double> peak = hw.Peak(dtype);
+  if (!peak || *peak <= 0) {
+    throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + Name(dtype) +
+                     " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
+  }
+  return *peak;
+}
+
+// The FLOPs of one replica's optimizer step: the model's (attention whole, as Megatron, PaLM and
+// NeMo count them for MFU) and the kernels' (recomputation included; a decoder's causal kernels skip
+// the masked half unless --no-causal, or --causal, which halves both).
+struct StepFlops {
+  uint64_t model = 0;
+  uint64_t hardware = 0;
+  uint64_t tokens = 0;  // per replica
+  Settings kernels;     // the settings the kernels run at: causal where they skip the masked half
+};
+
+StepFlops StepFlopsOf(Evaluation& ev, const Settings& s, const GraphSummary& summary, bool causal_kernels) {
+  StepFlops out;
+  const FlopCounts f = ScaleFlops(summary.flops, s.batch);
+  out.model = CheckedAdd(f.forward, f.backward, "the FLOPs of a step");
+  out.kernels = s;
+  out.kernels.causal = out.kernels.causal || causal_kernels;
+  const auto executed = causal_kernels ? ev.Summary(out.kernels) : nullptr;
+  const GraphSummary& run = executed ? *executed : summary;
+  const FlopCounts h = ScaleFlops(run.flops, s.batch);
+  out.hardware = CheckedAdd(CheckedAdd(h.forward, h.backward, "the FLOPs of a step"),
+                            RecomputeFlopsOf(run, out.kernels), "the FLOPs of a step");
+  out.tokens = ev.spec().family == Family::kTransformer ? CheckedMul(s.batch, summary.seq, "the tokens") : s.batch;
+  return out;
+}
+
+// The step modelled from its parts (estimate/step_model.h) at the micro-batch.
+ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req, const HardwareSpec& hw,
+                       const StepFlops& flops, bool causal_kernels, double peak, double efficiency,
+                       const GraphSummary& summary) {
+  GraphSettings micro = GraphSettingsOf(flops.kernels);
+  micro.batch = s.micro_batch;
+  // Eager attention computes the masked half and then masks it; only the fused kernel skips it.
+  micro.causal = s.causal || (causal_kernels && s.attention == Attention::kFlash);
+  const TrainMemory ledger = TrainingMemory(s, summary.memory);
+  const OffloadTraffic traffic = OffloadBytes(ledger, s);
+  ModelledStep m;
+  m.gpus_per_node = req.train.gpus_per_node;
+  m.host_bandwidth = hw.host_bandwidth;
+  const RingExchange ring = RingOf(ev.spec(), s);
+  m.time = TrainingStep(*ev.Graph(micro), s, hw, peak, efficiency, summary.params.trainable,
+                        {.gpus_per_node = req.train.gpus_per_node,
+                         .vp = req.train.vp,
+                         .mbu = req.mbu.value_or(kDefaultMbu),
+                         .offload = traffic,
+                         .host_bandwidth = hw.host_bandwidth,
+                         .ring = ring});
+  m.ep_all_to_alls = ExpertAllToAllsPerBlock(s);
+  m.ep_intra_node = s.tp * s.ep <= req.train.gpus_per_node;
+  if (s.ep > 1) {
+    m.expert_dp = ExpertDataParallel(s);
+    m.gradient_ranks = GradientRanks(s);
+  }
+  const double micro_batches = static_cast<double>(s.grad_accum);
+  m.offload_down_bytes = traffic.down_per_micro * micro_batches;
+  m.offload_up_bytes = traffic.up_per_micro * micro_batches + traffic.up_per_step;
+  m.devices_per_node = std::min<uint64_t>(req.train.gpus_per_node, s.gpus);
+  m.host_bytes = ledger.host;
+  m.cp_hop_bytes = ring.hop_bytes;
+  return m;
+}
+
+// What follows from the budget: the offload's host memory per node, the notes, energy, cost and the fit.
+void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, const GraphSummary& summary,
+            TrainingEstimate& e) {
+  const ParamCounts& params = summary.params;
+  if (e.step && s.offload != Offload::kNone) {
+    e.step->host_bytes_per_node = CheckedMul(e.step->host_bytes, e.step->devices_per_node, "host memory");
+    e.notes.push_back(
+        "--offload: the optimizer step runs on the host's CPUs, which the catalog does not describe; the step time "
+        "leaves it out (time.breakdown.offload is PCIe time only)");
+  }
+  if (e.step && params.active != params.total && s.ep == 1) {
+    e.notes.push_back(
+        "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
+        "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
+  }
+  if (e.device() && hw.board_power_w > 0) {
+    e.energy_kwh = e.time.gpu_hours * hw.board_power_w * kPowerUtilization / 1000;
+  }
+  if (query.price) e.cost = e.time.gpu_hours * *query.price;
+  if (!e.device()) return;
+  // The memory fit at the devices the answer uses (ZeRO shards over them).
+  Settings at = s;
+  at.gpus = e.time.gpus_needed;
+  e.fit = CheckFit(TrainingMemory(at, summary.memory).total, hw, s, "training", e.notes);
+}
+
+}  // namespace
+
+TimeFit CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& s, const char* what,
+                 std::vector<std::string>& notes) {
+  const uint64_t limit = UsableMemory(hw, s);
+  const TimeFit fit{.needed = needed, .limit = limit, .fits = needed <= limit};
+  if (!fit.fits) {
+    notes.push_back(std::string(what) + " needs " + FormatBytes(needed, UnitSystem::kIec) + " per device; " + hw.name +
+                    " leaves " + FormatBytes(fit.limit, UnitSystem::kIec) +
+                    " after the --reserve: it does not fit (see 'tally memory')");
+  }
+  return fit;
+}
+
+TrainingEstimate EstimateTraining(Evaluation& ev, const Settings& s, const TimeRequest& req) {
+  static const HardwareSpec kNoDevice;
+  const HardwareSpec& hw = s.device != nullptr ? *s.device : kNoDevice;
+  TrainingEstimate e;
+  e.settings = &s;
+  e.hardware = hw.name;
+  e.source = hw.source;
+  e.dtype = ComputeDtype(s.precision);
+  e.achieved = req.train.achieved;
+  if (!e.device() && !e.achieved) throw std::logic_error("EstimateTraining: no device and no --achieved rate");
+  const auto summary = ev.Summary(s);
+  // An encoder's attention is bidirectional: nothing is masked.
+  const bool transformer = ev.spec().family == Family::kTransformer;
+  e.causal_kernels = transformer && !ev.spec().transformer.encoder && s.causal_kernels && !s.causal;
+  const StepFlops flops = StepFlopsOf(ev, s, *summary, e.causal_kernels);
+  e.peak = e.device() ? PeakFor(hw, s) : 0;
+  // The step modelled from its parts where the catalog gives the GEMM efficiency for the compute
+  // dtype and no throughput is given (--mfu or --achieved override the whole).
+  TrainQuery query = req.train;
+  if (query.vp > 1 && s.pp == 1) throw InputError("--vp: interleaved stages need --pp > 1");
+  const auto efficiency = hw.gemm_efficiency.find(e.dtype);
+  if (!query.mfu && !query.achieved && efficiency != hw.gemm_efficiency.end()) {
+    e.step = ModelStep(ev, s, req, hw, flops, e.causal_kernels, e.peak, efficiency->second, *summary);
+    query.step_seconds = e.step->time.step_seconds;
+  } else if (s.offload != Offload::kNone) {
+    throw InputError(query.mfu || query.achieved
+                         ? std::string("--offload: its transfers are timed in the modelled step, which --mfu and "
+                                       "--achieved replace; drop them")
+                         : "--offload: its transfers are timed in the modelled step, and " + hw.name +
+                               " lists no gemm_efficiency for " + Name(e.dtype) + " to model it");
+  } else if (e.device() && !query.mfu && !query.achieved) {
+    e.notes.push_back(hw.name + " lists no gemm_efficiency for " + Name(e.dtype) +
+                      ": the step is not modelled from its parts; MFU " + FormatDouble(kDefaultMfu) +
+                      " assumed (--mfu sets it)");
+  }
+  e.throughput = query.achieved ? Throughput::kAchieved : e.step ? Throughput::kModelledStep : Throughput::kMfu;
+  const ParamCounts& params = summary->params;
+  e.time = TrainingTime(flops.model, flops.hardware, flops.tokens, s.tp * s.pp * s.cp, params.total, params.active,
+                        e.peak, query, s.gpus);
+  Finish(hw, s, query, *summary, e);
+  return e;
+}
+
+}  // namespace tally

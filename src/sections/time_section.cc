@@ -1,0 +1,570 @@
+#include <cmath>
+
+#include "estimate/defaults.h"
+#include "sections/sections.h"
+#include "util/units.h"
+
+namespace tally {
+namespace {
+
+using E = const TimeEstimate&;
+using T = const TrainingEstimate&;
+using M = const ModelledStep&;
+using I = const InferenceEstimate&;
+
+const TrainingEstimate* Train(E e) { return e.training ? &*e.training : nullptr; }
+const TrainingEstimate* OnDevice(E e) { return e.training && e.training->device() ? &*e.training : nullptr; }
+const ModelledStep* Step(E e) { return e.training && e.training->step ? &*e.training->step : nullptr; }
+const InferenceEstimate* Infer(E e) { return e.inference ? &*e.inference : nullptr; }
+const Settings& S(E e) { return *e.training->settings; }
+
+// The row's value from the part of the estimate it reads, or no key where that part is absent.
+template <typename P, typename F>
+Cell If(const P* part, F value) {
+  return part != nullptr ? Cell(value(*part)) : std::nullopt;
+}
+
+std::string DtypeName(E e) { return Name(e.training ? e.training->dtype : e.inference->dtype); }
+
+std::string TimeTitle(E e) {
+  if (e.inference) return "Inference latency on " + e.inference->hardware + " (roofline)";
+  return e.training->device() ? "Training time on " + e.training->hardware : "Training time at --achieved";
+}
+
+std::string MfuText(T t) {
+  return t.achieved ? "achieved x model FLOPs / hardware FLOPs / peak"
+         : t.throughput == Throughput::kModelledStep
+             ? "model FLOPs / (step time x devices x peak), from the modelled step"
+             : "as given (--mfu, default " + FormatDouble(kDefaultMfu) + ")";
+}
+
+std::string EpText(E e) {
+  const Settings& s = S(e);
+  const ModelledStep& m = *Step(e);
+  return "per MoE block and micro-batch " + FormatFixed(m.ep_all_to_alls, 0) +
+         " all-to-alls (dispatch and combine, forward and backward" +
+         (s.recompute == Recompute::kFull ? ", and the forward's again under --recompute full" : "") +
+         "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") + " x (ep - 1) / ep / " +
+         (m.ep_intra_node ? "intra" : "inter") + "-node bandwidth (tp x ep = " + std::to_string(s.tp * s.ep) +
+         (m.ep_intra_node ? " <= " : " > ") + "--gpus-per-node " + std::to_string(m.gpus_per_node) +
+         "), x grad-accum, layers / pp per device; not overlapped (Lepikhin et al. 2020, GShard; Rajbhandari et "
+         "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)";
+}
+
+std::string DpText(E e) {
+  const Settings& s = S(e);
+  const ModelledStep& m = *Step(e);
+  return "ring 2 (n - 1) / n x gradient bytes / link bandwidth" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
+         " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 "
+         "reduce-scatters "
+         "only, plus a parameter all-gather per micro-batch forward and backward)" +
+         (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp x cp / ep = " +
+                         std::to_string(m.expert_dp) + " ranks, the rest over " + std::to_string(m.gradient_ranks)
+                   : std::string());
+}
+
+std::string AllReduceText(E) { return "ring: 2 (t - 1) / t x bytes / interconnect bandwidth, per row-parallel linear"; }
+
+bool Offloads(E e) { return Step(e) != nullptr && S(e).offload != Offload::kNone; }
+bool ContextParallel(E e) { return Step(e) != nullptr && S(e).cp > 1; }
+
+std::string OffloadText(E e) {
+  if (!Offloads(e)) return "no --offload";
+  return "per micro-batch max(down, up) / host_bandwidth less that micro-batch's compute, at least 0 (a stream of "
+         "its own: Ren et al. 2021, §4.2), x grad-accum" +
+         std::string(S(e).offload == Offload::kOptimizer
+                         ? "; + the updated weights' upload, exposed whole (the one-step delayed update is not "
+                           "modelled)"
+                         : "") +
+         "; the CPU's optimizer step is left out (the catalog does not describe the host's CPUs)";
+}
+
+std::string UpText(E e) {
+  const Settings& s = S(e);
+  return s.offload == Offload::kParams
+             ? "the device's weight partition (memory.train.host.weights) x " +
+                   std::string(s.recompute == Recompute::kFull ? "3 (forward, recompute, backward)"
+                                                               : "2 (forward, backward)") +
+                   " x grad-accum"
+             : "the updated weights of the gradient partition at the weight dtype, once per step";
+}
+
+// The budget: the device and throughput, tokens, time and devices.
+KeyTable<TimeEstimate> HeadRows() {
+  return {
+      {.key = "time", .label_of = TimeTitle},
+      {.key = "time.hardware",
+       .label = "device",
+       .value = [](E e) -> Cell {
+         return e.inference ? Cell(e.inference->hardware) : If(OnDevice(e), [](T t) { return t.hardware; });
+       }},
+      {.key = "time.peak_flop_per_s",
+       .unit = Unit::kFlopPerSecond,
+       .value = [](E e) -> Cell {
+         return e.inference ? Cell(e.inference->rates.peak) : If(OnDevice(e), [](T t) { return t.peak; });
+       },
+       .explain = [](E e) { return e.training ? "from " + e.training->source : std::string(); },
+       .label_of = [](E e) { return "dense " + DtypeName(e) + " peak per device"; }},
+      {.key = "time.mfu",
+       .label = "MFU (model FLOPs / peak)",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(OnDevice(e), [](T t) { return t.time.mfu; }); },
+       .explain = [](E e) { return MfuText(*e.training); }},
+      {.key = "time.hfu",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(OnDevice(e), [](T t) { return t.time.hfu; }); },
+       .explain = [](E) -> std::string { return "hardware FLOPs / (time x devices x peak); PaLM, App. B"; },
+       .label_of = [](E e) -> std::string {
+         return std::string("HFU (") + (e.training->causal_kernels ? "causal kernels, " : "") + "with recomputation)";
+       }},
+      {.key = "time.achieved_flop_per_s",
+       .label = "achieved FLOP/s per device (--achieved)",
+       .unit = Unit::kFlopPerSecond,
+       .value = [](E e) -> Cell {
+         return When(e.training && !e.training->device(), e.training ? e.training->achieved.value_or(0) : 0);
+       },
+       .explain = [](E) -> std::string { return "as given; no device named, so no peak, MFU or memory fit"; }},
+      {.key = "time.tokens",
+       .label = "tokens",
+       .unit = Unit::kCount,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.tokens; }); }},
+      {.key = "time.train_seconds",
+       .label = "training time",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.seconds; }); },
+       .explain = [](E e) -> std::string {
+         return e.training->step ? "steps x the modelled step time (time.breakdown)"
+                                 : "model FLOPs / (devices x peak x MFU), or hardware FLOPs / (devices x achieved)";
+       }},
+      {.key = "time.gpus",
+       .label = "devices",
+       .unit = Unit::kNumber,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.gpus_needed; }); }},
+      {.key = "time.gpus_exact",
+       .label = "devices (exact, before rounding up)",
+       .unit = Unit::kRatio,
+       .value = [](E e) -> Cell {
+         const TrainingEstimate* t = Train(e);
+         return When(t && std::fabs(t->time.gpus - static_cast<double>(t->time.gpus_needed)) > 1e-9,
+                     t ? t->time.gpus : 0);
+       }},
+      {.key = "time.steps",
+       .label = "optimizer steps",
+       .unit = Unit::kCount,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.steps; }); }},
+      {.key = "time.step_seconds",
+       .label = "per step",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.step_seconds; }); }},
+  };
+}
+
+// The modelled step's breakdown: compute, communication, bubble, offload, and the links' figures.
+KeyTable<TimeEstimate> StepRows() {
+  return {
+      {.key = "time.breakdown.compute",
+       .label = "step: compute",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.compute; }); },
+       .explain = [](E) -> std::string {
+         return "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
+                "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
+                "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU "
+                "(forward read + write, backward twice that); flash attention keeps the s x s scores on chip, runs at "
+                "attention_efficiency where the device gives one (16-bit) and re-forms QK^T in its backward; layers / "
+                "pp per device";
+       }},
+      {.key = "time.breakdown.communication",
+       .label = "step: exposed communication",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.communication; }); },
+       .explain =
+           [](E e) {
+             return "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward" +
+                    std::string(S(e).ep > 1 ? " + the expert-parallel all-to-alls" : "") +
+                    std::string(S(e).cp > 1 ? " + the context-parallel ring's exposed part" : "");
+           }},
+      {.key = "time.breakdown.ep_all_to_all",
+       .label = "step: expert-parallel all-to-all",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->time.ep_comm : 0); },
+       .explain = EpText},
+      {.key = "time.breakdown.pipeline_bubble",
+       .label = "step: pipeline bubble",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.pipeline_bubble; }); },
+       .explain = [](E) -> std::string {
+         return "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; "
+                "Narayanan et al. 2021, §2.2)";
+       }},
+      {.key = "time.breakdown.offload",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return When(Step(e) != nullptr, Offloads(e) ? Step(e)->time.offload : 0.0); },
+       .explain = OffloadText,
+       .label_of = [](E e) -> std::string {
+         return Offloads(e) ? "step: CPU offload (exposed)" : "step: CPU offload";
+       }},
+      {.key = "time.offload.transfer_seconds",
+       .label = "host-link transfers (whole)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return When(Offloads(e), Offloads(e) ? Step(e)->time.offload_transfer : 0); },
+       .explain = [](E) -> std::string {
+         return "grad-accum x max(down, up) / host_bandwidth per micro-batch + upload / host_bandwidth";
+       }},
+      {.key = "time.offload.down_bytes",
+       .label = "device to host per step (gradients)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(Offloads(e), Offloads(e) ? Step(e)->offload_down_bytes : 0); },
+       .explain = [](E) -> std::string {
+         return "the device's gradient partition (memory.train.host.gradients) x grad-accum: each micro-batch's "
+                "gradients accumulate in host memory";
+       }},
+      {.key = "time.offload.up_bytes",
+       .label = "host to device per step (weights)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(Offloads(e), Offloads(e) ? Step(e)->offload_up_bytes : 0); },
+       .explain = UpText},
+      {.key = "time.offload.host_bandwidth",
+       .label = "host link per device, per direction",
+       .unit = Unit::kBytePerSecond,
+       .value = [](E e) { return When(Offloads(e), Offloads(e) ? Step(e)->host_bandwidth : 0); },
+       .explain = [](E e) { return "from " + e.training->source + " (host_bandwidth)"; }},
+      {.key = "time.offload.host_bytes_per_node",
+       .label = "host memory per node",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(Offloads(e), Offloads(e) ? Step(e)->host_bytes_per_node : 0); },
+       .explain =
+           [](E e) {
+             return "memory.train.host.total x " + std::to_string(Step(e)->devices_per_node) +
+                    " devices (--gpus-per-node, at most --gpus)";
+           }},
+      {.key = "time.comm.tp_seconds",
+       .label = "tensor-parallel collectives",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.tp_comm; }); },
+       .explain = [](E) -> std::string {
+         return "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and "
+                "a full recompute); sequence parallel: reduce-scatter + all-gather, the same volume; not overlapped";
+       }},
+      {.key = "time.comm.pp_seconds",
+       .label = "pipeline point-to-point",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.pp_comm; }); },
+       .explain = [](E) -> std::string {
+         return "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)";
+       }},
+      {.key = "time.comm.dp_seconds",
+       .label = "data-parallel gradient reduction (whole)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_comm; }); },
+       .explain = DpText},
+      {.key = "time.comm.dp_exposed_seconds",
+       .label = "data-parallel: exposed",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_exposed; }); },
+       .explain = [](E) -> std::string {
+         return "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier "
+                "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute";
+       }},
+      {.key = "time.comm.intra_node_bandwidth",
+       .label = "intra-node link per device",
+       .unit = Unit::kBytePerSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.intra_bandwidth; }); },
+       .explain =
+           [](E e) {
+             return "from " + e.training->source + " (a group of up to --gpus-per-node " +
+                    std::to_string(Step(e)->gpus_per_node) + " devices stays inside a node)";
+           }},
+      {.key = "time.comm.inter_node_bandwidth",
+       .label = "inter-node link per device",
+       .unit = Unit::kBytePerSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.inter_bandwidth; }); },
+       .explain = [](E e) { return "from " + e.training->source; }},
+      {.key = "time.gemm_efficiency",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.efficiency; }); },
+       .explain = [](E e) { return "from " + e.training->source + " (gemm_efficiency)"; },
+       .label_of = [](E e) { return "large-GEMM efficiency (" + DtypeName(e) + ")"; }},
+      {.key = "time.bubble_fraction",
+       .label = "pipeline bubble fraction of the step",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.bubble_fraction; }); }},
+      {.key = "time.breakdown.cp_ring",
+       .label = "step: context-parallel ring (exposed)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return When(ContextParallel(e), Step(e) ? Step(e)->time.cp_exposed : 0); },
+       .explain = [](E) -> std::string {
+         return "per block on the slowest stage and micro-batch: max(0, forward hops - the block's attention core "
+                "forward) + max(0, backward hops - its backward) (+ the forward again under full recomputation); the "
+                "hops overlap the blockwise attention of the chunk in hand (Liu et al. 2023, Ring Attention, §3)";
+       }},
+      {.key = "time.comm.cp_seconds",
+       .label = "context-parallel ring (whole)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return When(ContextParallel(e), Step(e) ? Step(e)->time.cp_comm : 0); },
+       .explain = [](E) -> std::string {
+         return "(cp - 1) forward + 2 (cp - 1) backward hops (K,V gathered again and dK,dV reduce-scattered, as ring "
+                "point-to-point: Megatron-LM docs, context_parallel) x hop bytes / link bandwidth, per block and "
+                "micro-batch; intra-node while tp x cp <= --gpus-per-node";
+       }},
+      {.key = "time.comm.cp_hop_bytes",
+       .label = "context-parallel hop (one K,V chunk)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(ContextParallel(e), Step(e) ? Step(e)->cp_hop_bytes : 0); },
+       .explain = [](E) -> std::string {
+         return "2 x (seq / cp) x kv_heads / tp-shards x head_dim x activation bytes x micro-batch";
+       }},
+  };
+}
+
+// The budget's totals: device-hours, FLOPs, energy and cost, and the rules of thumb.
+KeyTable<TimeEstimate> TotalRows() {
+  return {
+      {.key = "time.gpu_hours",
+       .label = "device-hours",
+       .unit = Unit::kCount,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.gpu_hours; }); }},
+      {.key = "time.compute_flops",
+       .label = "model FLOPs in all",
+       .unit = Unit::kFlop,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.model_flops; }); }},
+      {.key = "time.hardware_flops",
+       .unit = Unit::kFlop,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.hardware_flops; }); },
+       .explain = [](E e) -> std::string {
+         return e.training->causal_kernels
+                    ? "what the kernels execute: attention's masked half skipped (--no-causal counts it)"
+                    : "what the kernels execute";
+       },
+       .label_of = [](E e) -> std::string {
+         return std::string("hardware FLOPs in all (") + (e.training->causal_kernels ? "causal attention, " : "") +
+                "with recomputation)";
+       }},
+      {.key = "time.energy_kwh",
+       .label = "energy in kWh (devices only)",
+       .unit = Unit::kRatio,
+       .value = [](E e) -> Cell {
+         return e.training && e.training->energy_kwh ? Cell(*e.training->energy_kwh) : std::nullopt;
+       },
+       .explain =
+           [](E e) {
+             return "device-hours x board power x " + FormatFixed(kPowerUtilization, 2) +
+                    " (assumed mean draw while training, as a fraction of the rated board power); board power from " +
+                    e.training->source;
+           }},
+      {.key = "time.cost",
+       .label = "cost (device-hours x --price)",
+       .unit = Unit::kRatio,
+       .value = [](E e) -> Cell { return e.training && e.training->cost ? Cell(*e.training->cost) : std::nullopt; },
+       .explain = [](E) -> std::string { return "device-hours x --price per device-hour"; }},
+      {.key = "time.chinchilla_tokens",
+       .label = "Chinchilla-optimal tokens (20 per parameter)",
+       .unit = Unit::kCount,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.chinchilla_tokens; }); },
+       .explain = [](E) -> std::string { return "Hoffmann et al. 2022"; }},
+      {.key = "time.approx.six_nd_seconds",
+       .label = "6·N·D time (N = parameters a token uses)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Train(e), [](T t) { return t.time.six_nd_seconds; }); },
+       .explain = [](E) -> std::string {
+         return "6 x params x tokens / (devices x peak x MFU); a mixture of experts counts its active parameters";
+       }},
+  };
+}
+
+// Inference: the rates, the latencies, the prefill's and decode's parts, where decoding turns compute-bound.
+KeyTable<TimeEstimate> InferenceRows() {
+  KeyTable<TimeEstimate> rows = {
+      {.key = "time.linear_peak_flop_per_s",
+       .label = "dense fp8 peak of the block matrices (W8A8, --quant fp8)",
+       .unit = Unit::kFlopPerSecond,
+       .value =
+           [](E e) {
+             return When(e.inference && e.inference->rates.linear_peak > 0,
+                         e.inference ? e.inference->rates.linear_peak : 0);
+           },
+       .explain = [](E) -> std::string {
+         return "fp8 weights and activations into fp8 tensor cores; other --quant methods store weights only (W8A16, "
+                "W4A16) and compute at the activation dtype's peak";
+       }},
+      {.key = "time.memory_bandwidth",
+       .label = "memory bandwidth per device",
+       .unit = Unit::kBytePerSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.rates.bandwidth; }); }},
+      {.key = "time.ttft_seconds",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.prefill.seconds; }); },
+       .explain = [](E) -> std::string {
+         return "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + all-reduces (Williams et al. "
+                "2009)";
+       },
+       .label_of = [](E e) -> std::string {
+         return e.inference->enc_dec ? "time to first token (encoder + prefill)" : "time to first token (prefill)";
+       }},
+      {.key = "time.tpot_seconds",
+       .label = "time per output token (decode step)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.seconds; }); },
+       .explain = [](E e) -> std::string {
+         return e.inference->enc_dec
+                    ? "one token per sequence at the mean context prompt + generate / 2, reading the decoder's "
+                      "weights, its self-attention KV cache and the cross-attention KV of the source (no encoder)"
+                    : "one token per sequence at the mean context prompt + generate / 2, reading weights and KV cache";
+       }},
+      {.key = "time.tokens_per_second",
+       .label = "generated tokens/s for the batch",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.tokens_per_second; }); }},
+      {.key = "time.generate_seconds",
+       .label = "prefill + all decode steps",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.generate_seconds; }); }},
+      {.key = "time.prefill.compute_seconds",
+       .label = "prefill: compute time of the ops",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.prefill.compute_seconds; }); }},
+      {.key = "time.prefill.memory_seconds",
+       .label = "prefill: memory time of the ops",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.prefill.memory_seconds; }); }},
+      {.key = "time.prefill.allreduce_seconds",
+       .label = "prefill: tensor-parallel all-reduces",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.prefill.allreduce_seconds; }); },
+       .explain = AllReduceText},
+      {.key = "time.decode.compute_seconds",
+       .label = "decode: compute time of the ops",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.compute_seconds; }); }},
+      {.key = "time.decode.memory_seconds",
+       .label = "decode: memory time of the ops",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.memory_seconds; }); }},
+      {.key = "time.decode.allreduce_seconds",
+       .label = "decode: tensor-parallel all-reduces",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.allreduce_seconds; }); },
+       .explain = AllReduceText},
+      {.key = "time.decode_compute_bound_batch",
+       .label = "decode step turns compute-bound from batch",
+       .unit = Unit::kCount,
+       .value = [](E e) -> Cell {
+         return e.inference && e.inference->compute_bound_batch ? Cell(*e.inference->compute_bound_batch)
+                                                                : std::nullopt;
+       },
+       .explain = [](E) -> std::string {
+         return "the smallest integer batch whose whole decode step's compute time reaches its memory time "
+                "(searched)";
+       }},
+      {.key = "time.decode_gemm_compute_bound_batch",
+       .label = "weight GEMMs turn compute-bound from batch",
+       .unit = Unit::kCount,
+       .value = [](E e) -> Cell {
+         return e.inference && e.inference->gemm_compute_bound_batch ? Cell(*e.inference->gemm_compute_bound_batch)
+                                                                     : std::nullopt;
+       },
+       .explain = [](E) -> std::string {
+         return "the smallest integer batch whose linear layers' compute time reaches their memory time (searched)";
+       }},
+  };
+  return rows;
+}
+
+// Whether the run fits the device's memory: last, after the figures it qualifies.
+KeyTable<TimeEstimate> FitRows() {
+  return {
+      {.key = "time.fits",
+       .unit = Unit::kBool,
+       .value = [](E e) -> Cell {
+         const TimeFit* fit = e.inference                     ? &e.inference->fit
+                              : e.training && e.training->fit ? &*e.training->fit
+                                                              : nullptr;
+         return fit != nullptr ? Cell(fit->fits) : std::nullopt;
+       },
+       .label_of = [](E e) -> std::string {
+         return e.inference ? "inference fits in device memory" : "training fits in device memory";
+       }},
+  };
+}
+
+// --layers: each distinct node's prefill and decode times (a block's node for all its copies), and
+// which side of its own ridge point it is on in decode.
+void AddLayerRoofline(const Roofline& prefill, const Roofline& decode, Report& r) {
+  Table& t = r.AddTable("layers", "Roofline per node (a repeated block's node: all its copies)",
+                        {{.key = "path"},
+                         {.key = "repeat", .unit = Unit::kCount},
+                         {.key = "prefill.compute_seconds", .label = "prefill compute", .unit = Unit::kSecond},
+                         {.key = "prefill.memory_seconds", .label = "prefill memory", .unit = Unit::kSecond},
+                         {.key = "decode.flops", .unit = Unit::kFlop, .shown = false},
+                         {.key = "decode.bytes", .unit = Unit::kByte, .shown = false},
+                         {.key = "decode.compute_seconds", .label = "decode compute", .unit = Unit::kSecond},
+                         {.key = "decode.memory_seconds", .label = "decode memory", .unit = Unit::kSecond},
+                         {.key = "decode.bound", .label = "decode bound"}});
+  for (size_t i = 0; i < decode.nodes.size() && i < prefill.nodes.size(); ++i) {
+    const NodeRoofline& p = prefill.nodes[i];
+    const NodeRoofline& d = decode.nodes[i];
+    // Nodes with neither FLOPs nor bytes (flash's fused softmax) are bound by nothing.
+    const std::string bound = d.compute_seconds == 0 && d.memory_seconds == 0 ? "-"
+                              : d.compute_seconds >= d.memory_seconds         ? "compute"
+                                                                              : "memory";
+    t.rows.push_back({d.path, d.repeat, p.compute_seconds, p.memory_seconds, d.flops, d.bytes, d.compute_seconds,
+                      d.memory_seconds, bound});
+  }
+}
+
+}  // namespace
+
+const KeyTable<TimeEstimate>& TimeKeys() {
+  static const KeyTable<TimeEstimate> kKeys = [] {
+    KeyTable<TimeEstimate> keys;
+    for (KeyTable<TimeEstimate> part : {HeadRows(), StepRows(), TotalRows(), InferenceRows(), FitRows()}) {
+      keys.insert(keys.end(), part.begin(), part.end());
+    }
+    return keys;
+  }();
+  return kKeys;
+}
+
+const KeyTable<TimeEstimate>& InferenceSettingsKeys() {
+  using IE = const TimeEstimate&;
+  static const KeyTable<TimeEstimate> kKeys = {
+      {.key = "settings", .label = "Settings"},
+      {.key = "settings.batch",
+       .label = "batch (sequences at once, per replica)",
+       .unit = Unit::kNumber,
+       .value = [](IE e) { return If(Infer(e), [](I i) { return i.batch; }); }},
+      {.key = "settings.source",
+       .label = "source tokens per sequence (encoder)",
+       .unit = Unit::kNumber,
+       .value = [](IE e) { return When(e.inference && e.inference->enc_dec, e.inference ? e.inference->source : 0); }},
+      {.key = "settings.prompt",
+       .unit = Unit::kNumber,
+       .value = [](IE e) { return If(Infer(e), [](I i) { return i.prompt; }); },
+       .label_of = [](IE e) -> std::string {
+         return e.inference && e.inference->enc_dec ? "decoder prompt tokens per sequence"
+                                                    : "prompt tokens per sequence";
+       }},
+      {.key = "settings.generate",
+       .label = "generated tokens per sequence",
+       .unit = Unit::kNumber,
+       .value = [](IE e) { return If(Infer(e), [](I i) { return i.generate; }); }},
+      {.key = "settings.causal_prefill",
+       .label = "prefill is causal",
+       .unit = Unit::kBool,
+       .value = [](IE e) { return If(Infer(e), [](I) { return true; }); }},
+  };
+  return kKeys;
+}
+
+void PresentTime(const TimeEstimate& e, const TimeView& view, Report& r) {
+  if (view.settings) Present(InferenceSettingsKeys(), e, r);
+  Present(TimeKeys(), e, r);
+  if (view.layers && e.inference) AddLayerRoofline(e.inference->prefill, e.inference->decode, r);
+  r.notes.insert(r.notes.end(), e.notes().begin(), e.notes().end());
+}
+
+void AddTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request, Report& r) {
+  PresentTime(EstimateTime(evaluation, settings, request), {.layers = request.layers}, r);
+}
+
+}  // namespace tally
