@@ -9,6 +9,7 @@
 #include "config/model_spec.h"
 #include "config/settings.h"
 #include "estimate/context_parallel.h"
+#include "estimate/defaults.h"
 #include "estimate/offload.h"
 #include "graph/layer_graph.h"
 
@@ -16,11 +17,11 @@ namespace tally {
 
 struct StepOptions {
   uint64_t gpus_per_node = 8;
-  uint64_t vp = 1;            // virtual pipeline stages per device (interleaved 1F1B)
-  double mbu = 0.8;           // memory-bandwidth utilization of the memory-bound ops
-  OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
-  double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
-  RingExchange ring;          // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
+  uint64_t vp = 1;              // virtual pipeline stages per device (interleaved 1F1B)
+  double mbu = defaults::kMbu;  // memory-bandwidth utilization of the memory-bound ops
+  OffloadTraffic offload;       // --offload: the bytes over the host link (estimate/offload.h)
+  double host_bandwidth = 0;    // bytes/s per direction of that link (the catalog's host_bandwidth)
+  RingExchange ring;            // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
 };
 
 struct StepTime {

@@ -5,6 +5,7 @@
 
 #include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/defaults.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "util/checked_math.h"
@@ -185,7 +186,7 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
       q.achieved ? per_token_hardware / *q.achieved
       : (q.step_seconds && !q.mfu)
           ? *q.step_seconds * static_cast<double>(devices_per_replica) / static_cast<double>(tokens_per_step)
-          : per_token_model / (q.mfu.value_or(0.4) * peak);
+          : per_token_model / (q.mfu.value_or(defaults::kMfu) * peak);
   t.chinchilla_tokens = 20.0 * static_cast<double>(params);
   if (q.tokens && q.seconds && !q.gpus) {
     t.tokens = *q.tokens;
@@ -236,7 +237,7 @@ TrainTime TrainingTime(uint64_t model_step, uint64_t hardware_step, uint64_t tok
   in_range(t.six_nd_seconds, "the 6·N·D time");
   // Recomputation adds hardware FLOPs: an MFU near 1 can ask the device to run past its peak.
   if (t.hfu > 1 + 1e-9) {
-    throw InputError("--mfu: " + FormatDouble(q.mfu.value_or(0.4)) + " with recomputation needs an HFU of " +
+    throw InputError("--mfu: " + FormatDouble(q.mfu.value_or(defaults::kMfu)) + " with recomputation needs an HFU of " +
                      FormatFixed(t.hfu, 3) + ", above 1 (the device's peak)");
   }
   return t;
