@@ -12,6 +12,8 @@
 
 #include "config/load_config.h"
 #include "util/checked_math.h"
+#include "util/error.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace tally {
@@ -19,10 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-InputError At(const std::string& file, uint64_t byte, const std::string& message) {
-  return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
-}
 
 // Bits per element of each dtype the safetensors crate defines (Dtype::bitsize in tensor.rs).
 uint64_t DtypeBits(const std::string& dtype) {
@@ -41,7 +39,7 @@ uint64_t EntryOffset(std::string_view json, const std::string& name) {
 }
 
 uint64_t ReadU64(const Json& v, const std::string& file, uint64_t at, const std::string& what) {
-  if (!v.is_number_unsigned()) throw At(file, at, what + " must be a non-negative integer, got " + v.dump());
+  if (!v.is_number_unsigned()) throw AtByte(file, at, what + " must be a non-negative integer, got " + v.dump());
   return v.get<uint64_t>();
 }
 
@@ -53,41 +51,41 @@ struct Span {
 CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const std::string& name, const Json& entry,
                            Span& span) {
   const uint64_t at = EntryOffset(json, name);
-  if (!entry.is_object()) throw At(file, at, "tensor '" + name + "' is not an object");
+  if (!entry.is_object()) throw AtByte(file, at, "tensor '" + name + "' is not an object");
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
-    if (!entry.contains(key)) throw At(file, at, "tensor '" + name + "' has no '" + key + "'");
+    if (!entry.contains(key)) throw AtByte(file, at, "tensor '" + name + "' has no '" + key + "'");
   }
   CheckpointTensor t{.name = name};
   const Json& dtype = entry["dtype"];
   const uint64_t bits = dtype.is_string() ? DtypeBits(dtype.get<std::string>()) : 0;
-  if (bits == 0) throw At(file, at, "tensor '" + name + "' has an unknown dtype " + dtype.dump());
+  if (bits == 0) throw AtByte(file, at, "tensor '" + name + "' has an unknown dtype " + dtype.dump());
   t.dtype = dtype.get<std::string>();
   const Json& shape = entry["shape"];
-  if (!shape.is_array()) throw At(file, at, "tensor '" + name + "': 'shape' must be a list");
+  if (!shape.is_array()) throw AtByte(file, at, "tensor '" + name + "': 'shape' must be a list");
   t.elements = 1;
   for (const Json& d : shape) {
     t.shape.push_back(ReadU64(d, file, at, "tensor '" + name + "': each dimension"));
     if (__builtin_mul_overflow(t.elements, t.shape.back(), &t.elements)) {
-      throw At(file, at, "tensor '" + name + "': the shape's product exceeds 2^64 - 1");
+      throw AtByte(file, at, "tensor '" + name + "': the shape's product exceeds 2^64 - 1");
     }
   }
   const Json& offsets = entry["data_offsets"];
   if (!offsets.is_array() || offsets.size() != 2) {
-    throw At(file, at, "tensor '" + name + "': 'data_offsets' must be [begin, end]");
+    throw AtByte(file, at, "tensor '" + name + "': 'data_offsets' must be [begin, end]");
   }
   span = {ReadU64(offsets[0], file, at, "data_offsets"), ReadU64(offsets[1], file, at, "data_offsets"), nullptr};
-  if (span.end < span.begin) throw At(file, at, "tensor '" + name + "': data_offsets end before they begin");
+  if (span.end < span.begin) throw AtByte(file, at, "tensor '" + name + "': data_offsets end before they begin");
   uint64_t total_bits = 0;
   if (__builtin_mul_overflow(t.elements, bits, &total_bits) || total_bits % 8 != 0) {
-    throw At(file, at,
-             "tensor '" + name + "': " + std::to_string(t.elements) + " elements of " + t.dtype +
-                 " are not a whole number of bytes");
+    throw AtByte(file, at,
+                 "tensor '" + name + "': " + std::to_string(t.elements) + " elements of " + t.dtype +
+                     " are not a whole number of bytes");
   }
   t.bytes = total_bits / 8;
   if (span.end - span.begin != t.bytes) {
-    throw At(file, at,
-             "tensor '" + name + "': data_offsets span " + std::to_string(span.end - span.begin) + " bytes, but " +
-                 t.dtype + " of this shape needs " + std::to_string(t.bytes));
+    throw AtByte(file, at,
+                 "tensor '" + name + "': data_offsets span " + std::to_string(span.end - span.begin) + " bytes, but " +
+                     t.dtype + " of this shape needs " + std::to_string(t.bytes));
   }
   return t;
 }
@@ -99,14 +97,14 @@ uint64_t CheckSpans(const std::string& file, std::string_view json, std::vector<
   uint64_t end = 0;
   for (const Span& s : spans) {
     if (s.begin < end) {
-      throw At(file, EntryOffset(json, *s.name),
-               "tensor '" + *s.name + "' overlaps the one before it (its data begins at " + std::to_string(s.begin) +
-                   ", before " + std::to_string(end) + ")");
+      throw AtByte(file, EntryOffset(json, *s.name),
+                   "tensor '" + *s.name + "' overlaps the one before it (its data begins at " +
+                       std::to_string(s.begin) + ", before " + std::to_string(end) + ")");
     }
     if (s.begin > end) {
-      throw At(file, EntryOffset(json, *s.name),
-               "a hole of " + std::to_string(s.begin - end) + " bytes before tensor '" + *s.name +
-                   "' (no tensor covers them)");
+      throw AtByte(file, EntryOffset(json, *s.name),
+                   "a hole of " + std::to_string(s.begin - end) + " bytes before tensor '" + *s.name +
+                       "' (no tensor covers them)");
     }
     end = s.end;
   }
@@ -127,32 +125,33 @@ std::string JsonErrorText(const Json::exception& e) {
 
 SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_view head, uint64_t file_size) {
   if (file_size < 8 || head.size() < 8) {
-    throw At(file, 0, "the file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
+    throw AtByte(file, 0,
+                 "the file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
   if (n > kSafetensorsMaxHeader) {
-    throw At(file, 0,
-             "header length " + std::to_string(n) + " is over the cap of " + FormatGrouped(kSafetensorsMaxHeader) +
-                 " bytes; not a safetensors file?");
+    throw AtByte(file, 0,
+                 "header length " + std::to_string(n) + " is over the cap of " + FormatGrouped(kSafetensorsMaxHeader) +
+                     " bytes; not a safetensors file?");
   }
   if (n > file_size - 8 || n > head.size() - 8) {
-    throw At(file, 0,
-             "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
-                 " bytes)");
+    throw AtByte(file, 0,
+                 "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
+                     " bytes)");
   }
   const std::string_view json = head.substr(8, n);
   Json root;
   try {
     root = Json::parse(json);
   } catch (const Json::parse_error& e) {
-    throw At(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + JsonErrorText(e));
+    throw AtByte(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + JsonErrorText(e));
   } catch (const Json::exception& e) {
     // A number beyond double's range (out_of_range 406) comes with no position.
-    throw At(file, 8,
-             std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+    throw AtByte(file, 8,
+                 std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
-  if (!root.is_object()) throw At(file, 8, "the header must be a JSON object");
+  if (!root.is_object()) throw AtByte(file, 8, "the header must be a JSON object");
   SafetensorsHeader h;
   h.header_bytes = n;
   std::vector<Span> spans;
@@ -167,12 +166,12 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
   h.data_bytes = CheckSpans(file, json, spans);
   const uint64_t expected = 8 + n + h.data_bytes;
   if (file_size < expected) {
-    throw At(file, file_size,
-             "the file is truncated: the header describes " + FormatGrouped(expected) + " bytes, the file has " +
-                 FormatGrouped(file_size) + ", " + FormatGrouped(expected - file_size) + " bytes missing");
+    throw AtByte(file, file_size,
+                 "the file is truncated: the header describes " + FormatGrouped(expected) + " bytes, the file has " +
+                     FormatGrouped(file_size) + ", " + FormatGrouped(expected - file_size) + " bytes missing");
   }
   if (file_size > expected) {
-    throw At(file, expected, FormatGrouped(file_size - expected) + " bytes follow the last tensor's data");
+    throw AtByte(file, expected, FormatGrouped(file_size - expected) + " bytes follow the last tensor's data");
   }
   return h;
 }
@@ -212,10 +211,7 @@ void AddFile(CheckpointInfo& info, const std::string& path, const SafetensorsHea
   for (const CheckpointTensor& t : h.tensors) {
     info.elements = CheckedAdd(info.elements, t.elements, "the checkpoint's elements");
     info.bytes = CheckedAdd(info.bytes, t.bytes, "the checkpoint's bytes");
-    std::string dtype = t.dtype;
-    std::transform(dtype.begin(), dtype.end(), dtype.begin(),
-                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-    info.bytes_by_dtype[dtype] += t.bytes;
+    info.bytes_by_dtype[Lower(t.dtype)] += t.bytes;
     info.tensors.push_back(t);
   }
 }
@@ -226,9 +222,9 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
   try {
     root = Json::parse(ReadFileText(index));
   } catch (const Json::parse_error& e) {
-    throw At(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + JsonErrorText(e));
+    throw AtByte(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + JsonErrorText(e));
   } catch (const Json::exception& e) {
-    throw At(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+    throw AtByte(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object() || !root.contains("weight_map") || !root["weight_map"].is_object()) {
     throw InputError({index, 0, 0}, "a safetensors index needs a 'weight_map' object of tensor -> shard file");

@@ -1,6 +1,7 @@
 // Errors that library code throws; cli/app.cc is the one place that turns them into exit codes.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,10 @@ class InputError : public std::runtime_error {
   SourceLoc loc_;
   std::string message_;
 };
+
+// An error at byte offset `byte` of a binary file (a GGUF file, a safetensors header):
+// "FILE: error: at byte N: MESSAGE".
+InputError AtByte(const std::string& file, uint64_t byte, const std::string& message);
 
 // The environment failed us: a write error, a missing library or device. Exit code 3.
 class RuntimeError : public std::runtime_error {
