@@ -1,7 +1,5 @@
 // tally check through the command line: margins near zero, a budget file read in linear time and
 // blamed at its line, a model name escaped in the table (issue 20).
-#include "cli/check_command.h"
-
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -18,8 +16,8 @@ namespace {
 
 using testing::CheckRefused;
 using testing::RunRaw;
-using testing::TallyRun;
 using testing::SecondsSince;
+using testing::TallyRun;
 
 // Seconds to refuse a budget whose max map has `n` keys and then a duplicate of the first.
 double ReadBudgetKeys(int n) {

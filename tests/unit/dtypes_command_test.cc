@@ -1,6 +1,4 @@
 // tally dtypes --value: an infinity stored in each format, printed without a NaN error (issue 20).
-#include "cli/dtypes_command.h"
-
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,7 +1,5 @@
 // Hugging Face config.json: the model named after its folder, and a partial rotary factor rounded
 // down as transformers computes it (issue 20).
-#include "config/hf_config.h"
-
 #include <doctest/doctest.h>
 
 #include <filesystem>

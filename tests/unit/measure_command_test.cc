@@ -1,7 +1,5 @@
 // tally measure through the command line: what would exhaust memory or run far past --budget is
 // refused, a repeated dtype runs once, and --peak blames its own dtype (issue 20).
-#include "cli/measure_command.h"
-
 #include <doctest/doctest.h>
 
 #include <algorithm>

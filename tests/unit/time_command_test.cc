@@ -1,7 +1,5 @@
 // tally time through the command line: flags that would give an impossible number are refused,
 // naming the flag (issue 20).
-#include "cli/time_command.h"
-
 #include <doctest/doctest.h>
 
 #include <string>

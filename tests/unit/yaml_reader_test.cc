@@ -1,7 +1,5 @@
 // The config reader: many keys in linear time, JSON surrogate pairs, UTF-16 text and YAML tags
 // (issue 20).
-#include "config/yaml_reader.h"
-
 #include <doctest/doctest.h>
 
 #include <chrono>
