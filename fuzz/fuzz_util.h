@@ -20,7 +20,7 @@ inline std::string Text(const uint8_t* data, size_t size) {
 }
 
 // Runs `body`; InputError and RuntimeError are the answers tally is allowed to give, and an
-// InputError's message is one line (STYLE.md §5).
+// InputError's message is one line (util/error.cc escapes the line breaks of its input).
 template <typename F>
 void Expect(F&& body) {
   try {

@@ -1,5 +1,7 @@
 #include "cli/settings_flags.h"
 
+#include <memory>
+
 #include "config/hardware.h"
 #include "config/names.h"
 #include "graph/layer_names.h"
@@ -276,7 +278,9 @@ Settings ReadSettings(const WorkloadFlags& f) {
   if (f.target_seq) s.target_seq = ParseLength(*f.target_seq, "--target-seq");
   if (f.images) s.images = ParseCount(*f.images, "--images", {.min = 0});
   if (f.hardware) {
-    ResolveHardware(*f.hardware);  // an unknown device is a flag error here, not later
+    // The one read of the device: an unknown name is a flag error here, and the estimators take
+    // Settings::device (a sweep reads it again at each point, from the parsed catalog or its file).
+    s.device = std::make_shared<const HardwareSpec>(ResolveHardware(*f.hardware));
     s.hardware = *f.hardware;
   }
   if (f.causal && f.no_causal) throw InputError("--no-causal: give --causal or --no-causal, not both");

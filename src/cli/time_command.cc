@@ -5,6 +5,7 @@
 #include "cli/settings_flags.h"
 #include "config/load_config.h"
 #include "config/resolve.h"
+#include "estimate/defaults.h"
 #include "sections/estimate_report.h"
 #include "sections/sections.h"
 #include "util/error.h"
@@ -20,7 +21,7 @@ constexpr RealRange kUtilization = {.lo = 1e-6, .hi = 1, .what = "a ratio in [1e
 }  // namespace
 
 void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
-  auto opt = [&](const char* name, std::optional<std::string>& into, const char* help, const char* type) {
+  auto opt = [&](const char* name, std::optional<std::string>& into, const std::string& help, const char* type) {
     AddTextOption(cmd, name, into, help, type, "Time");
   };
   opt("--tokens", f.tokens, "training tokens, e.g. 2T or 300B (default: solve, or Chinchilla's 20 per parameter)", "N");
@@ -28,11 +29,14 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--hours", f.hours, "wall-clock budget in hours", "H");
   opt("--mfu", f.mfu,
       "training: end-to-end model FLOPs utilization of the dense peak; inference: each op's "
-      "compute efficiency inside the roofline (default 0.4)",
+      "compute efficiency inside the roofline (default " +
+          FormatDouble(kDefaultMfu) + ")",
       "RATIO");
   opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12",
       "FLOP/S");
-  opt("--mbu", f.mbu, "memory-bandwidth utilization for the inference roofline (default 0.8)", "RATIO");
+  opt("--mbu", f.mbu,
+      "memory-bandwidth utilization for the inference roofline (default " + FormatDouble(kDefaultMbu) + ")",
+      "RATIO");
   opt("--prompt", f.prompt,
       "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4k = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");

@@ -12,14 +12,12 @@
 #include <set>
 
 #include "util/checked_math.h"
+#include "util/error.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace tally {
 namespace {
-
-InputError At(const std::string& file, uint64_t byte, const std::string& message) {
-  return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
-}
 
 // Elements and bytes per block, from the block structs of ggml/src/ggml-common.h (their
 // static_asserts) and ggml.c's type_traits; ids from ggml.h's enum ggml_type. QK_K is 256.
@@ -75,12 +73,12 @@ class Cursor {
 
   const char* Take(uint64_t n, const std::string& what) {
     if (n > left()) {
-      throw At(file_, pos_,
-               what + " of " + std::to_string(n) + " bytes runs past the end of the file (" + std::to_string(size_) +
-                   " bytes)");
+      throw AtByte(file_, pos_,
+                   what + " of " + std::to_string(n) + " bytes runs past the end of the file (" +
+                       std::to_string(size_) + " bytes)");
     }
     if (buf_.size() < pos_ + n && fill_ != nullptr) fill_(context_, buf_, pos_ + n);
-    if (buf_.size() < pos_ + n) throw At(file_, pos_, what + " runs past the end of the data read");
+    if (buf_.size() < pos_ + n) throw AtByte(file_, pos_, what + " runs past the end of the data read");
     const char* p = buf_.data() + pos_;
     pos_ += n;
     return p;
@@ -97,9 +95,9 @@ class Cursor {
     const uint64_t at = pos_;
     const uint64_t n = Uint(8, what + "'s length");
     if (n > left()) {
-      throw At(file_, at,
-               what + " of " + std::to_string(n) + " bytes runs past the end of the file (" + std::to_string(size_) +
-                   " bytes)");
+      throw AtByte(file_, at,
+                   what + " of " + std::to_string(n) + " bytes runs past the end of the file (" +
+                       std::to_string(size_) + " bytes)");
     }
     return std::string(Take(n, what), n);
   }
@@ -116,9 +114,9 @@ class Cursor {
 // A count of items that take at least `min_bytes` each must fit in what is left of the file.
 void CheckCount(Cursor& c, uint64_t at, uint64_t count, uint64_t min_bytes, const std::string& what) {
   if (min_bytes > 0 && count > c.left() / min_bytes) {
-    throw At(c.file(), at,
-             what + " " + std::to_string(count) + " is more than the rest of the file (" + std::to_string(c.left()) +
-                 " bytes) can hold");
+    throw AtByte(c.file(), at,
+                 what + " " + std::to_string(count) + " is more than the rest of the file (" +
+                     std::to_string(c.left()) + " bytes) can hold");
   }
 }
 
@@ -127,8 +125,8 @@ void ReadValue(Cursor& c, uint32_t type, GgufValue* out, int depth);
 void ReadArray(Cursor& c, GgufValue* out, int depth) {
   const uint64_t at = c.pos();
   const auto type = static_cast<uint32_t>(c.Uint(4, "an array's type"));
-  if (MinBytes(type) == 0) throw At(c.file(), at, "unknown array element type " + std::to_string(type));
-  if (type == kArray && depth >= kMaxArrayDepth) throw At(c.file(), at, "arrays nested too deeply");
+  if (MinBytes(type) == 0) throw AtByte(c.file(), at, "unknown array element type " + std::to_string(type));
+  if (type == kArray && depth >= kMaxArrayDepth) throw AtByte(c.file(), at, "arrays nested too deeply");
   const uint64_t n_at = c.pos();
   const uint64_t n = c.Uint(8, "an array's length");
   CheckCount(c, n_at, n, MinBytes(type), "array length");
@@ -185,7 +183,7 @@ void ReadValue(Cursor& c, uint32_t type, GgufValue* out, int depth) {
     }
     case 7: {
       const uint64_t v = c.Uint(1, "a bool");
-      if (v > 1) throw At(c.file(), at, "a bool must be 0 or 1, got " + std::to_string(v));
+      if (v > 1) throw AtByte(c.file(), at, "a bool must be 0 or 1, got " + std::to_string(v));
       if (out != nullptr) out->scalar = v == 1;
       return;
     }
@@ -198,7 +196,7 @@ void ReadValue(Cursor& c, uint32_t type, GgufValue* out, int depth) {
       ReadArray(c, out, depth);
       return;
     default:
-      throw At(c.file(), at - 4, "unknown value type " + std::to_string(type));
+      throw AtByte(c.file(), at - 4, "unknown value type " + std::to_string(type));
   }
 }
 
@@ -206,30 +204,30 @@ CheckpointTensor ReadTensorInfo(Cursor& c, uint64_t& offset, std::set<std::strin
   const uint64_t at = c.pos();
   CheckpointTensor t;
   t.name = c.String("a tensor name");
-  if (!ValidUtf8(t.name)) throw At(c.file(), at, "a tensor name is not valid UTF-8");
-  if (!seen.insert(t.name).second) throw At(c.file(), at, "tensor '" + t.name + "' appears twice");
+  if (!ValidUtf8(t.name)) throw AtByte(c.file(), at, "a tensor name is not valid UTF-8");
+  if (!seen.insert(t.name).second) throw AtByte(c.file(), at, "tensor '" + t.name + "' appears twice");
   const uint64_t dims_at = c.pos();
   const uint64_t n_dims = c.Uint(4, "n_dims");
   if (n_dims == 0 || n_dims > kMaxDims) {
-    throw At(c.file(), dims_at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions (1 to 4)");
+    throw AtByte(c.file(), dims_at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions (1 to 4)");
   }
   t.elements = 1;
   for (uint64_t i = 0; i < n_dims; ++i) {
     t.shape.push_back(c.Uint(8, "a dimension"));
     // ggml counts elements in int64_t.
     if (__builtin_mul_overflow(t.elements, t.shape.back(), &t.elements) || t.elements > INT64_MAX) {
-      throw At(c.file(), dims_at, "tensor '" + t.name + "': the shape's product exceeds 2^63 - 1");
+      throw AtByte(c.file(), dims_at, "tensor '" + t.name + "': the shape's product exceeds 2^63 - 1");
     }
   }
   const uint64_t type_at = c.pos();
   const auto id = static_cast<uint32_t>(c.Uint(4, "a ggml type"));
   const GgmlType* type = FindGgmlType(id);
   if (type == nullptr)
-    throw At(c.file(), type_at, "tensor '" + t.name + "' has unknown ggml type " + std::to_string(id));
+    throw AtByte(c.file(), type_at, "tensor '" + t.name + "' has unknown ggml type " + std::to_string(id));
   if (t.shape[0] % type->block != 0) {
-    throw At(c.file(), type_at,
-             "tensor '" + t.name + "': its first dimension " + std::to_string(t.shape[0]) + " is not a multiple of " +
-                 type->name + "'s block of " + std::to_string(type->block));
+    throw AtByte(c.file(), type_at,
+                 "tensor '" + t.name + "': its first dimension " + std::to_string(t.shape[0]) +
+                     " is not a multiple of " + type->name + "'s block of " + std::to_string(type->block));
   }
   t.dtype = type->name;
   t.bytes = CheckedMul(t.elements / type->block, type->block_bytes, "a tensor's bytes");
@@ -242,7 +240,7 @@ uint64_t Alignment(const GgufFile& g, const std::string& file) {
   if (it == g.metadata.end()) return 32;
   const auto* v = std::get_if<uint64_t>(&it->second.scalar);
   if (it->second.type != 4 || v == nullptr || *v == 0 || (*v & (*v - 1)) != 0) {
-    throw At(file, it->second.offset, "general.alignment must be a uint32 power of two");
+    throw AtByte(file, it->second.offset, "general.alignment must be a uint32 power of two");
   }
   return *v;
 }
@@ -257,18 +255,18 @@ void CheckData(const GgufFile& g, const std::vector<uint64_t>& offsets, uint64_t
   for (size_t i : order) {
     const CheckpointTensor& t = g.checkpoint.tensors[i];
     if (offsets[i] % alignment != 0) {
-      throw At(file, g.data_offset,
-               "tensor '" + t.name + "' starts at data offset " + std::to_string(offsets[i]) +
-                   ", not a multiple of the alignment " + std::to_string(alignment));
+      throw AtByte(file, g.data_offset,
+                   "tensor '" + t.name + "' starts at data offset " + std::to_string(offsets[i]) +
+                       ", not a multiple of the alignment " + std::to_string(alignment));
     }
     if (offsets[i] < end)
-      throw At(file, g.data_offset + offsets[i], "tensor '" + t.name + "' overlaps the one before it");
+      throw AtByte(file, g.data_offset + offsets[i], "tensor '" + t.name + "' overlaps the one before it");
     if (__builtin_add_overflow(offsets[i], t.bytes, &end) || end > file_size - g.data_offset) {
       const u128 want = static_cast<u128>(g.data_offset) + offsets[i] + t.bytes;
-      throw At(file, file_size,
-               "the file is truncated: tensor '" + t.name + "' ends at byte " +
-                   (want > UINT64_MAX ? std::string("past 2^64") : FormatGrouped(static_cast<uint64_t>(want))) +
-                   ", the file has " + FormatGrouped(file_size) + " bytes");
+      throw AtByte(file, file_size,
+                   "the file is truncated: tensor '" + t.name + "' ends at byte " +
+                       (want > UINT64_MAX ? std::string("past 2^64") : FormatGrouped(static_cast<uint64_t>(want))) +
+                       ", the file has " + FormatGrouped(file_size) + " bytes");
     }
   }
 }
@@ -297,10 +295,10 @@ GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size
                    void (*fill)(void*, std::string&, uint64_t), void* context) {
   Cursor c(file, std::move(data), file_size, fill, context);
   GgufFile g;
-  if (std::string_view(c.Take(4, "the magic"), 4) != "GGUF") throw At(file, 0, "not a GGUF file (no 'GGUF' magic)");
+  if (std::string_view(c.Take(4, "the magic"), 4) != "GGUF") throw AtByte(file, 0, "not a GGUF file (no 'GGUF' magic)");
   g.version = static_cast<uint32_t>(c.Uint(4, "the version"));
   if (g.version != 2 && g.version != 3) {
-    throw At(file, 4, "GGUF version " + std::to_string(g.version) + " is not supported (2 and 3 are)");
+    throw AtByte(file, 4, "GGUF version " + std::to_string(g.version) + " is not supported (2 and 3 are)");
   }
   const uint64_t n_tensors = c.Uint(8, "the tensor count");
   const uint64_t n_kv = c.Uint(8, "the key-value count");
@@ -310,11 +308,11 @@ GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size
   for (uint64_t i = 0; i < n_kv; ++i) {
     const uint64_t at = c.pos();
     std::string key = c.String("a key");
-    if (!ValidUtf8(key)) throw At(file, at, "a key is not valid UTF-8");
+    if (!ValidUtf8(key)) throw AtByte(file, at, "a key is not valid UTF-8");
     const auto type = static_cast<uint32_t>(c.Uint(4, "a value type"));
     GgufValue value;
     ReadValue(c, type, &value, 0);
-    if (!g.metadata.emplace(key, std::move(value)).second) throw At(file, at, "key '" + key + "' appears twice");
+    if (!g.metadata.emplace(key, std::move(value)).second) throw AtByte(file, at, "key '" + key + "' appears twice");
   }
   g.checkpoint.format = "gguf";
   g.checkpoint.files.push_back(file);
@@ -327,15 +325,12 @@ GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size
   }
   const uint64_t alignment = Alignment(g, file);
   g.data_offset = c.pos() + (alignment - c.pos() % alignment) % alignment;
-  if (n_tensors > 0 && g.data_offset > file_size) throw At(file, file_size, "the file ends before its tensor data");
+  if (n_tensors > 0 && g.data_offset > file_size) throw AtByte(file, file_size, "the file ends before its tensor data");
   CheckData(g, offsets, alignment, file_size, file);
   for (const CheckpointTensor& t : g.checkpoint.tensors) {
     g.checkpoint.elements = CheckedAdd(g.checkpoint.elements, t.elements, "the checkpoint's elements");
     g.checkpoint.bytes = CheckedAdd(g.checkpoint.bytes, t.bytes, "the checkpoint's bytes");
-    std::string dtype = t.dtype;
-    std::transform(dtype.begin(), dtype.end(), dtype.begin(),
-                   [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); });
-    g.checkpoint.bytes_by_dtype[dtype] += t.bytes;
+    g.checkpoint.bytes_by_dtype[Lower(t.dtype)] += t.bytes;
   }
   return g;
 }

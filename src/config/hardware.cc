@@ -1,7 +1,6 @@
 #include "config/hardware.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -11,14 +10,10 @@
 #include "config/yaml_reader.h"
 #include "util/parse.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 // The dtypes a file may key peaks, efficiencies and measured rates by, in the order errors list them.
 constexpr GemmDType kPeakOrder[] = {GemmDType::kFp64, GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16,

@@ -11,17 +11,12 @@
 #include "config/load_config.h"
 #include "config/quantization.h"
 #include "config/safetensors.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-  return s;
-}
 
 bool EndsWith(const std::string& s, std::string_view tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

@@ -322,11 +322,7 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t);
 // Whether any block's mixer is a state-space model.
 bool HasSsmBlocks(const TransformerSpec& t);
 
-// The names in config/names.h (kept for the callers that print them).
+// The family's name in config/names.h (kept for the callers that print it).
 const char* FamilyName(Family f);
-const char* MlpName(MlpKind k);
-const char* NormName(NormKind k);
-const char* PositionName(PositionKind k);
-const char* ActivationName(ActivationKind k);
 
 }  // namespace tally

@@ -22,10 +22,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-InputError At(const std::string& file, uint64_t byte, const std::string& message) {
-  return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
-}
-
 // Bits per element of each dtype the safetensors crate defines (Dtype::bitsize in tensor.rs).
 uint64_t DtypeBits(std::string_view dtype) {
   static const std::map<std::string, uint64_t, std::less<>> kBits = {
@@ -147,7 +143,7 @@ uint64_t ReadU64(const Json& v, const std::function<InputError(const std::string
 
 CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const std::string& name, const Json& entry,
                            Span& span) {
-  auto fail = [&](const std::string& message) { return At(file, EntryOffset(json, name), message); };
+  auto fail = [&](const std::string& message) { return AtByte(file, EntryOffset(json, name), message); };
   if (!entry.is_object()) throw fail("tensor '" + name + "' is not an object");
   for (const char* key : {"dtype", "shape", "data_offsets"}) {
     if (!entry.contains(key)) throw fail("tensor '" + name + "' has no '" + key + "'");
@@ -183,13 +179,13 @@ void ReadHeaderTree(const std::string& file, std::string_view json, std::vector<
   try {
     root = Json::parse(json);
   } catch (const Json::parse_error& e) {
-    throw At(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + NlohmannReason(e.what()));
+    throw AtByte(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + NlohmannReason(e.what()));
   } catch (const Json::exception& e) {
     // A number beyond double's range (out_of_range 406) comes with no position.
-    throw At(file, 8,
+    throw AtByte(file, 8,
              std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
-  if (!root.is_object()) throw At(file, 8, "the header must be a JSON object");
+  if (!root.is_object()) throw AtByte(file, 8, "the header must be a JSON object");
   for (const auto& [name, entry] : root.items()) {
     if (name == "__metadata__") continue;
     Span span{};
@@ -205,14 +201,14 @@ uint64_t CheckSpans(const std::string& file, std::string_view json, std::vector<
   uint64_t end = 0;
   for (const Span& s : spans) {
     if (s.begin < end) {
-      throw At(file, EntryOffset(json, *s.name),
-               "tensor '" + *s.name + "' overlaps the one before it (its data begins at " + std::to_string(s.begin) +
-                   ", before " + std::to_string(end) + ")");
+      throw AtByte(file, EntryOffset(json, *s.name),
+                   "tensor '" + *s.name + "' overlaps the one before it (its data begins at " +
+                       std::to_string(s.begin) + ", before " + std::to_string(end) + ")");
     }
     if (s.begin > end) {
-      throw At(file, EntryOffset(json, *s.name),
-               "a hole of " + std::to_string(s.begin - end) + " bytes before tensor '" + *s.name +
-                   "' (no tensor covers them)");
+      throw AtByte(file, EntryOffset(json, *s.name),
+                   "a hole of " + std::to_string(s.begin - end) + " bytes before tensor '" + *s.name +
+                       "' (no tensor covers them)");
     }
     end = s.end;
   }
@@ -238,19 +234,20 @@ bool ReadAt(int fd, char* out, size_t n, uint64_t offset) {
 
 SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_view head, uint64_t file_size) {
   if (file_size < 8 || head.size() < 8) {
-    throw At(file, 0, "the file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
+    throw AtByte(file, 0,
+                 "the file is " + std::to_string(file_size) + " bytes, too short for the 8-byte header length");
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(head[static_cast<size_t>(i)]);
   if (n > kSafetensorsMaxHeader) {
-    throw At(file, 0,
-             "header length " + std::to_string(n) + " is over the cap of " + FormatGrouped(kSafetensorsMaxHeader) +
-                 " bytes; not a safetensors file?");
+    throw AtByte(file, 0,
+                 "header length " + std::to_string(n) + " is over the cap of " + FormatGrouped(kSafetensorsMaxHeader) +
+                     " bytes; not a safetensors file?");
   }
   if (n > file_size - 8 || n > head.size() - 8) {
-    throw At(file, 0,
-             "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
-                 " bytes)");
+    throw AtByte(file, 0,
+                 "header length " + std::to_string(n) + " runs past the end of the file (" + std::to_string(file_size) +
+                     " bytes)");
   }
   const std::string_view json = head.substr(8, n);
   SafetensorsHeader h;
@@ -266,12 +263,12 @@ SafetensorsHeader ParseSafetensorsHeader(const std::string& file, std::string_vi
   h.data_bytes = CheckSpans(file, json, spans);
   const uint64_t expected = 8 + n + h.data_bytes;
   if (file_size < expected) {
-    throw At(file, file_size,
-             "the file is truncated: the header describes " + FormatGrouped(expected) + " bytes, the file has " +
-                 FormatGrouped(file_size) + ", " + FormatGrouped(expected - file_size) + " bytes missing");
+    throw AtByte(file, file_size,
+                 "the file is truncated: the header describes " + FormatGrouped(expected) + " bytes, the file has " +
+                     FormatGrouped(file_size) + ", " + FormatGrouped(expected - file_size) + " bytes missing");
   }
   if (file_size > expected) {
-    throw At(file, expected, FormatGrouped(file_size - expected) + " bytes follow the last tensor's data");
+    throw AtByte(file, expected, FormatGrouped(file_size - expected) + " bytes follow the last tensor's data");
   }
   return h;
 }

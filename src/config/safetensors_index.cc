@@ -19,10 +19,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-InputError At(const std::string& file, uint64_t byte, const std::string& message) {
-  return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
-}
-
 void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& h) {
   info.files.push_back(path);
   const std::string* last_dtype = nullptr;
@@ -97,9 +93,9 @@ void ReadIndexTree(const std::string& index, const std::string& text, Json& root
   try {
     root = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw At(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + NlohmannReason(e.what()));
+    throw AtByte(index, e.byte > 0 ? e.byte - 1 : 0, "not valid JSON: " + NlohmannReason(e.what()));
   } catch (const Json::exception& e) {
-    throw At(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+    throw AtByte(index, 0, std::string("not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object() || !root.contains("weight_map") || !root["weight_map"].is_object()) {
     throw InputError({index, 0, 0}, "a safetensors index needs a 'weight_map' object of tensor -> shard file");

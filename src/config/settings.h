@@ -86,7 +86,8 @@ struct Settings {
   Offload offload = Offload::kNone;  // --offload: needs --zero 2 (optimizer) or 3 (params)
 
   std::string hardware;  // a catalog name or a hardware file; empty: none named
-  // The device `hardware` names, read once by ResolveSettings (config/resolve.h); null when none.
+  // The device `hardware` names, read once where --hardware is read (ReadSettings,
+  // cli/settings_flags.h), or by ResolveSettings for settings made otherwise; null when none.
   std::shared_ptr<const HardwareSpec> device;
   // Device memory kept from the model's use (CUDA context, cuBLAS workspaces, NCCL buffers): what
   // `memory.limit` subtracts from a named device's memory. Default kDefaultReserve.

@@ -5,11 +5,10 @@
 #include "estimate/roofline.h"
 #include "graph/layer.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace tally {
 namespace {
-
-std::string N(uint64_t v) { return std::to_string(v); }
 
 // The attention kind of every block, whether the config spells them out or not.
 const char* Unmodelled(const TransformerSpec& t) {

@@ -51,20 +51,18 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
   // --cp: a sequence is searched in whole load-balanced chunks of 2·cp tokens (estimate/context_parallel.h).
   const uint64_t unit = solve == Solve::kSeq && base.cp > 1 ? 2 * base.cp : 1;
   const uint64_t cap = UpperBound(ev.spec(), solve) / unit;
-  // A model whose training memory is refused does not merely "not fit": say why.
-  if (base.mode != Mode::kInfer && ev.spec().family == Family::kTransformer && ev.spec().transformer.ssm.inner_norms) {
-    DeviceMemory(ev, base);  // throws the refusal
-  }
-  // Whether `v` fits; a figure out of range (past 2^64 bytes, a sequence past the learned
-  // positions) certainly does not. Batch and devices reuse the evaluation's summary; each new
-  // sequence length builds one graph of the distinct blocks.
+  // Whether `v` fits. A figure past 2^64 - 1 (the bytes, the batch, the device count) certainly
+  // does not: CountOverflow is that outcome. Any other InputError is a setting wrong at every size
+  // (a refused training ledger, --solve seq on a sequential model) and goes to the caller as the
+  // error it is. Batch and devices reuse the evaluation's summary; each new sequence length builds
+  // one graph of the distinct blocks (the search stops at the learned positions: UpperBound).
   auto at = [&](uint64_t v) {
     r.value = v * unit;
     try {
       r.settings = With(base, solve, v * unit);
       bytes = DeviceMemory(ev, r.settings);
       return bytes <= limit;
-    } catch (const InputError&) {
+    } catch (const CountOverflow&) {
       return false;
     }
   };

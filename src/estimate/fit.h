@@ -25,6 +25,8 @@ struct FitResult {
 // Memory per device for the settings: the training total, or the inference total for Mode::kInfer.
 uint64_t DeviceMemory(Evaluation& evaluation, const Settings& settings);
 
+// Throws InputError for a setting that is wrong whatever the searched value; a value whose memory is
+// too big to count (CountOverflow) just does not fit.
 FitResult Fit(Evaluation& evaluation, const Settings& base, Solve solve, uint64_t limit_bytes);
 
 }  // namespace tally

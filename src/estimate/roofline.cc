@@ -5,6 +5,7 @@
 
 #include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
+#include "estimate/defaults.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "util/checked_math.h"

@@ -22,13 +22,6 @@ uint64_t LayerGraph::BlocksOfType(int type, uint64_t from, uint64_t to) const {
   return n;
 }
 
-int LayerGraph::TypeOfBlock(uint64_t b) const {
-  for (const BlockRun& r : runs) {
-    if (b >= r.first && b < r.first + r.count) return r.type;
-  }
-  throw std::logic_error("layer graph: no block " + std::to_string(b));
-}
-
 std::vector<Layer> LayerGraph::Expanded() const {
   std::vector<Layer> out(layers.begin(), layers.begin() + static_cast<std::ptrdiff_t>(blocks_begin));
   for (const BlockRun& r : runs) {

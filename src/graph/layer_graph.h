@@ -40,8 +40,6 @@ struct LayerGraph {
 
   // Blocks of distinct block `type` among blocks [from, to).
   uint64_t BlocksOfType(int type, uint64_t from, uint64_t to) const;
-  // The type of block `b` (b < n_layers).
-  int TypeOfBlock(uint64_t b) const;
   // Every node with every block spelled out, paths renumbered ("blocks.7.attn.qkv"): what --layers
   // prints. Its size grows with the depth; nothing else needs it.
   std::vector<Layer> Expanded() const;

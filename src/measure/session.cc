@@ -1,11 +1,11 @@
 #include "measure/session.h"
 
 #include <algorithm>
-#include <cctype>
 #include <new>
 
 #include "measure/cpu_peak.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "util/units.h"
 
 namespace tally {
@@ -60,9 +60,7 @@ void Describe(Session& s) {
   s.report.Set("measure.device", "device", s.request.device, Unit::kText);
   s.report.Group("measure.library", s.request.device == "cpu" ? "OpenBLAS" : "CUDA");
   for (const auto& [key, value] : s.backend->Describe()) {
-    std::string name = key;
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    s.report.Set("measure.library." + name, key, value, Unit::kText);
+    s.report.Set("measure.library." + Lower(key), key, value, Unit::kText);
   }
   if (s.request.device == "cpu") {
     s.report.Set("measure.library.default_threads", "threads by default", static_cast<uint64_t>(s.backend->Threads()),

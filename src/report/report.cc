@@ -121,17 +121,6 @@ void Report::Set(const std::string& path, const std::string& label, Value value,
       .key = key, .label = label, .is_group = false, .value = std::move(value), .unit = unit, .explain = explain});
 }
 
-ReportNode& ReportNode::AddGroup(const std::string& child_key, const std::string& child_label) {
-  children.push_back(ReportNode{.key = child_key, .label = child_label});
-  return children.back();
-}
-
-void ReportNode::AddLeaf(const std::string& child_key, const std::string& child_label, Value v, Unit u) {
-  CheckFinite(child_key, v);
-  children.push_back(
-      ReportNode{.key = child_key, .label = child_label, .is_group = false, .value = std::move(v), .unit = u});
-}
-
 const ReportNode* ReportNode::Child(const std::string& child_key) const {
   for (const ReportNode& c : children) {
     if (c.key == child_key) return &c;

@@ -81,9 +81,7 @@ struct ReportNode {
 
   const std::string& Label() const { return label.empty() ? key : label; }
 
-  // Children added by key, which may itself hold dots (a preset named "pythia-1.4b").
-  ReportNode& AddGroup(const std::string& child_key, const std::string& child_label = "");
-  void AddLeaf(const std::string& child_key, const std::string& child_label, Value v, Unit u);
+  // The child with key `child_key` (which may itself hold dots: a preset named "pythia-1.4b"), or null.
   const ReportNode* Child(const std::string& child_key) const;
 };
 

@@ -11,9 +11,9 @@ namespace tally {
 
 __extension__ using u128 = unsigned __int128;
 
-inline InputError OverflowError(std::string_view what) {
-  return InputError(std::string(what) +
-                    " would exceed 2^64 - 1 and cannot be counted exactly; reduce the model or the batch/sequence");
+inline CountOverflow OverflowError(std::string_view what) {
+  return CountOverflow(std::string(what) +
+                       " would exceed 2^64 - 1 and cannot be counted exactly; reduce the model or the batch/sequence");
 }
 
 // Adds or multiplies; `what` names the quantity in the error when the result exceeds 2^64 - 1.
@@ -39,9 +39,9 @@ template <typename F>
 auto BlameOverflowOn(const std::string& source, F&& f) -> decltype(f()) {
   try {
     return f();
-  } catch (const InputError& e) {
-    if (!e.loc().file.empty() || e.message().find("would exceed 2^64") == std::string::npos) throw;
-    throw InputError({source, 0, 0}, e.message());
+  } catch (const CountOverflow& e) {
+    if (!e.loc().file.empty()) throw;
+    throw CountOverflow({source, 0, 0}, e.message());
   }
 }
 

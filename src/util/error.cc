@@ -26,6 +26,10 @@ InputError::InputError(SourceLoc loc, const std::string& message)
 InputError::InputError(const std::string& message)
     : std::runtime_error(Prefix({}) + OneLine(message)), message_(OneLine(message)) {}
 
+InputError AtByte(const std::string& file, uint64_t byte, const std::string& message) {
+  return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
+}
+
 std::string FormatDiagnostic(const InputError& e) { return e.what(); }
 
 }  // namespace tally

@@ -1,6 +1,7 @@
 // Errors that library code throws; cli/app.cc is the one place that turns them into exit codes.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,17 @@ class InputError : public std::runtime_error {
   SourceLoc loc_;
   std::string message_;
 };
+
+// A count past 2^64 - 1 (util/checked_math.h): bad input like any InputError (exit 2), and a type of
+// its own so that a search (estimate/fit.cc) can tell "too big at this size" from a bad setting.
+class CountOverflow : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// An error at byte offset `byte` of a binary file (a GGUF file, a safetensors header):
+// "FILE: error: at byte N: MESSAGE".
+InputError AtByte(const std::string& file, uint64_t byte, const std::string& message);
 
 // The environment failed us: a write error, a missing library or device. Exit code 3.
 class RuntimeError : public std::runtime_error {

@@ -1,8 +1,9 @@
 #include "util/spellcheck.h"
 
 #include <algorithm>
-#include <cctype>
 #include <numeric>
+
+#include "util/text.h"
 
 namespace tally {
 
@@ -20,16 +21,6 @@ int EditDistance(std::string_view a, std::string_view b) {
   }
   return row[b.size()];
 }
-
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
 
 std::string ClosestMatch(std::string_view word, const std::vector<std::string>& candidates) {
   constexpr int kMaxDistance = 3;

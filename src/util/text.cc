@@ -1,6 +1,7 @@
 #include "util/text.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace tally {
 namespace {
@@ -28,6 +29,12 @@ size_t SequenceLength(std::string_view s, size_t i) {
 }
 
 }  // namespace
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
 
 std::string EscapeControl(std::string_view text, bool keep_breaks) {
   // The common case, printable ASCII, as it is (a sweep writes millions of cells).

@@ -9,6 +9,7 @@
 //   - --get of numeric leaves (a spread of them) prints the JSON value.
 // Commands whose output is a list (sweep) or not a report (completion) skip what does not apply.
 // RunJson(args): the same with --format json, parsed (the run must succeed).
+// CheckRefused(args, message): the run is refused: exit 2, nothing on stdout, exactly `message`.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -160,6 +161,15 @@ inline nlohmann::json RunJson(std::vector<std::string> args) {
   const TallyRun run = RunTally(args);
   REQUIRE(run.code == 0);
   return nlohmann::json::parse(run.out);
+}
+
+// A refused run: exit 2, nothing on stdout, exactly `message` (one line) on stderr.
+inline void CheckRefused(const std::vector<std::string>& args, const std::string& message) {
+  const TallyRun r = RunRaw(args);
+  CAPTURE(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == message + "\n");
 }
 
 }  // namespace tally::testing

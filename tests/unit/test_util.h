@@ -1,14 +1,16 @@
-// Helpers shared by the unit tests: load a preset or an inline config and build its graph; read a
-// Hugging Face fixture, edited; set an environment variable for one scope.
+// Helpers shared by the unit tests: load a preset or an inline config and build its graph or its
+// report; read a Hugging Face fixture, edited; set an environment variable for one scope; time a call.
 #pragma once
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "config/load_config.h"
+#include "sections/estimate_report.h"
 #include "estimate/evaluation.h"
 #include "graph/build_graph.h"
 
@@ -20,6 +22,17 @@ inline LayerGraph PresetGraph(const std::string& name, Settings settings = {}) {
 
 inline LayerGraph InlineGraph(const std::string& yaml, Settings settings = {}) {
   return BuildGraph(LoadModelText("inline.yaml", yaml), GraphSettingsOf(settings));
+}
+
+// The default report of `spec` (params and FLOPs at the default settings).
+inline Report ReportOf(const ModelSpec& spec) {
+  Evaluation evaluation(spec);
+  return EstimateReport(evaluation, Settings{}, {});
+}
+
+// Seconds since `start` on the steady clock.
+inline double SecondsSince(const std::chrono::steady_clock::time_point& start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // The batch-independent memory summary of `spec` under `settings`.

@@ -1,16 +1,19 @@
-// sweep --keys: a key is known when any point of the grid has it; a point without it gets an empty
-// cell (a spreadsheet's blank), and a key no point has is refused with nothing on stdout.
+// tally sweep through the command line. --keys: a key is known when any point of the grid has it;
+// a point without it gets an empty cell (a spreadsheet's blank), and a key no point has is refused
+// with nothing on stdout. The default keys fit either mode.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "run_tally.h"
+#include "unit/run_tally.h"
 
 namespace tally {
 
+using testing::CheckRefused;
 using testing::RunRaw;
+using testing::TallyRun;
 
-TEST_CASE("sweep keys: a key only some points have is an empty cell elsewhere, whichever point comes first") {
+TEST_CASE("sweep command: a key only some points have is an empty cell elsewhere, whichever point comes first") {
   // llama-3-8b has 8,030,261,248 parameters (Meta's model card, 8.03B; memory_test). With ZeRO-3 over
   // 8 ranks and the optimizer offloaded, each rank's host holds its 1/8 of Adam's two fp32 moments
   // (8 B), the fp32 master weights (4 B) and the bf16 gradients (2 B): 14 B x P / 8 = 1.75 x P.
@@ -38,7 +41,7 @@ TEST_CASE("sweep keys: a key only some points have is an empty cell elsewhere, w
   CHECK(skips.out.find("8,1,optimizer,invalid: ") != std::string::npos);
 }
 
-TEST_CASE("sweep keys: a key no point has is refused, suggested from every point's keys") {
+TEST_CASE("sweep command: a key no point has is refused, suggested from every point's keys") {
   const testing::TallyRun r = RunRaw({"sweep", "llama-3-8b", "--zero", "3", "--gpus", "8", "--offload",
                                       "none,optimizer", "--keys", "memory.train.total,memory.train.host.totl"});
   CHECK(r.code == 2);
@@ -52,7 +55,7 @@ TEST_CASE("sweep keys: a key no point has is refused, suggested from every point
 
 namespace tally {
 
-TEST_CASE("sweep keys: time keys in inference mode equal time's own report at each point") {
+TEST_CASE("sweep command: time keys in inference mode equal time's own report at each point") {
   // time --mode infer restates its settings (the batch it ran); the sweep takes only its time.*
   // group, so the point's settings.batch is the sweep's and the figures are time's.
   const testing::TallyRun sweep = testing::RunRaw({"sweep", "gpt2-small", "--mode", "infer", "--batch", "1,2",
@@ -65,6 +68,15 @@ TEST_CASE("sweep keys: time keys in inference mode equal time's own report at ea
     const std::string row = std::string(batch) + ",infer,h100,ok," + one.out;  // one.out ends in a newline
     CHECK(sweep.out.find(row) != std::string::npos);
   }
+}
+
+TEST_CASE("sweep command: the default keys fit either mode, an unknown key fails with every point invalid") {
+  const TallyRun infer = RunRaw({"sweep", "gpt2-small", "--mode", "infer"});
+  CHECK(infer.code == 0);
+  CHECK(infer.out.rfind("settings.mode,status,params.total,flops.step,memory.train.total,memory.infer.total\n", 0) ==
+        0);
+  CheckRefused({"sweep", "gpt2-small", "--keys", "nope", "--batch", "0"},
+               "tally: error: --keys: unknown key 'nope'; 'tally estimate MODEL --format json' shows every key");
 }
 
 }  // namespace tally

@@ -1,0 +1,49 @@
+// tally time through the command line: flags that would give an impossible number are refused,
+// naming the flag (issue 20).
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "unit/run_tally.h"
+
+namespace tally {
+namespace {
+
+using testing::CheckRefused;
+using testing::RunRaw;
+using testing::TallyRun;
+
+const std::vector<std::string> kTime = {"time", "gpt2-small", "--hardware", "h100-sxm"};
+
+std::vector<std::string> With(std::vector<std::string> base, const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
+}  // namespace
+
+TEST_CASE("time command: flags that would give an impossible number are refused, naming the flag") {
+  // 1e300 tokens x 6 x 124M parameters overflows a double: FLOPs inf, MFU NaN before.
+  CheckRefused(With(kTime, {"--tokens", "1e300"}),
+               "tally: error: --tokens: out of range: the FLOPs in all would be infinite");
+  CheckRefused(With(kTime, {"--mfu", "1e-320"}),
+               "tally: error: --mfu: '1e-320' is not a ratio in [1e-6, 1], such as 0.4");
+  CheckRefused(With(kTime, {"--tokens", "5e-324", "--format", "json"}),
+               "tally: error: --tokens: '5e-324' is not at least 1 token, such as 2T, 300B or 1.5e12");
+  // gpt2-small: about 2.2 us of one H100 per token at MFU 0.4, so 1e30 tokens in 8.64 s need
+  // ~2.5e23 devices, past 2^63 (the conversion to an integer was undefined behaviour).
+  CheckRefused(With(kTime, {"--tokens", "1e30", "--days", "0.0001"}),
+               "tally: error: --tokens: 1e+30 tokens in 8.64 s need more than 2^63 devices");
+  // 1 PFLOP/s is above the H100 SXM's dense bf16 peak of 989.5 TFLOP/s: an MFU of 1.01.
+  CheckRefused(With(kTime, {"--achieved", "1P", "--tokens", "1e9"}),
+               "tally: error: --achieved: 1e+15 FLOP/s is above the device's dense peak of 9.895e+14 FLOP/s");
+}
+
+TEST_CASE("time command: one token in a day needs one device, not zero") {
+  const TallyRun r = RunRaw(With(kTime, {"--tokens", "1", "--days", "1", "--get", "time.gpus"}));
+  CHECK(r.code == 0);
+  CHECK(r.out == "1\n");
+}
+
+}  // namespace tally
