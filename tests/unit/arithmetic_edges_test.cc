@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "estimate/estimate_graph.h"
 #include "report/format.h"
+#include "sections/estimate_report.h"
 #include "unit/test_util.h"
 #include "util/checked_math.h"
 #include "util/dtype.h"

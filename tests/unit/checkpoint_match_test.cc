@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
+#include "sections/estimate_report.h"
 #include "weights_test_util.h"
 
 namespace tally {

@@ -5,10 +5,10 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
 #include "estimate/timing.h"
 #include "graph/build_graph.h"
 #include "run_tally.h"
+#include "sections/estimate_report.h"
 #include "weights_test_util.h"
 
 namespace tally {

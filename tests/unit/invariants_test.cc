@@ -6,8 +6,8 @@
 
 #include "cli/app.h"
 #include "config/presets.h"
-#include "estimate/estimate_graph.h"
 #include "report/format.h"
+#include "sections/estimate_report.h"
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
 

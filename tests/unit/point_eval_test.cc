@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "estimate/estimate_graph.h"
 #include "report/format.h"
+#include "sections/estimate_report.h"
 #include "unit/test_util.h"
 
 namespace tally {

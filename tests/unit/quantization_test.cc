@@ -5,9 +5,9 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
 #include "estimate/timing.h"
 #include "graph/build_graph.h"
+#include "sections/estimate_report.h"
 #include "weights_test_util.h"
 
 namespace tally {

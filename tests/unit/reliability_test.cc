@@ -19,10 +19,10 @@
 #include "cli/app.h"
 #include "config/hardware.h"
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
 #include "graph/build_graph.h"
 #include "report/format.h"
 #include "report/report.h"
+#include "sections/estimate_report.h"
 #include "util/error.h"
 #include "util/text.h"
 

@@ -5,8 +5,8 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-#include "estimate/estimate_graph.h"
 #include "graph/build_graph.h"
+#include "sections/estimate_report.h"
 #include "util/units.h"
 #include "weights_test_util.h"
 
