@@ -13,11 +13,6 @@
 
 namespace tally {
 
-template <>
-struct EnumNames<Solve> {
-  static constexpr NameEntry<Solve> kTable[] = {{Solve::kBatch, "batch"}, {Solve::kSeq, "seq"}, {Solve::kGpus, "gpus"}};
-};
-
 struct FitFlags {
   std::optional<std::string> memory;  // the limit per device, e.g. 80GiB
   std::optional<std::string> solve;   // batch | seq | gpus

@@ -1,6 +1,6 @@
 #include "estimate/checkpoint_weights.h"
 
-#include "estimate/checkpoint_report.h"
+#include "estimate/checkpoint_match.h"
 #include "util/checked_math.h"
 
 namespace tally {

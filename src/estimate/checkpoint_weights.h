@@ -1,5 +1,5 @@
 // Inference weights from the checkpoint's own bytes. When weights were read (safetensors or GGUF
-// headers), the stored bytes of each role (AddCheckpointMatch's convention: norm, attention and MLP
+// headers), the stored bytes of each role (estimate/checkpoint_match.h's convention: norm, attention and MLP
 // inside the blocks; embedding, head and norm outside) are spread over the graph's tensors of that
 // role in proportion to their elements, so a GGUF of k-quants or a packed checkpoint costs what it
 // stores, device by device. Stored tensors of no role (buffers, extra modules, blocks past the
@@ -12,6 +12,7 @@
 
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/checkpoint_match.h"
 #include "estimate/memory_model.h"
 #include "graph/layer_graph.h"
 
@@ -22,7 +23,7 @@ struct CheckpointRates {
     uint64_t stored_bytes = 0;
     uint64_t graph_elements = 0;
   };
-  std::map<int, Role> roles;  // by GraphRole / StoredRole (estimate/checkpoint_report.h)
+  std::map<int, Role> roles;  // by GraphRole / StoredRole (estimate/checkpoint_match.h)
 
   // The bytes of `elements` of a graph tensor of `role`: elements · stored / graph elements, rounded
   // up; nullopt when the checkpoint stores nothing of the role.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "config/hardware.h"
+#include "config/resolve.h"
 #include "estimate/memory.h"
 #include "util/checked_math.h"
 
@@ -107,6 +109,27 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
   r.fits = true;
   r.bytes = bytes;
   return r;
+}
+
+FitEstimate EstimateFit(Evaluation& ev, Settings base, Solve solve, std::optional<uint64_t> memory) {
+  const ModelSpec& spec = ev.spec();
+  const HardwareSpec* hw = base.device.get();
+  if (base.mode == Mode::kBoth) base.mode = Mode::kTrain;  // fit one ledger: training unless told
+  const bool serving = base.mode == Mode::kInfer && spec.family == Family::kTransformer && !spec.transformer.encoder;
+  const uint64_t device_memory = memory ? *memory : hw->memory_bytes;
+  const std::string device_name = memory ? "" : hw->name;
+  if (serving) base = WithServingDefaults(base, device_memory, device_name);
+  FitEstimate out;
+  out.solve = solve;
+  // A named device gives its usable memory (less --reserve) unless --memory says otherwise; a
+  // server claims its --gpu-memory-utilization of either.
+  out.limit = memory ? ClaimedMemory(*memory, base) : UsableMemory(*hw, base);
+  out.result = Fit(ev, base, solve, out.limit);
+  out.seq = ev.Summary(out.result.settings)->seq;
+  if (serving && out.result.fits) {
+    out.serving = EstimateServing(ev, out.result.settings, out.limit, VllmMaxNumSeqs(device_memory, device_name), hw);
+  }
+  return out;
 }
 
 }  // namespace tally

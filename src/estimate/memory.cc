@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "estimate/activations.h"
-#include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
 #include "estimate/context_parallel.h"
 #include "estimate/expert_parallel.h"

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "estimate/checkpoint_report.h"
 #include "estimate/checkpoint_weights.h"
 #include "estimate/defaults.h"
 #include "estimate/flops.h"

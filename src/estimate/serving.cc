@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "estimate/defaults.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
 #include "util/checked_math.h"
@@ -103,6 +104,24 @@ std::optional<uint64_t> DecodeComputeBoundBatch(Evaluation& ev, const Settings& 
     (compute_bound(mid) ? hi : lo) = mid;
   }
   return hi;
+}
+
+ServingEstimate EstimateServing(Evaluation& ev, const Settings& s, uint64_t limit, uint64_t max_seqs,
+                                const HardwareSpec* hw) {
+  ServingEstimate out;
+  const auto summary = ev.Summary(s);
+  out.kv = KvTokenCapacity(ev.spec(), s, summary->memory, limit, s.batch);
+  out.max_seqs = max_seqs;
+  out.context = summary->seq;
+  out.on_device = hw != nullptr;
+  if (hw == nullptr || s.ep > 1) return out;  // InferenceRates refuses --ep
+  ServingEstimate::Decode d{.mfu = kDefaultMfu, .mbu = kDefaultMbu};
+  const RooflineRates rates = InferenceRates(*hw, s, d.mfu, d.mbu);
+  d.seconds = DecodeStep(ev, s, rates, s.batch, out.context).seconds;
+  d.tokens_per_second = static_cast<double>(s.batch) / d.seconds;
+  d.compute_bound_batch = DecodeComputeBoundBatch(ev, s, rates, out.context, false);
+  out.decode = d;
+  return out;
 }
 
 }  // namespace tally

@@ -60,4 +60,23 @@ std::optional<uint64_t> DecodeComputeBoundBatch(Evaluation& evaluation, const Se
                                                 const RooflineRates& rates, uint64_t context, bool gemm,
                                                 uint64_t cap = uint64_t{1} << 20);
 
+// fit --mode infer at the concurrency found (settings.batch, every sequence at settings.seq): the KV
+// tokens the memory left holds and, on a named device, one decode step at the rates 'tally time'
+// assumes by default (kDefaultMfu, kDefaultMbu).
+struct ServingEstimate {
+  KvCapacity kv;
+  uint64_t max_seqs = 0;   // vLLM's cap on the running sequences
+  uint64_t context = 0;    // the tokens each sequence has cached
+  bool on_device = false;  // --hardware: the decode step is timed, unless --ep
+  struct Decode {
+    double mfu = 0, mbu = 0;  // the rates it runs at
+    double seconds = 0;       // TPOT: one step of `batch` sequences
+    double tokens_per_second = 0;
+    std::optional<uint64_t> compute_bound_batch;  // nullopt: memory-bound up to 2^20
+  };
+  std::optional<Decode> decode;  // on a device, without --ep (inference under expert parallelism is not modelled)
+};
+ServingEstimate EstimateServing(Evaluation& evaluation, const Settings& settings, uint64_t limit, uint64_t max_seqs,
+                                const HardwareSpec* hw);
+
 }  // namespace tally

@@ -1,7 +1,5 @@
 #include "sections/estimate_report.h"
 
-#include "estimate/checkpoint_report.h"
-#include "estimate/memory_report.h"
 #include "estimate/model_estimate.h"
 #include "sections/sections.h"
 #include "util/checked_math.h"
@@ -33,13 +31,22 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   Report r;
   Present(ModelKeys(), e, r);
   if (request.settings) Present(SettingsKeys(), e, r);
-  if (request.memory) AddMemorySettings(spec, settings, r);
+  if (request.memory) r.Group("settings");  // the memory settings join it below: its place is here
   if (request.params) Present(ParamsKeys(), e, r);
-  if (request.params) AddCheckpoint(spec, r);
+  if (request.params) Present(CheckpointKeys(), e, r);
   if (request.flops) Present(FlopsKeys(), e, r);
-  if (request.memory) AddMemory(spec, settings, e.summary->memory, r);
-  if (request.layers) AddLayersTable(*evaluation.Graph(GraphSettingsOf(settings)), settings, r);
-  if (request.layers) AddCheckpointMatch(spec, *evaluation.Graph(GraphSettingsOf(settings)), r);
+  // After the FLOPs: of two figures past 2^64, the error names the one the report reaches first.
+  if (request.memory) {
+    const MemoryEstimate memory = EstimateMemory(evaluation, settings);
+    Present(MemorySettingsKeys(), memory, r);
+    AddMemoryNotes(memory, r);
+    Present(MemoryKeys(), memory, r);
+  }
+  if (request.layers) {
+    const std::shared_ptr<const LayerGraph> graph = evaluation.Graph(GraphSettingsOf(settings));
+    AddLayersTable(*graph, settings, r);
+    AddCheckpointMatch(spec, MatchCheckpoint(spec, *graph), r);
+  }
   r.notes.insert(r.notes.end(), spec.notes.begin(), spec.notes.end());
   r.notes.insert(r.notes.end(), settings.notes.begin(), settings.notes.end());
   AddSequenceNotes(e, r);

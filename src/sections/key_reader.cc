@@ -22,10 +22,13 @@ std::pair<int, int> Locate(const std::vector<std::unique_ptr<SectionReader>>& se
 std::vector<std::unique_ptr<SectionReader>> AllSections() {
   std::vector<std::unique_ptr<SectionReader>> out;
   out.push_back(std::make_unique<TableReader<ModelEstimate>>(
-      std::initializer_list<const KeyTable<ModelEstimate>*>{&ModelKeys(), &SettingsKeys(), &ParamsKeys(), &FlopsKeys()},
+      std::initializer_list<const KeyTable<ModelEstimate>*>{&ModelKeys(), &SettingsKeys(), &ParamsKeys(),
+                                                            &CheckpointKeys(), &FlopsKeys()},
       EstimateModel));
   out.push_back(std::make_unique<TableReader<TimeEstimate>>(
       std::initializer_list<const KeyTable<TimeEstimate>*>{&TimeKeys()}, EstimateDefaultTime));
+  out.push_back(std::make_unique<TableReader<MemoryEstimate>>(
+      std::initializer_list<const KeyTable<MemoryEstimate>*>{&MemorySettingsKeys(), &MemoryKeys()}, EstimateMemory));
   return out;
 }
 

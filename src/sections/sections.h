@@ -2,6 +2,8 @@
 // section presents and never computes: its rows read fields, and format the --explain text.
 #pragma once
 
+#include "estimate/checkpoint_match.h"
+#include "estimate/memory_estimate.h"
 #include "estimate/model_estimate.h"
 #include "estimate/time_estimate.h"
 #include "sections/key_table.h"
@@ -32,6 +34,22 @@ struct TimeView {
 void PresentTime(const TimeEstimate& e, const TimeView& view, Report& r);
 // PresentTime(EstimateTime(...)) as `request` asks (request.layers: the roofline per node).
 void AddTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request, Report& r);
+// model.quantization, params.checkpoint and checkpoint.*: the checkpoint's own counts beside the
+// graph's, when the model came with weights (after the params group: params.checkpoint follows it).
+const KeyTable<ModelEstimate>& CheckpointKeys();
+
+// memory.*, activations.*, kv_cache.*: the training and inference ledgers per device, one block's
+// activations beside Korthikanti et al.'s formula, the KV cache per token, and with --hardware
+// whether each ledger fits.
+const KeyTable<MemoryEstimate>& MemoryKeys();
+// The precision, optimizer and parallelism settings the ledgers use, echoed under settings.*.
+const KeyTable<MemoryEstimate>& MemorySettingsKeys();
+// The memory section's warnings: settings that change nothing, and with --hardware the verdicts.
+void AddMemoryNotes(const MemoryEstimate& e, Report& r);
+
+// With --layers and weights: the table `unmatched` and checkpoint.unmatched, its row count
+// (estimate/checkpoint_match.h), or a note when the checkpoint is packed.
+void AddCheckpointMatch(const ModelSpec& spec, const CheckpointMatch& match, Report& r);
 
 // A per-token (or per-sample) figure: an exact integer when it divides evenly (always, for
 // transformers), else a double.

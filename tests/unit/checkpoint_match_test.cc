@@ -1,5 +1,5 @@
 // --layers with weights: stored tensors the graph does not predict and graph parameters the
-// checkpoint lacks, matched block by block and role by role (estimate/checkpoint_report.h).
+// checkpoint lacks, matched block by block and role by role (estimate/checkpoint_match.h).
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "estimate/checkpoint_report.h"
+#include "estimate/checkpoint_match.h"
 
 #include <array>
 #include <map>
@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "util/checked_math.h"
-#include "util/units.h"
 
 namespace tally {
 namespace {
@@ -121,43 +120,10 @@ int GraphRole(Component c, bool in_block) {
   return kind == 0 ? -1 : 10 + kind;
 }
 
-void AddCheckpoint(const ModelSpec& spec, Report& r) {
-  if (spec.quantization) r.Set("model.quantization", "quantization_config", spec.quantization->name, Unit::kText);
-  if (!spec.checkpoint) return;
-  const CheckpointInfo& c = *spec.checkpoint;
-  const std::string files = std::to_string(c.files.size()) + (c.files.size() == 1 ? " file" : " files");
-  // params.total counts what the modeling code instantiates, a tied head once; the checkpoint
-  // counts what is stored, so a duplicated tied head, buffers and extra modules make it larger.
-  std::string explain = "Σ elements over the " + FormatGrouped(c.tensors.size()) + " tensors in " + files + " = " +
-                        FormatGrouped(c.elements);
-  const ReportNode* total = r.Find("params.total");
-  const uint64_t* graph = total == nullptr ? nullptr : std::get_if<uint64_t>(&total->value);
-  if (graph != nullptr && *graph != c.elements) {
-    const bool more = c.elements > *graph;
-    explain += "; " + FormatGrouped(more ? c.elements - *graph : *graph - c.elements) +
-               (more ? " more than params.total (tied copies, buffers or modules the graph does not build)"
-                     : " fewer than params.total (parameters the checkpoint does not store)");
-  }
-  r.Set("params.checkpoint", "stored in the checkpoint (every tensor)", c.elements, Unit::kCount, explain);
-  r.Group("checkpoint", "Checkpoint (" + c.format + " headers)");
-  r.Set("checkpoint.format", "format", c.format, Unit::kText);
-  r.Set("checkpoint.files", "files", static_cast<uint64_t>(c.files.size()), Unit::kNumber);
-  r.Set("checkpoint.tensors", "tensors", static_cast<uint64_t>(c.tensors.size()), Unit::kNumber);
-  std::string sum;
-  for (const auto& [dtype, bytes] : c.bytes_by_dtype)
-    sum += (sum.empty() ? "" : " + ") + dtype + " " + FormatGrouped(bytes);
-  r.Set("checkpoint.bytes", "tensor data", c.bytes, Unit::kByte, sum + " = " + FormatGrouped(c.bytes));
-  r.Group("checkpoint.dtypes", "by dtype");
-  for (const auto& [dtype, bytes] : c.bytes_by_dtype) r.Set("checkpoint.dtypes." + dtype, dtype, bytes, Unit::kByte);
-}
-
-void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& r) {
-  if (!spec.checkpoint) return;
-  if (spec.quantization) {
-    r.notes.push_back("--layers: the checkpoint's tensors are packed by " + spec.quantization->name +
-                      ", so they are not compared with the graph's parameters");
-    return;
-  }
+CheckpointMatch MatchCheckpoint(const ModelSpec& spec, const LayerGraph& graph) {
+  CheckpointMatch match;
+  if (!spec.checkpoint || spec.quantization) return match;
+  match.compared = true;
   BlockSums stored, built;
   std::vector<Loose> stored_loose, built_loose;
   for (const CheckpointTensor& t : spec.checkpoint->tensors) {
@@ -182,8 +148,6 @@ void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& 
       }
     }
   }
-  Table table;  // added to the report only when it has rows
-  auto where = [](uint64_t a, uint64_t b) { return std::string(a == 0 ? "graph" : b == 0 ? "checkpoint" : "-"); };
   // Blocks: role by role, consecutive blocks that differ alike on one row.
   int64_t last = -1;
   if (!stored.empty()) last = stored.rbegin()->first;
@@ -195,10 +159,12 @@ void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& 
       if (first < 0) return;
       const std::string span =
           end - 1 == first ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(end - 1);
-      table.rows.push_back({"blocks." + span + "." + kRoleNames[role], where(a.elements, b.elements), a.elements,
-                            b.elements, std::to_string(a.tensors) + "/" + std::to_string(b.tensors), std::nullopt});
-      table.explain.push_back("per block; elements summed over the block's " + std::string(kRoleNames[role]) +
-                              " tensors");
+      match.rows.push_back({.name = "blocks." + span + "." + kRoleNames[role],
+                            .role = kRoleNames[role],
+                            .stored_elements = a.elements,
+                            .graph_elements = b.elements,
+                            .stored_tensors = a.tensors,
+                            .graph_tensors = b.tensors});
       first = -1;
     };
     for (int64_t block = 0; block <= last; ++block) {
@@ -232,25 +198,20 @@ void AddCheckpointMatch(const ModelSpec& spec, const LayerGraph& graph, Report& 
   for (size_t i = 0; i < stored_loose.size(); ++i) {
     if (used[i]) continue;
     const Loose& t = stored_loose[i];
-    table.rows.push_back({t.name, std::string("checkpoint"), t.elements, uint64_t{0}, std::string("1/0"), t.shape});
-    table.explain.push_back("a stored tensor outside the blocks with no graph parameter of its size");
+    match.rows.push_back({.kind = UnmatchedRow::Kind::kStored,
+                          .name = t.name,
+                          .stored_elements = t.elements,
+                          .stored_tensors = 1,
+                          .shape = t.shape});
   }
   for (const Loose& g : missing) {
-    table.rows.push_back({g.name, std::string("graph"), uint64_t{0}, g.elements, std::string("0/1"), g.shape});
-    table.explain.push_back("a graph parameter outside the blocks with no stored tensor of its size");
+    match.rows.push_back({.kind = UnmatchedRow::Kind::kGraph,
+                          .name = g.name,
+                          .graph_elements = g.elements,
+                          .graph_tensors = 1,
+                          .shape = g.shape});
   }
-  r.Set("checkpoint.unmatched", "unmatched tensors or groups (--layers lists them)",
-        static_cast<uint64_t>(table.rows.size()), Unit::kNumber);
-  if (table.rows.empty()) return;
-  Table& out = r.AddTable("unmatched", "Checkpoint tensors the graph does not predict, graph parameters not stored",
-                          {{.key = "tensor"},
-                           {.key = "in", .label = "only in"},
-                           {.key = "checkpoint", .label = "stored elements", .unit = Unit::kCount},
-                           {.key = "graph", .label = "graph elements", .unit = Unit::kCount},
-                           {.key = "tensors", .label = "tensors (stored/graph)"},
-                           {.key = "shape", .unit = Unit::kShape}});
-  out.rows = std::move(table.rows);
-  out.explain = std::move(table.explain);
+  return match;
 }
 
 }  // namespace tally

@@ -1,0 +1,428 @@
+#include "config/hardware.h"
+#include "config/names.h"
+#include "config/quantization.h"
+#include "estimate/optimizer.h"
+#include "sections/sections.h"
+#include "util/units.h"
+
+namespace tally {
+namespace {
+
+using E = const MemoryEstimate&;
+
+std::string N(uint64_t n) { return std::to_string(n); }
+const Settings& S(E e) { return *e.settings; }
+
+Cell Train(E e, uint64_t TrainMemory::*field) { return When(e.train.has_value(), e.train ? (*e.train).*field : 0); }
+Cell Infer(E e, uint64_t InferMemory::*field) { return When(e.infer.has_value(), e.infer ? (*e.infer).*field : 0); }
+Cell Host(E e, uint64_t TrainMemory::*field, bool present = true) {
+  return When(e.train.has_value() && S(e).offload != Offload::kNone && present, e.train ? (*e.train).*field : 0);
+}
+
+// "tensor-parallel tensors / tp", with the K/V projections' cap where tp passes the KV heads.
+// --ep: each device holds E / ep of every MoE block's routed experts (estimate/expert_parallel.h).
+std::string TensorParallelShare(E e) {
+  const Settings& s = S(e);
+  std::string experts = s.ep > 1 ? "; routed experts / " + N(s.ep) + " expert-parallel ranks" : "";
+  if (s.tp <= 1) return experts;
+  const uint64_t kv = e.transformer ? e.spec->transformer.n_kv_heads : s.tp;
+  return "; tensor-parallel tensors / " + N(s.tp) + (s.tp > kv ? " (K/V / " + N(kv) + ")" : "") + experts;
+}
+
+std::string Sharding(E e, uint64_t from_stage) {
+  const Settings& s = S(e);
+  std::string out = TensorParallelShare(e);
+  if (s.pp > 1) out += "; this pipeline stage's layers";
+  if (s.zero >= from_stage && e.gradient_ranks > 1) {
+    out += "; / " + N(e.gradient_ranks) + (s.cp > 1 ? " data- x context-parallel" : " data-parallel") +
+           " ranks (ZeRO-" + N(s.zero) + ")";
+  }
+  if (s.zero >= from_stage && s.ep > 1)
+    out += ", the routed experts' / " + N(e.expert_data_parallel) + " (dp x cp / ep)";
+  return out;
+}
+
+std::string DTypeBytes(DType d) {
+  return FormatDouble(static_cast<double>(BitsPer(d)) / 8) + " (" + DTypeName(d) + ")";
+}
+
+// The KV cache's formula with its numbers: one term per kind of attention layer; `cross`: the
+// cross-attention layers' alone (an encoder–decoder's, at the source length), else the others'.
+std::string KvExplain(E e, bool cross) {
+  const Settings& s = S(e);
+  const KvFormula& f = e.kv;
+  const std::string bytes = DTypeBytes(e.kv_dtype);
+  const uint64_t seq = e.model().seq;
+  if (f.uniform) {
+    const TransformerSpec& t = e.spec->transformer;
+    const std::string tokens =
+        s.kv_block ? N(f.tokens) + " (" + N(seq) + " in whole pages of " + N(*s.kv_block) + ")" : N(seq);
+    return "2 · L · g · d · bytes · b · s = 2 · " + N(t.n_layers) + " · " + N(f.heads) + " · " + N(t.head_dim) + " · " +
+           bytes + " · " + N(e.infer_batch) + " · " + tokens;
+  }
+  // Σ over layer kinds: layers · elements per token per device · tokens kept · b · bytes.
+  std::string out;
+  for (const KvTerm& k : cross ? f.cross : f.self) {
+    out += (out.empty() ? "" : " + ") + N(k.layers) + " " + Name(k.kind) + (k.span > 0 ? "(" + N(k.span) + ")" : "") +
+           " layers · " + N(k.elements) + " · " + N(k.tokens) + " tokens";
+  }
+  if (out.empty() && cross) out = "0";
+  return out + " · " + N(e.infer_batch) + " · " + bytes +
+         (s.kv_block ? "; tokens in whole pages of " + N(*s.kv_block) : "") +
+         (s.pp > 1 ? "; the most-loaded stage's share" : "");
+}
+
+// The SSM state's formula with its numbers: one term per kind of state-space layer.
+std::string SsmStateExplain(E e) {
+  std::string out;
+  for (const SsmTerm& t : e.ssm_terms) out += (out.empty() ? "" : " + ") + N(t.layers) + " layers · " + N(t.elements);
+  return out + " (conv + SSM state per sequence) · " + N(e.infer_batch) + " · " + DTypeBytes(S(e).dtypes.activation) +
+         (S(e).pp > 1 ? "; the most-loaded stage's share" : "");
+}
+
+std::string KorthikantiExplain(E e) {
+  const Korthikanti& k = *e.korthikanti;
+  const Settings& s = S(e);
+  // Without the s² attention tensors: the 5·a·s/h term drops (§5; Eq. 6 with sequence parallelism).
+  const std::string without = std::string(" without its 5·a·s/h term (") +
+                              (s.recompute == Recompute::kSelective ? "selective recomputation" : "flash attention") +
+                              ")";
+  const bool drop = k.no_attention_scores;
+  std::string formula;
+  switch (k.equation) {
+    case KorthikantiEquation::kFull:
+      formula = s.sp ? "2·s·b·h/t (§5, full recomputation)" : "2·s·b·h (§5, full recomputation)";
+      break;
+    case KorthikantiEquation::kEq2:
+      formula = drop ? "s·b·h·(10 + 24/t): Eq. 2" + without : "s·b·h·(10 + 24/t + 5·a·s/(h·t)) (Eq. 2)";
+      break;
+    case KorthikantiEquation::kEq4:
+      formula = drop ? "s·b·h/t·34: Eq. 4" + without : "s·b·h/t·(34 + 5·a·s/h) (Eq. 4)";
+      break;
+    case KorthikantiEquation::kEq1:
+      formula = drop ? "34·s·b·h: Eq. 1" + without : "s·b·h·(34 + 5·a·s/h) (Eq. 1)";
+      break;
+  }
+  if (s.cp > 1) formula += " / cp, cp = " + N(s.cp);
+  return formula + ", s = " + N(k.s) + ", b = " + N(k.b) + ", h = " + N(k.h) + ", a = " + N(k.a) +
+         (k.t > 1 ? ", t = " + N(k.t) : "") +
+         ": a GPT block at 2-byte activations and 1-byte masks; without LayerNorm's fp32 mean and "
+         "rstd (16·s·b bytes)";
+}
+
+// What an --offload moves off the device, said where its line reads 0.
+std::string Offloaded(E e) {
+  return S(e).offload == Offload::kNone ? "" : "; --offload: in host memory instead (memory.train.host)";
+}
+
+std::string OffloadPartition(E e) { return "this device's ZeRO-" + N(S(e).zero) + " partition"; }
+
+std::string TrainWeightsExplain(E e) {
+  const Settings& s = S(e);
+  const Precisions& d = s.dtypes;
+  return std::string("params x ") + N(BitsPer(d.param) / 8) + " B (" + DTypeName(d.param) + ")" +
+         (e.frozen ? ", frozen block matrices in " + QuantizationPhrase(*e.frozen) +
+                         (s.quant == Quant::kNone ? " (quantization_config)" : "") + ", + " +
+                         FormatGrouped(e.train->dequant) + " B to dequantize the largest at " + DTypeName(d.activation)
+                   : "") +
+         Sharding(e, 3) +
+         (s.offload == Offload::kParams
+              ? "; --offload params: the weights gathered at once instead: those outside the blocks and two of "
+                "the largest block (running, prefetched; FSDP per-block wrapping)"
+              : "");
+}
+
+std::string TrainActivationsExplain(E e) {
+  const Settings& s = S(e);
+  return "unique tensors saved for backward, " + std::string(RecomputeName(s.recompute)) + " recomputation, " +
+         AttentionName(s.attention) + " attention, " + DTypeName(s.dtypes.activation) +
+         (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") + " (Korthikanti et al. 2022)" +
+         (s.cp > 1 ? "; / " + N(s.cp) +
+                         " context-parallel ranks, each keeping s/cp tokens (weights, gradients "
+                         "and optimizer states do not shrink but by ZeRO)"
+                   : "");
+}
+
+std::string InferWeightsExplain(E e) {
+  const Settings& s = S(e);
+  if (e.checkpoint_weights) {
+    return "the checkpoint's bytes (" + e.spec->checkpoint->format +
+           " headers): each role's stored bytes (attention, MLP, norms, embedding, head) over the graph's "
+           "tensors of that role by elements; a role it lacks: params x " +
+           DTypeName(e.infer_weight_dtype) + TensorParallelShare(e);
+  }
+  const std::optional<QuantizationSpec>& quant = e.infer_quantization;
+  return std::string("params x ") + DTypeName(e.infer_weight_dtype) +
+         (quant
+              ? ", quantized: " + QuantizationPhrase(*quant) + (s.quant == Quant::kNone ? " (quantization_config)" : "")
+              : "") +
+         TensorParallelShare(e);
+}
+
+std::string InferGroupLabel(E e) {
+  std::string seq = e.transformer ? ", seq " + N(e.model().seq) : "";
+  if (e.model().target_seq > 0) seq += ", target " + N(e.model().target_seq);
+  return "inference (batch " + N(e.infer_batch) + seq + ")";
+}
+
+std::string LimitExplain(E e) {
+  const Settings& s = S(e);
+  return (s.gpu_memory_utilization ? FormatFixed(*s.gpu_memory_utilization, 2) + " (--gpu-memory-utilization) x "
+                                   : "") +
+         FormatBytes(s.device->memory_bytes, UnitSystem::kIec) + " - " + FormatBytes(*s.reserve, UnitSystem::kIec) +
+         " reserved for the runtime (CUDA context, workspaces, communication buffers; --reserve)";
+}
+
+std::string FitsLabel(E e) { return "fits in " + S(e).device->name; }
+
+}  // namespace
+
+void AddMemoryNotes(E e, Report& r) {
+  const ModelSpec& spec = *e.spec;
+  const Settings& s = S(e);
+  // Settings that change nothing here, said rather than silently ignored.
+  const bool frozen = s.lora_rank > 0 || !s.frozen.empty();
+  if (s.quant != Quant::kNone && s.mode != Mode::kInfer && !frozen) {
+    r.notes.push_back(
+        "--quant: training keeps trainable weights unquantized; it applies to inference and to "
+        "frozen weights (QLoRA with --lora)");
+  }
+  if (spec.quantization && s.quant == Quant::kNone && s.mode != Mode::kInfer && !frozen) {
+    r.notes.push_back("training: the config's quantization_config (" + spec.quantization->name +
+                      ") stores the weights quantized, and quantized weights do not train (transformers asks for "
+                      "adapters): full training is costed on the weights at the training dtype; --lora R keeps "
+                      "them quantized and frozen (QLoRA)");
+  }
+  if (spec.family == Family::kSequential && s.kv_dtype)
+    r.notes.push_back("--kv-dtype: a sequential model has no KV cache");
+  if (e.transformer && spec.transformer.n_heads == 0 && s.kv_dtype)
+    r.notes.push_back("--kv-dtype: '" + spec.name + "' has no KV cache; its SSM state is kept at the activation dtype");
+  if (s.zero > 0 && e.gradient_ranks == 1) {
+    r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
+  }
+  if (s.lora_rank > 0 && !s.frozen.empty())
+    r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
+  // (A model without attention, Mamba, has no K/V heads.)
+  if (e.transformer && spec.transformer.n_kv_heads > 0 && s.tp > spec.transformer.n_kv_heads) {
+    r.notes.push_back("--tp " + N(s.tp) + " exceeds the " + N(spec.transformer.n_kv_heads) +
+                      " KV heads: each rank holds one K/V head, replicated " + N(s.tp / spec.transformer.n_kv_heads) +
+                      " times, in its weights, saved K/V activations, KV cache and K/V compute (vLLM's layout; "
+                      "Megatron-Core training allows tp up to the KV heads); the model FLOPs count each once");
+  }
+  // With --hardware: a verdict for each ledger.
+  const auto verdict = [&](const char* what, const std::optional<uint64_t>& needed, std::optional<bool> fits) {
+    if (!fits) return;
+    r.notes.push_back("'" + spec.name + "': " + what + " needs " + FormatBytes(*needed, UnitSystem::kIec) +
+                      " per device; " + s.device->name + " leaves " + FormatBytes(*e.limit, UnitSystem::kIec) + ": " +
+                      (*fits ? "it fits" : "it does not fit (see 'tally fit')"));
+  };
+  verdict("training", e.train ? std::optional(e.train->total) : std::nullopt, e.train_fits);
+  verdict("inference", e.infer ? std::optional(e.infer->total) : std::nullopt, e.infer_fits);
+}
+
+const KeyTable<MemoryEstimate>& MemoryKeys() {
+  static const KeyTable<MemoryEstimate> kKeys = {
+      {.key = "memory", .label = "Memory per device"},
+      {.key = "memory.train",
+       .label_of =
+           [](E e) {
+             return "training (micro-batch " + N(S(e).micro_batch) + ", " + PrecisionName(S(e).precision) + ", " +
+                    OptimizerName(S(e).optimizer) + ")";
+           },
+       .ledger = true},
+      {.key = "memory.train.weights",
+       .label = "weights",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Train(e, &TrainMemory::weights); },
+       .explain = TrainWeightsExplain},
+      {.key = "memory.train.gradients",
+       .label = "gradients",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Train(e, &TrainMemory::gradients); },
+       .explain =
+           [](E e) {
+             const DType grad = S(e).dtypes.grad;
+             return std::string("trainable params x ") + N(BitsPer(grad) / 8) + " B (" + DTypeName(grad) + ")" +
+                    Sharding(e, 2) + Offloaded(e);
+           }},
+      {.key = "memory.train.master_weights",
+       .label = "master weights",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Train(e, &TrainMemory::master_weights); },
+       .explain =
+           [](E e) {
+             return S(e).dtypes.master
+                        ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(e, 1) + Offloaded(e)
+                        : std::string("none: the policy keeps no master copy");
+           }},
+      {.key = "memory.train.optimizer",
+       .label = "optimizer states",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Train(e, &TrainMemory::optimizer); },
+       .explain =
+           [](E e) {
+             return std::string(OptimizerStateFormula(S(e).optimizer)) + ", " + DTypeName(S(e).dtypes.state) +
+                    Sharding(e, 1) + " (ZeRO, Rajbhandari et al. 2019, §5)" + Offloaded(e);
+           }},
+      {.key = "memory.train.activations",
+       .label = "activations",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Train(e, &TrainMemory::activations); },
+       .explain = TrainActivationsExplain},
+      {.key = "memory.train.overhead",
+       .label = "overhead (--overhead)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.train && e.train->overhead > 0, e.train ? e.train->overhead : 0); },
+       .explain = [](E) -> std::string { return "as given"; }},
+      {.key = "memory.train.total",
+       .label = "total",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Train(e, &TrainMemory::total); },
+       .explain = [](E) -> std::string { return "the sum of the lines above"; }},
+      // --offload: what the device's partition keeps in host memory instead (estimate/offload.h), out
+      // of the device's total.
+      {.key = "memory.train.host",
+       .label_of = [](E e) { return "host memory (--offload " + std::string(Name(S(e).offload)) + ")"; },
+       .ledger = true},
+      {.key = "memory.train.host.weights",
+       .label = "weights",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Host(e, &TrainMemory::host_weights, S(e).offload == Offload::kParams); },
+       .explain =
+           [](E e) {
+             return OffloadPartition(e) +
+                    " of the weights, streamed in for each pass (ZeRO-Infinity, Rajbhandari et al. 2021)";
+           }},
+      {.key = "memory.train.host.gradients",
+       .label = "gradients",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Host(e, &TrainMemory::host_gradients); },
+       .explain =
+           [](E e) {
+             return OffloadPartition(e) +
+                    ", accumulated there; the device holds them only bucket by bucket as the backward produces "
+                    "them (communication buffers, --overhead) (ZeRO-Offload, Ren et al. 2021, §4.1)";
+           }},
+      {.key = "memory.train.host.master_weights",
+       .label = "master weights",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Host(e, &TrainMemory::host_master); },
+       .explain = OffloadPartition},
+      {.key = "memory.train.host.optimizer",
+       .label = "optimizer states",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Host(e, &TrainMemory::host_optimizer); },
+       .explain = [](E e) { return OffloadPartition(e) + "; the optimizer step runs on the CPU"; }},
+      {.key = "memory.train.host.total",
+       .label = "total",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Host(e, &TrainMemory::host); },
+       .explain = [](E) -> std::string {
+         return "the sum of the lines above; a node holds it once per device (time.offload.host_bytes_per_node)";
+       }},
+      {.key = "memory.train.stage",
+       .label = "most-loaded pipeline stage",
+       .unit = Unit::kNumber,
+       .value = [](E e) { return When(e.train && S(e).pp > 1, e.train ? e.train->stage : 0); }},
+      {.key = "activations", .label = "Activations"},
+      {.key = "activations.per_layer",
+       .label = "activations of one block (micro-batch, this device)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.train && e.transformer, e.train ? e.train->per_layer_activations : 0); },
+       .explain = [](E e) -> std::string {
+         return e.ssm ? "the unique tensors one block saves for backward, as mamba_ssm's fused kernels do (README)"
+                      : "the unique tensors one block saves for backward, as eager PyTorch's autograd does";
+       }},
+      {.key = "activations.korthikanti_per_layer",
+       .label = "Korthikanti et al. 2022 per block",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.korthikanti.has_value(), e.korthikanti ? e.korthikanti->bytes : 0); },
+       .explain = KorthikantiExplain},
+      {.key = "activations.korthikanti_ratio",
+       .label = "exact / Korthikanti et al.",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return When(e.korthikanti.has_value(), e.korthikanti ? e.korthikanti->ratio : 0.0); }},
+      {.key = "memory.infer", .label_of = InferGroupLabel, .ledger = true},
+      {.key = "memory.infer.weights",
+       .label = "weights",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Infer(e, &InferMemory::weights); },
+       .explain = InferWeightsExplain},
+      {.key = "memory.weights_source",
+       .label = "inference weight bytes from",
+       .value = [](E e) { return When(e.infer && e.spec->checkpoint, e.weights_source); }},
+      {.key = "memory.infer.kv_cache",
+       .label = "KV cache",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.infer && e.transformer, e.infer ? e.infer->kv_cache : 0); },
+       .explain =
+           [](E e) { return e.model().kv.empty() ? std::string("none: no attention layers") : KvExplain(e, false); }},
+      {.key = "memory.infer.cross_kv_cache",
+       .label = "cross-attention KV cache (source tokens)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.infer && e.model().target_seq > 0, e.infer ? e.infer->cross_kv_cache : 0); },
+       .explain = [](E e) { return KvExplain(e, true); }},
+      {.key = "memory.infer.ssm_state",
+       .label = "SSM state",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.infer && !e.model().states.empty(), e.infer ? e.infer->ssm_state : 0); },
+       .explain = SsmStateExplain},
+      {.key = "memory.infer.activations",
+       .label = "activations (largest live pair)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Infer(e, &InferMemory::activations); },
+       .explain =
+           [](E e) {
+             const std::optional<uint64_t>& chunk = S(e).max_batched_tokens;
+             return chunk ? "the largest node input + output of one forward pass of min(batch x seq, "
+                            "--max-batched-tokens " +
+                                N(*chunk) + ") tokens (chunked prefill), plus fp32 logits of min(batch, that) positions"
+                          : std::string(
+                                "the largest node input + output of one forward pass, plus fp32 logits of the last "
+                                "position");
+           }},
+      {.key = "memory.infer.overhead",
+       .label = "overhead (--overhead)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.infer && e.infer->overhead > 0, e.infer ? e.infer->overhead : 0); },
+       .explain = [](E) -> std::string { return "as given"; }},
+      {.key = "memory.infer.total",
+       .label = "total",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Infer(e, &InferMemory::total); },
+       .explain = [](E) -> std::string { return "the sum of the lines above"; }},
+      {.key = "kv_cache", .label = "KV cache"},
+      {.key = "kv_cache.per_token",
+       .label = "KV cache per token (all layers)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.kv_per_token.has_value(), e.kv_per_token.value_or(0)); },
+       .explain = [](E) -> std::string {
+         return "2 · L · g · d · bytes (K and V, or MLA's latent, of every layer; sliding and chunked layers stop "
+                "growing at their span: memory.infer.kv_cache is exact)";
+       }},
+      {.key = "kv_cache.ssm_state_per_sequence",
+       .label = "SSM state per sequence (all layers)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.ssm_state_per_sequence.has_value(), e.ssm_state_per_sequence.value_or(0)); },
+       .explain = [](E) -> std::string {
+         return "the convolution and SSM states of every state-space layer: constant, whatever the context";
+       }},
+      // With --hardware: the usable memory and, for each ledger, whether it fits.
+      {.key = "memory.limit",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.limit.has_value(), e.limit.value_or(0)); },
+       .explain = LimitExplain,
+       .label_of = [](E e) { return "usable per device (" + S(e).device->name + ")"; }},
+      {.key = "memory.train.fits",
+       .unit = Unit::kBool,
+       .value = [](E e) { return When(e.train_fits.has_value(), e.train_fits.value_or(false)); },
+       .label_of = FitsLabel},
+      {.key = "memory.infer.fits",
+       .unit = Unit::kBool,
+       .value = [](E e) { return When(e.infer_fits.has_value(), e.infer_fits.value_or(false)); },
+       .label_of = FitsLabel},
+  };
+  return kKeys;
+}
+
+}  // namespace tally
