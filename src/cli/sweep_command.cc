@@ -1,16 +1,12 @@
 #include "cli/sweep_command.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
-#include <set>
 
 #include "config/load_config.h"
 #include "config/resolve.h"
-#include "sections/estimate_report.h"
-#include "estimate/point_eval.h"
-#include "sections/sections.h"
 #include "report/format.h"
+#include "sections/key_reader.h"
 #include "util/checked_math.h"
 #include "util/error.h"
 #include "util/parse.h"
@@ -27,60 +23,31 @@ struct Axis {
   std::vector<std::string> values;
 };
 
-// A wrong --keys ends the sweep; an invalid point is only a row.
-class UnknownKey : public InputError {
- public:
-  using InputError::InputError;
-};
-
-bool HasLeaf(const Report& report, const std::string& key) {
-  const ReportNode* n = report.Find(key);
-  return n != nullptr && !n->is_group;
-}
-
-// Refuses the first key that neither `reference` nor any report `more` gives has. `more(keys)`
-// returns the next grid point's report, or nullopt at the end of the grid; it is only called while
-// a key is still unseen.
-void CheckKeys(const Report& reference, const std::vector<std::string>& keys,
-               const std::function<std::optional<Report>()>& more = {}) {
-  std::vector<std::string> unseen;
-  for (const std::string& k : keys) {
-    if (!HasLeaf(reference, k)) unseen.push_back(k);
-  }
-  std::set<std::string> known;  // every point's keys, for the suggestion
-  for (const std::string& k : reference.LeafKeys()) known.insert(k);
-  while (!unseen.empty() && more) {
-    const std::optional<Report> next = more();
-    if (!next) break;
-    std::erase_if(unseen, [&](const std::string& k) { return HasLeaf(*next, k); });
-    for (const std::string& k : next->LeafKeys()) known.insert(k);
-  }
-  if (!unseen.empty()) {
-    const std::string& k = unseen.front();
-    throw UnknownKey("--keys: unknown key '" + k + "'" + DidYouMean(k, {known.begin(), known.end()}) +
-                     "; 'tally estimate MODEL --format json' shows every key");
-  }
-}
-
 const std::vector<std::string> kDefaultKeys = {"params.total", "flops.step", "memory.train.total",
                                                "memory.infer.total"};
 
-// The whole report at a point: the memory ledgers, and the time.* keys when a key asks for them
-// and a device is named (with time's default workload: Chinchilla tokens, MFU 0.4 or the catalog's
-// modelled step).
-Report FullReport(Evaluation& evaluation, const Settings& s, const std::vector<std::string>& keys) {
-  Report report = EstimateReport(evaluation, s, {.memory = true});
-  const bool timed =
-      std::any_of(keys.begin(), keys.end(), [](const std::string& k) { return k.rfind("time.", 0) == 0; });
-  if (timed && !s.hardware.empty()) {
-    // time's own report restates the settings it computed (an inference batch, the prompt): only its
-    // time.* group joins the estimate's, whose settings.* the sweep prints.
-    Report timing;
-    AddTime(evaluation, s, TimeRequest{}, timing);
-    if (const ReportNode* time = timing.root().Child("time")) report.Group("time") = *time;
-    report.notes.insert(report.notes.end(), timing.notes.begin(), timing.notes.end());
+// The grid's axes: every text flag given as a comma list, except --lora-targets, which is one itself.
+std::vector<Axis> AxesOf(const WorkloadFlags& grid, uint64_t& points) {
+  std::vector<Axis> axes;
+  points = 1;
+  for (const TextFlag& d : TextFlags()) {
+    if (!(grid.*d.field) || std::string(d.name) == "lora_targets") continue;
+    std::string flag = "--" + std::string(d.name);
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    axes.push_back({&d, SplitList(*(grid.*d.field), flag)});
+    points = CheckedMul(points, axes.back().values.size(), "the number of sweep points");
   }
-  return report;
+  return axes;
+}
+
+// A time.* key needs a device to time on; say so rather than print empty cells.
+void CheckTimeKeys(const WorkloadFlags& grid, const std::vector<std::string>& keys) {
+  if (grid.hardware) return;
+  for (const std::string& k : keys) {
+    if (k.rfind("time.", 0) == 0) {
+      throw InputError("--keys: " + k + " needs a device: add --hardware NAME ('tally hardware' lists them)");
+    }
+  }
 }
 
 }  // namespace
@@ -94,8 +61,8 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
       ->type_name("SIZE");
 }
 
-void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags, const std::string& format,
-              std::ostream& out) {
+void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid, const SweepFlags& flags,
+              const std::string& format, std::ostream& out) {
   const std::vector<std::string> formats = {"csv", "tsv", "jsonl", "json"};
   if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
     throw InputError("--format: sweep writes csv, tsv, jsonl or json, not '" + format + "'" +
@@ -103,24 +70,17 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
   }
   const uint64_t limit = flags.memory ? ParseBytes(*flags.memory, "--memory") : 0;  // 0: no limit
   const std::vector<std::string> keys = flags.keys ? SplitList(*flags.keys, "--keys") : kDefaultKeys;
-  ModelSpec spec = ResolveModel(model);
-
-  std::vector<Axis> axes;
+  CheckTimeKeys(grid, keys);
   uint64_t points = 1;
-  // Every text flag takes a comma list, except --lora-targets, which is one itself.
-  for (const TextFlag& d : TextFlags()) {
-    if (!(grid.*d.field) || std::string(d.name) == "lora_targets") continue;
-    std::string flag = "--" + std::string(d.name);
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    axes.push_back({&d, SplitList(*(grid.*d.field), flag)});
-    points = CheckedMul(points, axes.back().values.size(), "the number of sweep points");
-  }
-  if (points > kMaxPoints) {
-    throw InputError("sweep: " + std::to_string(points) + " points is more than " + std::to_string(kMaxPoints) +
-                     "; split the grid");
+  const std::vector<Axis> axes = AxesOf(grid, points);
+  if (CheckedMul(points, models.size(), "the number of sweep points") > kMaxPoints) {
+    throw InputError("sweep: " + std::to_string(points * models.size()) + " points is more than " +
+                     std::to_string(kMaxPoints) + "; split the grid");
   }
 
-  Table header;  // the row layout: the grid's settings, the status, the keys, as flat JSON names
+  Table header;  // the row layout: the model, the grid's settings, the status, the keys, as flat JSON names
+  const bool several = models.size() > 1;
+  if (several) header.columns.push_back({.key = "model"});
   for (const Axis& a : axes) header.columns.push_back({.key = std::string("settings.") + a.dim->name});
   header.columns.push_back({.key = "status"});
   for (const std::string& k : keys) header.columns.push_back({.key = k});
@@ -129,124 +89,65 @@ void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFl
                               : format == "tsv"   ? StreamFormat::kTsv
                               : format == "jsonl" ? StreamFormat::kJsonl
                                                   : StreamFormat::kJson;
-  // Rows are written as they come once the keys are known good; until then (invalid points before
-  // the first valid one) they wait, so that an unknown key leaves stdout empty.
-  std::unique_ptr<TableWriter> writer;
-  std::vector<std::vector<Cell>> waiting;
-  auto emit = [&](const std::vector<Cell>& row) {
-    if (writer == nullptr) {
-      waiting.push_back(row);
-      return;
-    }
-    writer->Row(row);
-  };
-  auto open = [&] {
-    writer = MakeTableWriter(out, stream, "sweep", header);
-    for (const std::vector<Cell>& row : waiting) writer->Row(row);
-    waiting.clear();
-  };
-
-  // Keys are checked once, against the full report at the grid's first point that is valid.
-  std::optional<Report> reference;
-  // The fast keys come from one evaluator; with --memory it also answers the mode's total (the last
-  // two of its keys).
-  std::vector<std::string> fast_keys = keys;
-  if (limit) fast_keys.insert(fast_keys.end(), {"memory.train.total", "memory.infer.total"});
-  PointEvaluator eval(spec, fast_keys);
-  std::vector<bool> slow;  // keys only the full report has
-  slow.reserve(keys.size());
-  for (const std::string& k : keys) slow.push_back(!PointEvaluator::IsFastKey(k));
-  Evaluation evaluation(spec);
-  std::vector<Cell> row(header.columns.size());
-  std::vector<size_t> index(axes.size(), 0);
-  // The settings at point `p` (the last axis varies fastest), or nullopt where they are invalid.
-  auto settings_at = [&](uint64_t p) -> std::optional<Settings> {
-    WorkloadFlags point = grid;
-    for (size_t a = axes.size(); a-- > 0;) {
-      point.*(axes[a].dim->field) = axes[a].values[p % axes[a].values.size()];
-      p /= axes[a].values.size();
-    }
-    try {
-      return ResolveSettings(ReadSettings(point), spec);
-    } catch (const InputError&) {
-      return std::nullopt;
-    }
-  };
-  for (uint64_t p = 0; p < points; ++p) {
-    WorkloadFlags point = grid;
-    for (size_t a = 0; a < axes.size(); ++a) {
-      point.*(axes[a].dim->field) = axes[a].values[index[a]];
-      row[a] = axes[a].values[index[a]];
-    }
-    std::string status;
-    const size_t first_key = axes.size() + 1;
-    try {
-      const Settings s = ResolveSettings(ReadSettings(point), spec);
-      if (!reference) {
-        reference = FullReport(evaluation, s, keys);
-        // A key is known when any point of the grid has it (--offload none,optimizer and
-        // memory.train.host.total); a point without it gets an empty cell, as the default keys
-        // spanning both modes do. Later points are read only for a key this one lacks.
-        uint64_t next = p + 1;
-        auto more = [&]() -> std::optional<Report> {
-          for (; next < points; ++next) {
-            if (std::optional<Settings> later = settings_at(next)) {
-              ++next;
-              return FullReport(evaluation, *later, keys);
-            }
-          }
-          return std::nullopt;
-        };
-        if (flags.keys) CheckKeys(*reference, keys, more);
-        open();
-      }
-      std::vector<std::optional<Value>> values = eval.Evaluate(s);
-      for (size_t k = 0; k < keys.size(); ++k) {
-        if (values[k] || !slow[k]) continue;
-        Report full = FullReport(evaluation, s, keys);
-        for (size_t j = k; j < keys.size(); ++j) {
-          if (const ReportNode* n = full.Find(keys[j]); n != nullptr && !n->is_group) values[j] = n->value;
-        }
-        break;
-      }
-      status = "ok";
-      if (limit) {
-        const std::optional<Value>& total = values[keys.size() + (s.mode == Mode::kInfer ? 1 : 0)];
-        if (std::get<uint64_t>(*total) > limit) status = "does not fit";
-      }
-      for (size_t k = 0; k < keys.size(); ++k) row[first_key + k] = std::move(values[k]);
-    } catch (const UnknownKey&) {
-      throw;
-    } catch (const InputError& e) {
-      status = "invalid: " + e.message();
-      for (size_t k = 0; k < keys.size(); ++k) row[first_key + k].reset();
-    }
-    row[axes.size()] = std::move(status);
-    emit(row);
-    if (writer != nullptr && (p & 0xFFFF) == 0 && !out) break;  // a failed write: RunMain reports it
-    // The last axis varies fastest.
-    for (size_t a = axes.size(); a-- > 0;) {
-      if (++index[a] < axes[a].values.size()) break;
-      index[a] = 0;
-    }
+  // --memory also reads the mode's total: the last two columns the reader answers.
+  std::vector<std::string> read = keys;
+  if (limit) read.insert(read.end(), {"memory.train.total", "memory.infer.total"});
+  std::vector<std::unique_ptr<Evaluation>> evaluations;
+  std::vector<KeyReader> readers;
+  for (const std::string& model : models) {
+    evaluations.push_back(std::make_unique<Evaluation>(ResolveModel(model)));
+    readers.emplace_back(*evaluations.back(), read);  // an unknown key fails here, before any row
   }
-  if (writer == nullptr) {
-    // No point was valid: the keys are still checked, against the model at the default settings.
-    if (flags.keys) CheckKeys(FullReport(evaluation, ResolveSettings(Settings{}, spec), keys), keys);
-    open();
+  std::unique_ptr<TableWriter> writer = MakeTableWriter(out, stream, "sweep", header);
+  const size_t first_axis = several ? 1 : 0;
+  const size_t first_key = first_axis + axes.size() + 1;
+  std::vector<Cell> row(header.columns.size());
+  WorkloadFlags point = grid;  // only the axes change from point to point
+  for (size_t m = 0; m < models.size(); ++m) {
+    const ModelSpec& spec = evaluations[m]->spec();
+    if (several) row[0] = models[m];
+    std::vector<size_t> index(axes.size(), 0);
+    for (size_t a = 0; a < axes.size(); ++a) point.*(axes[a].dim->field) = axes[a].values[0];
+    for (uint64_t p = 0; p < points; ++p) {
+      for (size_t a = 0; a < axes.size(); ++a) row[first_axis + a] = axes[a].values[index[a]];
+      std::string status = "ok";
+      try {
+        std::vector<Cell> values = readers[m].Read(ResolveSettings(ReadSettings(point), spec));
+        if (limit) {
+          const Cell& total = values[keys.size() + (values[keys.size()] ? 0 : 1)];
+          if (total && std::get<uint64_t>(*total) > limit) status = "does not fit";
+        }
+        for (size_t k = 0; k < keys.size(); ++k) row[first_key + k] = std::move(values[k]);
+      } catch (const InputError& e) {
+        status = "invalid: " + e.message();
+        for (size_t k = 0; k < keys.size(); ++k) row[first_key + k].reset();
+      }
+      row[first_key - 1] = std::move(status);
+      writer->Row(row);
+      if ((p & 0xFFFF) == 0 && !out) break;  // a failed write: RunMain reports it
+      // The last axis varies fastest; only the axes that moved are set again.
+      for (size_t a = axes.size(); a-- > 0;) {
+        const bool wrapped = ++index[a] == axes[a].values.size();
+        if (wrapped) index[a] = 0;
+        point.*(axes[a].dim->field) = axes[a].values[index[a]];
+        if (!wrapped) break;
+      }
+    }
   }
   writer->End();
 }
 
 void AddSweepCommandFlags(CLI::App* cmd, SweepCommandFlags& f) {
-  cmd->add_option("MODEL", f.model, "a preset or config")->required()->type_name("");
+  cmd->add_option("MODEL", f.models, "presets or configs; with several, a model column comes first")
+      ->required()
+      ->type_name("");
   AddWorkloadFlags(cmd, f.grid);
   AddSweepFlags(cmd, f.sweep);
   cmd->add_option("--format", f.format, "csv (default) | tsv | jsonl | json")->type_name("FORMAT");
 }
 
 std::string RunSweepCommand(const SweepCommandFlags& f, RunContext& context) {
-  RunSweep(f.model, f.grid, f.sweep, f.format == "table" ? "csv" : f.format, context.out);
+  RunSweep(f.models, f.grid, f.sweep, f.format == "table" ? "csv" : f.format, context.out);
   return "";
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/settings_flags.h"
@@ -18,14 +19,15 @@ struct SweepFlags {
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& flags);
 
-// Writes the rows to `out` as they are computed: csv/tsv (header + rows), jsonl (one object per
+// One row per model and grid point (the last axis varies fastest), with a model column when there
+// are several models. Writes the rows to `out` as they are computed: csv/tsv (header + rows), jsonl (one object per
 // line) or json (a document with the array `sweep`). Memory stays constant in the number of points.
 // An error found before the first row leaves `out` untouched.
-void RunSweep(const std::string& model, const WorkloadFlags& grid, const SweepFlags& flags, const std::string& format,
-              std::ostream& out);
+void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid, const SweepFlags& flags,
+              const std::string& format, std::ostream& out);
 
 struct SweepCommandFlags {
-  std::string model;
+  std::vector<std::string> models;
   WorkloadFlags grid;
   SweepFlags sweep;
   std::string format = "table";  // table means the default, csv

@@ -55,7 +55,8 @@ const KeyTable<ModelEstimate>& FlopsKeys() {
        .value = [](E e) -> Cell { return F(e).forward; },
        .explain =
            [](E e) {
-             return "Σ 2·m·n·k over the GEMMs: " + SumText(ScaleByComponent(e.summary->flops, e.settings->batch), F(e).forward) +
+             return "Σ 2·m·n·k over the GEMMs: " +
+                    SumText(ScaleByComponent(e.summary->flops, e.settings->batch), F(e).forward) +
                     " (--layers --explain shows each)";
            }},
       {.key = "flops.backward",
