@@ -261,11 +261,14 @@ void AddCheckCommandFlags(CLI::App* cmd, CheckCommandFlags& f) {
   AddOutputFlags(cmd, f.output);
 }
 
-std::string RunCheckCommand(const CheckCommandFlags& f, RunContext& context) {
-  ReadFormat(f.output);
+SharedFlags SharedOf(const CheckCommandFlags& f) { return {.output = &f.output}; }
+
+// A budget file may name several models, each with its own settings: check runs the pipeline per
+// model itself (Stage::kNone).
+std::optional<Report> RunCheckCommand(const CheckCommandFlags& f, Prepared& /*prepared*/, RunContext& context) {
   CheckOutcome outcome = RunCheck(f.model, f.workload, f.check, f.time);
   if (!outcome.pass) context.code = static_cast<int>(ExitCode::kBudgetFailed);
-  return Render(outcome.report, f.output, context.err);
+  return std::move(outcome.report);
 }
 
 }  // namespace tally

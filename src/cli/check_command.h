@@ -41,6 +41,7 @@ struct CheckCommandFlags {
   OutputFlags output;
 };
 void AddCheckCommandFlags(CLI::App* cmd, CheckCommandFlags& flags);
-std::string RunCheckCommand(const CheckCommandFlags& flags, RunContext& context);
+SharedFlags SharedOf(const CheckCommandFlags& flags);
+std::optional<Report> RunCheckCommand(const CheckCommandFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

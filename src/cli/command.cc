@@ -54,14 +54,30 @@ void AddModelFlags(CLI::App* cmd, ModelFlags& f, bool workload) {
   AddOutputFlags(cmd, f.output);
 }
 
-std::string RunModelReport(const ModelFlags& f, ReportRequest request, bool workload, std::ostream& err) {
-  ReadFormat(f.output);  // flag errors before the model is read
-  Settings settings = workload ? ReadSettings(f.workload) : Settings{};
-  Evaluation evaluation(ResolveModel(f.model));
-  request.layers = f.layers;
-  Settings resolved = ResolveSettings(settings, evaluation.spec());
-  if (!workload) resolved.notes.clear();  // params reads no workload: "--seq: defaulting ..." is no news
-  return Render(EstimateReport(evaluation, resolved, request), f.output, err);
+SharedFlags SharedOf(const ModelFlags& f, bool workload) {
+  return {.output = &f.output, .model = &f.model, .workload = workload ? &f.workload : nullptr};
+}
+
+SharedFlags SharedOf(const ParamsFlags& f) { return SharedOf(f, false); }
+
+Report ModelReport(Prepared& prepared, ReportRequest request, bool layers) {
+  request.layers = layers;
+  return EstimateReport(*prepared.evaluation, prepared.settings, request);
+}
+
+Prepared Prepare(Stage stage, const SharedFlags& shared) {
+  if (shared.output != nullptr) ReadFormat(*shared.output);  // flag errors before the model is read
+  Prepared prepared;
+  const bool model = stage != Stage::kNone && shared.model != nullptr && !shared.model->empty();
+  if (!model) return prepared;
+  if (stage == Stage::kSettings && shared.workload != nullptr) prepared.settings = ReadSettings(*shared.workload);
+  prepared.evaluation.emplace(ResolveModel(*shared.model));
+  if (stage == Stage::kSettings) {
+    prepared.settings = ResolveSettings(prepared.settings, prepared.spec());
+    // Without workload flags the defaults are no news ("--seq: defaulting to ...").
+    if (shared.workload == nullptr) prepared.settings.notes.clear();
+  }
+  return prepared;
 }
 
 void KeepRow(const Report& report, const std::string& path, const std::string& name) {

@@ -14,9 +14,10 @@
 #include <vector>
 
 #include "cli/settings_flags.h"
-#include "sections/estimate_report.h"
+#include "estimate/evaluation.h"
 #include "report/format.h"
 #include "report/report.h"
+#include "sections/estimate_report.h"
 
 namespace tally {
 
@@ -44,7 +45,33 @@ struct RunContext {
   int code = 0;
 };
 
-// Returns the text for stdout; RunMain prints it only when no exception was thrown.
+// How much of the shared pipeline runs before a command (ninja's kTools[] `when`): nothing; the
+// model read; or the model read and the workload's settings resolved against it, once.
+enum class Stage { kNone, kModel, kSettings };
+
+// What the pipeline reads from a command's flags (each flags struct has a SharedOf overload). A
+// null `model` (or an empty one: flops --gemm, measure without --model) prepares nothing; a null
+// `workload` resolves the default settings (params reads none); a null `output`: the command
+// writes its own output to RunContext::out (sweep streams rows, completion prints a script).
+struct SharedFlags {
+  const OutputFlags* output = nullptr;
+  const std::string* model = nullptr;
+  const WorkloadFlags* workload = nullptr;
+};
+
+// What the pipeline hands a command: the model's evaluation and its resolved settings.
+struct Prepared {
+  std::optional<Evaluation> evaluation;
+  Settings settings;  // resolved by ResolveSettings (Stage::kSettings)
+
+  const ModelSpec& spec() const { return evaluation->spec(); }
+};
+
+// Runs the stages `stage` asks for on `shared`: flag errors first (--format, the workload flags),
+// then the model, then the settings resolved against it.
+Prepared Prepare(Stage stage, const SharedFlags& shared);
+
+// A command's run returns its report, which RunMain renders once, or nothing when it wrote its own.
 using RunFn = std::function<std::string(RunContext&)>;
 
 struct Command {
@@ -58,17 +85,22 @@ struct Command {
   std::vector<std::string> reads;
 };
 
-// A row from a command's own pieces: its flags struct, the function that declares the flags and
-// the one that runs on them. Each parse gets fresh flags.
+// A row from a command's own pieces: the stage of the shared pipeline it needs, its flags struct,
+// the function that declares the flags and the one that runs on them. Each parse gets fresh flags.
 template <typename Flags>
-Command MakeCommand(std::string_view name, std::string_view help, void (*add_flags)(CLI::App*, Flags&),
-                    std::string (*run)(const Flags&, RunContext&), std::vector<std::string_view> examples,
-                    std::vector<std::string> reads = {}) {
+Command MakeCommand(std::string_view name, std::string_view help, Stage stage, void (*add_flags)(CLI::App*, Flags&),
+                    std::optional<Report> (*run)(const Flags&, Prepared&, RunContext&),
+                    std::vector<std::string_view> examples, std::vector<std::string> reads = {}) {
   return {name, help,
-          [add_flags, run](CLI::App* cmd) -> RunFn {
+          [stage, add_flags, run](CLI::App* cmd) -> RunFn {
             auto flags = std::make_shared<Flags>();
             add_flags(cmd, *flags);
-            return [flags, run](RunContext& context) { return run(*flags, context); };
+            return [flags, stage, run](RunContext& context) -> std::string {
+              const SharedFlags shared = SharedOf(*flags);
+              Prepared prepared = Prepare(stage, shared);
+              const std::optional<Report> report = run(*flags, prepared, context);
+              return report ? Render(*report, *shared.output, context.err) : "";
+            };
           },
           std::move(examples), std::move(reads)};
 }
@@ -88,8 +120,8 @@ struct ModelFlags {
 // MODEL, the workload flags (when `workload`), --layers and the output flags.
 void AddModelFlags(CLI::App* cmd, ModelFlags& flags, bool workload);
 
-// The model's report for `request`, with the workload's settings when `workload`.
-std::string RunModelReport(const ModelFlags& flags, ReportRequest request, bool workload, std::ostream& err);
+// The model, its workload and its output flags. SharedOf(flags, false): the workload is not read.
+SharedFlags SharedOf(const ModelFlags& flags, bool workload = true);
 
 // Every flag AddWorkloadFlags declares ("--batch", ...), less `unread`.
 std::vector<std::string> WorkloadFlagsRead(std::initializer_list<std::string_view> unread = {});
@@ -115,14 +147,23 @@ struct FlopsFlags {
   std::optional<std::string> gemm;
 };
 
+SharedFlags SharedOf(const FlopsFlags& flags);
+
+// The model's report for `request` at the prepared settings, with --layers when `layers`.
+Report ModelReport(Prepared& prepared, ReportRequest request, bool layers);
+
+// params reads no workload: its flags are a ModelFlags of their own type, so that SharedOf knows.
+struct ParamsFlags : ModelFlags {};
+SharedFlags SharedOf(const ParamsFlags& flags);
+
 // The four commands that are one request on ModelFlags, each in its own file (estimate_command.cc, ...).
 void AddEstimateFlags(CLI::App* cmd, ModelFlags& flags);
-std::string RunEstimate(const ModelFlags& flags, RunContext& context);
-void AddParamsFlags(CLI::App* cmd, ModelFlags& flags);
-std::string RunParams(const ModelFlags& flags, RunContext& context);
+std::optional<Report> RunEstimate(const ModelFlags& flags, Prepared& prepared, RunContext& context);
+void AddParamsFlags(CLI::App* cmd, ParamsFlags& flags);
+std::optional<Report> RunParams(const ParamsFlags& flags, Prepared& prepared, RunContext& context);
 void AddFlopsFlags(CLI::App* cmd, FlopsFlags& flags);
-std::string RunFlops(const FlopsFlags& flags, RunContext& context);
+std::optional<Report> RunFlops(const FlopsFlags& flags, Prepared& prepared, RunContext& context);
 void AddMemoryFlags(CLI::App* cmd, ModelFlags& flags);
-std::string RunMemory(const ModelFlags& flags, RunContext& context);
+std::optional<Report> RunMemory(const ModelFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

@@ -106,8 +106,11 @@ void AddCompletionFlags(CLI::App* cmd, CompletionFlags& f) {
   cmd->add_option("SHELL", f.shell, "bash (default) or zsh")->type_name("");
 }
 
-std::string RunCompletion(const CompletionFlags& f, RunContext& context) {
-  return CompletionScript(context.app, f.shell);
+SharedFlags SharedOf(const CompletionFlags& /*flags*/) { return {}; }
+
+std::optional<Report> RunCompletion(const CompletionFlags& f, Prepared& /*prepared*/, RunContext& context) {
+  context.out << CompletionScript(context.app, f.shell);
+  return std::nullopt;
 }
 
 }  // namespace tally

@@ -20,6 +20,7 @@ struct CompletionFlags {
   std::string shell = "bash";
 };
 void AddCompletionFlags(CLI::App* cmd, CompletionFlags& flags);
-std::string RunCompletion(const CompletionFlags& flags, RunContext& context);
+SharedFlags SharedOf(const CompletionFlags& flags);
+std::optional<Report> RunCompletion(const CompletionFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

@@ -97,15 +97,16 @@ void AddDtypesFlags(CLI::App* cmd, DtypesFlags& f) {
   cmd->add_option("--value", f.value, "show how this value is stored in each format (e.g. 1e-8)")->type_name("X");
 }
 
-std::string RunDtypes(const DtypesFlags& f, RunContext& context) {
-  ReadFormat(f.output);  // flag errors before the value is read
+SharedFlags SharedOf(const DtypesFlags& f) { return {.output = &f.output}; }
+
+std::optional<Report> RunDtypes(const DtypesFlags& f, Prepared& /*prepared*/, RunContext& /*context*/) {
   Report report = DtypesReport(f.value);
   std::vector<std::string> names;
   for (const NumberFormat& n : NumberFormats()) names.emplace_back(n.name);
   auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) { return EqualsIgnoreCase(n, f.name); });
   KeepNamedRow(report, {.command = "dtypes", .noun = "dtype", .list = "list"}, f.name, it == names.end() ? "" : *it,
                [&] { return DidYouMean(f.name, names); });
-  return Render(report, f.output, context.err);
+  return report;
 }
 
 }  // namespace tally

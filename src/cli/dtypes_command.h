@@ -20,6 +20,7 @@ struct DtypesFlags {
   std::optional<std::string> value;
 };
 void AddDtypesFlags(CLI::App* cmd, DtypesFlags& flags);
-std::string RunDtypes(const DtypesFlags& flags, RunContext& context);
+SharedFlags SharedOf(const DtypesFlags& flags);
+std::optional<Report> RunDtypes(const DtypesFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

@@ -5,8 +5,8 @@ namespace tally {
 
 void AddEstimateFlags(CLI::App* cmd, ModelFlags& flags) { AddModelFlags(cmd, flags, true); }
 
-std::string RunEstimate(const ModelFlags& flags, RunContext& context) {
-  return RunModelReport(flags, {.memory = true}, true, context.err);
+std::optional<Report> RunEstimate(const ModelFlags& flags, Prepared& prepared, RunContext& /*context*/) {
+  return ModelReport(prepared, {.memory = true}, flags.layers);
 }
 
 }  // namespace tally

@@ -21,20 +21,18 @@ void AddFitFlags(CLI::App* cmd, FitFlags& f) {
       ->type_name(JoinNames<Solve>("|"));
 }
 
-FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& f) {
-  const Settings base = ResolveSettings(settings, spec);
+FitOutcome RunFit(Evaluation& evaluation, const Settings& base, const FitFlags& f) {
   if (!f.memory && base.hardware.empty()) {
     throw InputError(
         "--memory: fit needs the memory per device, e.g. --memory 80GiB, or a device: --hardware h100-sxm");
   }
   const std::optional<uint64_t> memory = f.memory ? std::optional(ParseBytes(*f.memory, "--memory")) : std::nullopt;
   const Solve solve = f.solve ? ParseName<Solve>(*f.solve, "--solve") : Solve::kBatch;
-  Evaluation evaluation(spec);
   const FitEstimate fit = EstimateFit(evaluation, base, solve, memory);
   FitOutcome out;
   out.fits = fit.result.fits;
   out.report = FitReport(evaluation, fit);
-  if (!out.fits) out.message = FitFailure(spec, fit);
+  if (!out.fits) out.message = FitFailure(evaluation.spec(), fit);
   return out;
 }
 
@@ -43,15 +41,16 @@ void AddFitCommandFlags(CLI::App* cmd, FitCommandFlags& f) {
   AddFitFlags(cmd, f.fit);
 }
 
-std::string RunFitCommand(const FitCommandFlags& f, RunContext& context) {
-  ReadFormat(f.model.output);
-  FitOutcome outcome = RunFit(ResolveModel(f.model.model), ReadSettings(f.model.workload), f.fit);
+SharedFlags SharedOf(const FitCommandFlags& flags) { return SharedOf(flags.model); }
+
+std::optional<Report> RunFitCommand(const FitCommandFlags& f, Prepared& prepared, RunContext& context) {
+  FitOutcome outcome = RunFit(*prepared.evaluation, prepared.settings, f.fit);
   if (f.model.output.get) GetKey(outcome.report, *f.model.output.get);  // a bad key fails before the verdict
   if (!outcome.fits) {
     context.err << "tally: " << EscapeControl(outcome.message) << "\n";
     context.code = static_cast<int>(ExitCode::kBudgetFailed);
   }
-  return Render(outcome.report, f.model.output, context.err);
+  return std::move(outcome.report);
 }
 
 }  // namespace tally

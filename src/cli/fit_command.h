@@ -26,7 +26,7 @@ struct FitOutcome {
   Report report;        // fit.* and the ledger at the answer (or at the smallest value tried)
 };
 
-FitOutcome RunFit(const ModelSpec& spec, const Settings& settings, const FitFlags& flags);
+FitOutcome RunFit(Evaluation& evaluation, const Settings& settings, const FitFlags& flags);
 
 // The command: MODEL, the workload, --memory and --solve; exit 1 when nothing fits.
 struct FitCommandFlags {
@@ -34,6 +34,7 @@ struct FitCommandFlags {
   FitFlags fit;
 };
 void AddFitCommandFlags(CLI::App* cmd, FitCommandFlags& flags);
-std::string RunFitCommand(const FitCommandFlags& flags, RunContext& context);
+SharedFlags SharedOf(const FitCommandFlags& flags);
+std::optional<Report> RunFitCommand(const FitCommandFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

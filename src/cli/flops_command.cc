@@ -50,16 +50,21 @@ void AddFlopsFlags(CLI::App* cmd, FlopsFlags& flags) {
       ->type_name("MxNxK");
 }
 
-std::string RunFlops(const FlopsFlags& flags, RunContext& context) {
+SharedFlags SharedOf(const FlopsFlags& flags) {
+  SharedFlags shared = SharedOf(flags.model);
+  if (flags.gemm) shared.model = nullptr;  // one GEMM: no model to read
+  return shared;
+}
+
+std::optional<Report> RunFlops(const FlopsFlags& flags, Prepared& prepared, RunContext& /*context*/) {
   if (!flags.gemm) {
-    if (flags.model.model.empty()) throw InputError("MODEL is required; run 'tally flops --help' for usage");
-    return RunModelReport(flags.model, {.params = false}, true, context.err);
+    if (!prepared.evaluation) throw InputError("MODEL is required; run 'tally flops --help' for usage");
+    return ModelReport(prepared, {.params = false}, flags.model.layers);
   }
   if (!flags.model.model.empty()) throw InputError("--gemm: give MODEL or --gemm, not both");
   const std::string given = flags.model.layers ? "--layers" : GivenWorkloadFlag(flags.model.workload);
   if (!given.empty()) throw InputError(given + ": --gemm counts one GEMM; it reads no workload flag");
-  ReadFormat(flags.model.output);
-  return Render(GemmReport(*flags.gemm), flags.model.output, context.err);
+  return GemmReport(*flags.gemm);
 }
 
 }  // namespace tally

@@ -172,12 +172,13 @@ void AddHardwareFlags(CLI::App* cmd, HardwareFlags& f) {
   AddOutputFlags(cmd, f.output);
 }
 
-std::string RunHardware(const HardwareFlags& f, RunContext& context) {
-  ReadFormat(f.output);
+SharedFlags SharedOf(const HardwareFlags& f) { return {.output = &f.output}; }
+
+std::optional<Report> RunHardware(const HardwareFlags& f, Prepared& /*prepared*/, RunContext& /*context*/) {
   Report report = HardwareReport();
   KeepNamedRow(report, {.command = "hardware", .noun = "hardware", .list = "catalog"}, f.name, FindHardwareName(f.name),
                [&] { return HardwareSuggestion(f.name); });
-  return Render(report, f.output, context.err);
+  return report;
 }
 
 }  // namespace tally

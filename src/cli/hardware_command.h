@@ -21,6 +21,7 @@ struct HardwareFlags {
   std::string name;
 };
 void AddHardwareFlags(CLI::App* cmd, HardwareFlags& flags);
-std::string RunHardware(const HardwareFlags& flags, RunContext& context);
+SharedFlags SharedOf(const HardwareFlags& flags);
+std::optional<Report> RunHardware(const HardwareFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

@@ -187,8 +187,7 @@ void AddMeasureFlags(CLI::App* cmd, MeasureFlags& f) {
   work("--lora", f.workload.lora, "LoRA rank: adapters train, base weights frozen (no base dW)");
 }
 
-std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format, const std::optional<std::string>& get,
-                              std::ostream& err) {
+Report MeasureReport(const MeasureFlags& f, Prepared& prepared, std::ostream& err) {
   MeasureRequest request;
   ReadLists(f, request);
   std::shared_ptr<const LayerGraph> graph;
@@ -198,9 +197,9 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
     if (request.dtypes.size() > 1 || request.threads.size() > 1) {
       throw InputError("--model: times one dtype at one thread count; give one value to --dtype and --threads");
     }
-    Evaluation evaluation(ResolveModel(*f.model));
+    Evaluation& evaluation = *prepared.evaluation;
     const ModelSpec& spec = evaluation.spec();
-    const Settings settings = ResolveSettings(ReadSettings(f.workload), spec);
+    const Settings& settings = prepared.settings;
     evaluation.Summary(settings);  // checks the settings against the model
     graph = evaluation.Graph(GraphSettingsOf(settings));
     request.model = graph.get();
@@ -217,10 +216,7 @@ std::string RunMeasureCommand(const MeasureFlags& f, const FormatOptions& format
   MeasureOutcome outcome = RunMeasure(request);
   if (f.plot) WriteFile(*f.plot, RooflineSvg(outcome.chart), "--plot");
   if (f.calibrate) WriteFile(*f.calibrate, outcome.calibration, "--calibrate");
-  const Report& report = outcome.report;
-  std::string text = get ? GetKey(report, *get) : FormatReport(report, format);
-  for (const std::string& note : report.notes) err << "tally: warning: " << note << "\n";
-  return text;
+  return std::move(outcome.report);
 }
 
 void AddMeasureCommandFlags(CLI::App* cmd, MeasureCommandFlags& f) {
@@ -228,8 +224,13 @@ void AddMeasureCommandFlags(CLI::App* cmd, MeasureCommandFlags& f) {
   AddOutputFlags(cmd, f.output);
 }
 
-std::string RunMeasure(const MeasureCommandFlags& f, RunContext& context) {
-  return RunMeasureCommand(f.measure, ReadFormat(f.output), f.output.get, context.err);
+SharedFlags SharedOf(const MeasureCommandFlags& flags) {
+  const MeasureFlags& m = flags.measure;
+  return {.output = &flags.output, .model = m.model ? &*m.model : nullptr, .workload = &m.workload};
+}
+
+std::optional<Report> RunMeasure(const MeasureCommandFlags& f, Prepared& prepared, RunContext& context) {
+  return MeasureReport(f.measure, prepared, context.err);
 }
 
 }  // namespace tally

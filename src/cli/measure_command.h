@@ -25,16 +25,16 @@ struct MeasureFlags {
 
 void AddMeasureFlags(CLI::App* cmd, MeasureFlags& flags);
 
-// Runs the measurement; returns the text for stdout (`get`: one bare number). Progress lines go
-// to `err` only when stderr is a terminal and the run has taken a second; warnings always do.
-std::string RunMeasureCommand(const MeasureFlags& flags, const FormatOptions& format,
-                              const std::optional<std::string>& get, std::ostream& err);
+// Runs the measurement (on `prepared`'s model with --model) and returns its report. Progress lines
+// go to `err` only when stderr is a terminal and the run has taken a second.
+Report MeasureReport(const MeasureFlags& flags, Prepared& prepared, std::ostream& err);
 
 struct MeasureCommandFlags {
   MeasureFlags measure;
   OutputFlags output;
 };
 void AddMeasureCommandFlags(CLI::App* cmd, MeasureCommandFlags& flags);
-std::string RunMeasure(const MeasureCommandFlags& flags, RunContext& context);
+SharedFlags SharedOf(const MeasureCommandFlags& flags);
+std::optional<Report> RunMeasure(const MeasureCommandFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

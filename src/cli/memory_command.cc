@@ -5,8 +5,8 @@ namespace tally {
 
 void AddMemoryFlags(CLI::App* cmd, ModelFlags& flags) { AddModelFlags(cmd, flags, true); }
 
-std::string RunMemory(const ModelFlags& flags, RunContext& context) {
-  return RunModelReport(flags, {.params = false, .flops = false, .memory = true}, true, context.err);
+std::optional<Report> RunMemory(const ModelFlags& flags, Prepared& prepared, RunContext& /*context*/) {
+  return ModelReport(prepared, {.params = false, .flops = false, .memory = true}, flags.layers);
 }
 
 }  // namespace tally

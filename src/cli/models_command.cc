@@ -35,13 +35,14 @@ void AddModelsFlags(CLI::App* cmd, ModelsFlags& f) {
   AddOutputFlags(cmd, f.output);
 }
 
-std::string RunModels(const ModelsFlags& f, RunContext& context) {
-  ReadFormat(f.output);
+SharedFlags SharedOf(const ModelsFlags& f) { return {.output = &f.output}; }
+
+std::optional<Report> RunModels(const ModelsFlags& f, Prepared& /*prepared*/, RunContext& /*context*/) {
   Report report = ListModels();
   const EmbeddedPreset* preset = f.name.empty() ? nullptr : FindPresetOrAlias(f.name);
   KeepNamedRow(report, {.command = "models", .noun = "preset", .list = "list"}, f.name,
                preset ? std::string(preset->name) : "", [&] { return DidYouMean(f.name, PresetNames()); });
-  return Render(report, f.output, context.err);
+  return report;
 }
 
 }  // namespace tally

@@ -19,6 +19,7 @@ struct ModelsFlags {
   std::string name;
 };
 void AddModelsFlags(CLI::App* cmd, ModelsFlags& flags);
-std::string RunModels(const ModelsFlags& flags, RunContext& context);
+SharedFlags SharedOf(const ModelsFlags& flags);
+std::optional<Report> RunModels(const ModelsFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

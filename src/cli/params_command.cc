@@ -3,10 +3,10 @@
 
 namespace tally {
 
-void AddParamsFlags(CLI::App* cmd, ModelFlags& flags) { AddModelFlags(cmd, flags, false); }
+void AddParamsFlags(CLI::App* cmd, ParamsFlags& flags) { AddModelFlags(cmd, flags, false); }
 
-std::string RunParams(const ModelFlags& flags, RunContext& context) {
-  return RunModelReport(flags, {.settings = false, .flops = false}, false, context.err);
+std::optional<Report> RunParams(const ParamsFlags& flags, Prepared& prepared, RunContext& /*context*/) {
+  return ModelReport(prepared, {.settings = false, .flops = false}, flags.layers);
 }
 
 }  // namespace tally

@@ -146,9 +146,12 @@ void AddSweepCommandFlags(CLI::App* cmd, SweepCommandFlags& f) {
   cmd->add_option("--format", f.format, "csv (default) | tsv | jsonl | json")->type_name("FORMAT");
 }
 
-std::string RunSweepCommand(const SweepCommandFlags& f, RunContext& context) {
+SharedFlags SharedOf(const SweepCommandFlags& /*flags*/) { return {}; }
+
+// Several models, each point's settings resolved in turn, rows streamed: sweep runs its own pipeline.
+std::optional<Report> RunSweepCommand(const SweepCommandFlags& f, Prepared& /*prepared*/, RunContext& context) {
   RunSweep(f.models, f.grid, f.sweep, f.format == "table" ? "csv" : f.format, context.out);
-  return "";
+  return std::nullopt;
 }
 
 }  // namespace tally

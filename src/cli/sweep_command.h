@@ -33,7 +33,8 @@ struct SweepCommandFlags {
   std::string format = "table";  // table means the default, csv
 };
 void AddSweepCommandFlags(CLI::App* cmd, SweepCommandFlags& flags);
-// Streams the rows to context.out; returns nothing more to print.
-std::string RunSweepCommand(const SweepCommandFlags& flags, RunContext& context);
+SharedFlags SharedOf(const SweepCommandFlags& flags);
+// Streams the rows to context.out; returns no report.
+std::optional<Report> RunSweepCommand(const SweepCommandFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

@@ -35,8 +35,7 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12",
       "FLOP/S");
   opt("--mbu", f.mbu,
-      "memory-bandwidth utilization for the inference roofline (default " + FormatDouble(kDefaultMbu) + ")",
-      "RATIO");
+      "memory-bandwidth utilization for the inference roofline (default " + FormatDouble(kDefaultMbu) + ")", "RATIO");
   opt("--prompt", f.prompt,
       "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4k = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
@@ -80,9 +79,10 @@ void AddTimeCommandFlags(CLI::App* cmd, TimeCommandFlags& f) {
   AddTimeFlags(cmd, f.time);
 }
 
-std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
-  ReadFormat(f.model.output);
-  Settings settings = ReadSettings(f.model.workload);
+SharedFlags SharedOf(const TimeCommandFlags& flags) { return SharedOf(flags.model); }
+
+std::optional<Report> RunTime(const TimeCommandFlags& f, Prepared& prepared, RunContext& /*context*/) {
+  Settings& settings = prepared.settings;
   // Without --mode infer, time is training time: say so, for what is modelled in training only (--cp).
   if (settings.cp > 1 && settings.mode == Mode::kBoth) settings.mode = Mode::kTrain;
   if (settings.mode != Mode::kInfer && (f.time.prompt || f.time.generate)) {
@@ -94,14 +94,12 @@ std::string RunTime(const TimeCommandFlags& f, RunContext& context) {
     throw InputError("--layers: time gives the roofline per node for inference; add --mode infer");
   }
   request.layers = f.model.layers;
-  Evaluation evaluation(ResolveModel(f.model.model));
-  settings = ResolveSettings(settings, evaluation.spec());
   Report report =
-      EstimateReport(evaluation, settings,
+      EstimateReport(*prepared.evaluation, settings,
                      // Inference echoes its own workload (prompt, generated tokens), not the model's context.
                      {.settings = settings.mode != Mode::kInfer, .params = false, .flops = false});
-  AddTime(evaluation, settings, request, report);
-  return Render(report, f.model.output, context.err);
+  AddTime(*prepared.evaluation, settings, request, report);
+  return report;
 }
 
 }  // namespace tally

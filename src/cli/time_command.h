@@ -25,6 +25,7 @@ struct TimeCommandFlags {
   TimeFlags time;
 };
 void AddTimeCommandFlags(CLI::App* cmd, TimeCommandFlags& flags);
-std::string RunTime(const TimeCommandFlags& flags, RunContext& context);
+SharedFlags SharedOf(const TimeCommandFlags& flags);
+std::optional<Report> RunTime(const TimeCommandFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally
