@@ -75,7 +75,7 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
   if (s.lora_rank == 0) return;
   for (const std::string& target : s.lora_targets) {
     std::vector<std::string> suffixes = {(target == "qkv" || target == "out" ? ".attn." : ".") + target + ".lora"};
-    // Multi-head latent attention's q and k/v up-projections (graph/build_transformer.cc).
+    // Multi-head latent attention's q and k/v up-projections (graph/build_attention.cc).
     if (target == "qkv") suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora"});
     bool found = false;
     for (const Layer& l : g.layers) {
