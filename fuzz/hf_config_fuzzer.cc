@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "fuzz_util.h"
 #include "graph/build_graph.h"
@@ -44,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = pick % 2 == 1 ? body : WithModelType(body, kModelTypes[(pick / 2) % std::size(kModelTypes)]);
   tally::fuzz::Expect([&] {
     const tally::ModelSpec spec = tally::LoadModelText("config.json", text);
-    const tally::Settings settings;
+    const tally::Settings settings = tally::ResolveSettings({}, spec);
     tally::Evaluation evaluation(spec);
     tally::EstimateReport(evaluation, settings, {.memory = true});
   });

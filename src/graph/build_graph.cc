@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "config/resolve.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -110,7 +111,13 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .input = s.input};
 }
 
-LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {
+LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& given) {
+  GraphSettings settings = given;
+  // The target follows the seq of this graph: fit and time change seq after ResolveSettings.
+  const bool enc_dec = spec.family == Family::kTransformer && spec.transformer.encoder_layers > 0;
+  if (enc_dec && settings.seq && !settings.target_seq) {
+    settings.target_seq = DefaultTargetSeq(spec.transformer, *settings.seq);
+  }
   LayerGraph g = BlameOverflowOn(spec.source, [&] {
     return spec.family == Family::kTransformer ? BuildTransformerGraph(spec, settings)
                                                : BuildSequentialGraph(spec, settings);

@@ -15,6 +15,7 @@
 // build_attention.cc, build_mlp.cc and build_heads.cc (and build_ssm.cc, build_zamba2.cc, build_vision.cc),
 // each adding to the shared graph/transformer_context.h.
 #include <algorithm>
+#include <stdexcept>
 
 #include "graph/build_attention.h"
 #include "graph/build_embeddings.h"
@@ -251,16 +252,28 @@ class TransformerBuilder {
   TransformerContext ctx_;
 };
 
-}  // namespace
+// A graph's source and target lengths (the target is the seq but for an encoder–decoder's
+// decoder), checked against the model's positions. They are chosen in one place (config/resolve.h)
+// and given here: one missing is a caller's bug, not bad input.
+struct Lengths {
+  uint64_t seq = 0;
+  uint64_t target = 0;
+};
 
-LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& settings) {
+Lengths CheckedLengths(const ModelSpec& spec, const GraphSettings& settings) {
   const TransformerSpec& t = spec.transformer;
-  uint64_t seq = settings.seq.value_or(t.context_length);
+  const bool enc_dec = t.encoder_layers > 0;
+  if (!settings.seq) {
+    throw std::logic_error(
+        "BuildTransformerGraph: '" + spec.name +
+        "' has no sequence length in its GraphSettings; resolve the settings first (ResolveSettings)");
+  }
+  const uint64_t seq = *settings.seq;
   if (t.position == PositionKind::kLearned && seq > t.context_length) {
     throw InputError("--seq: " + std::to_string(seq) + " is longer than the " + std::to_string(t.context_length) +
                      " learned positions of '" + spec.name + "'");
   }
-  if (settings.target_seq && t.encoder_layers == 0) {
+  if (settings.target_seq && !enc_dec) {
     throw InputError("--target-seq: '" + spec.name + "' has no decoder stack over a separate target (it is not an " +
                      "encoder-decoder); --seq sets its tokens");
   }
@@ -270,15 +283,25 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
                      " mel frames, " + std::to_string(t.context_length) + " positions after its convolutions; --seq " +
                      std::to_string(seq) + " is not that");
   }
-  // A careful default: the target as long as the source (give --target-seq for a shorter one), or
-  // the decoder's own positions when it has fewer (Whisper).
+  if (enc_dec && !settings.target_seq) {
+    throw std::logic_error("BuildTransformerGraph: the encoder-decoder '" + spec.name +
+                           "' has no target length in its GraphSettings; BuildGraph gives it (DefaultTargetSeq)");
+  }
+  const uint64_t target = enc_dec ? *settings.target_seq : seq;
   const uint64_t target_limit = t.target_context > 0 ? t.target_context : t.context_length;
-  const uint64_t fallback = t.position == PositionKind::kLearned ? std::min(seq, target_limit) : seq;
-  const uint64_t target = t.encoder_layers > 0 ? settings.target_seq.value_or(fallback) : seq;
-  if (t.encoder_layers > 0 && t.position == PositionKind::kLearned && target > target_limit) {
+  if (enc_dec && t.position == PositionKind::kLearned && target > target_limit) {
     throw InputError("--target-seq: " + std::to_string(target) + " is longer than the " + std::to_string(target_limit) +
                      " learned positions of '" + spec.name + "'");
   }
+  return {seq, target};
+}
+
+}  // namespace
+
+LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& settings) {
+  const TransformerSpec& t = spec.transformer;
+  const bool enc_dec = t.encoder_layers > 0;
+  const auto [seq, target] = CheckedLengths(spec, settings);
   LayerGraph g;
   g.model_name = spec.name;
   g.family = Family::kTransformer;
@@ -297,7 +320,7 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
   }
   g.batch = settings.batch;
   g.seq = seq;
-  g.target_seq = t.encoder_layers > 0 ? target : 0;
+  g.target_seq = enc_dec ? target : 0;
   g.causal = settings.causal && !t.encoder;
   g.n_layers = t.n_layers;
   if (settings.dropout) effective.dropout = *settings.dropout;

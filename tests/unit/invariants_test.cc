@@ -6,6 +6,7 @@
 
 #include "cli/app.h"
 #include "config/presets.h"
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
 #include "unit/run_tally.h"
@@ -13,6 +14,8 @@
 
 namespace tally {
 namespace {
+
+using testing::ResolvedGraph;
 
 uint64_t SumChildren(const Report& r, const std::string& group) {
   uint64_t sum = 0;
@@ -26,9 +29,9 @@ TEST_CASE("invariants: components sum to their totals for every preset") {
   for (const std::string& name : PresetNames()) {
     CAPTURE(name);
     ModelSpec spec = ResolveModel(name);
-    const Settings settings{.batch = 3, .micro_batch = 3};
+    const Settings settings = ResolveSettings({.batch = 3, .micro_batch = 3}, spec);
     Evaluation evaluation(spec);
-    LayerGraph g = BuildGraph(spec, GraphSettingsOf(settings));
+    LayerGraph g = ResolvedGraph(spec, settings);
     Report r = EstimateReport(evaluation, settings, {.memory = true, .layers = true});
     CHECK(SumChildren(r, "params.components") == U64(r, "params.total"));
     CHECK(SumChildren(r, "flops.components") == U64(r, "flops.forward"));

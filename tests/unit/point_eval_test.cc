@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "report/format.h"
 #include "unit/test_util.h"
@@ -52,6 +53,7 @@ TEST_CASE("point evaluator: every fast key equals the full report") {
         s.seq.reset();
         if (s.tp > 1 || s.pp > 1 || s.lora_rank > 0) continue;  // transformers only
       }
+      s = ResolveSettings(s, spec);  // as sweep resolves each point
       Report full = EstimateReport(*std::make_unique<Evaluation>(spec), s, {.memory = true});
       std::vector<std::string> keys = full.LeafKeys();
       std::vector<std::optional<Value>> fast = PointEvaluator(spec, keys).Evaluate(s);

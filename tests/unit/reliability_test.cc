@@ -19,15 +19,19 @@
 #include "cli/app.h"
 #include "config/hardware.h"
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "estimate/estimate_graph.h"
 #include "graph/build_graph.h"
 #include "report/format.h"
 #include "report/report.h"
+#include "unit/test_util.h"
 #include "util/error.h"
 #include "util/text.h"
 
 namespace tally {
 namespace {
+
+using testing::ResolvedGraph;
 
 struct Run {
   int code = 0;
@@ -65,7 +69,7 @@ std::vector<std::string> With(std::vector<std::string> base, const std::vector<s
 
 Report EstimateGraphForTest(const ModelSpec& spec) {
   Evaluation evaluation(spec);
-  return EstimateReport(evaluation, Settings{}, {});
+  return EstimateReport(evaluation, ResolveSettings({}, spec), {});
 }
 
 // A hardware file in the configs/hardware schema; `extra` replaces nothing, it adds keys.
@@ -345,7 +349,7 @@ TEST_CASE("reliability: partial_rotary_factor 0.01 rotates int(head_dim x 0.01) 
   const ModelSpec spec = LoadModelText("phi/config.json", json);
   CHECK(spec.transformer.rotary_dim == 0);
   CHECK(spec.transformer.position == PositionKind::kNone);
-  const LayerGraph g = BuildGraph(spec, GraphSettings{});
+  const LayerGraph g = ResolvedGraph(spec);
   for (const Layer& l : g.layers) CHECK(l.kind != LayerKind::kRope);
 }
 
