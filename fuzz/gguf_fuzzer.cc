@@ -6,6 +6,7 @@
 
 #include "config/gguf.h"
 #include "sections/estimate_report.h"
+#include "config/resolve.h"
 #include "estimate/evaluation.h"
 #include "fuzz_util.h"
 
@@ -19,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     spec.checkpoint = std::move(g.checkpoint);
     // Identical blocks are built once, so any block_count costs what one block does.
     tally::Evaluation evaluation(spec);
-    tally::EstimateReport(evaluation, tally::Settings{}, {});
+    tally::EstimateReport(evaluation, tally::ResolveSettings({}, spec), {});
   });
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "config/hf_config.h"
 #include "config/load_config.h"
 #include "sections/estimate_report.h"
+#include "config/resolve.h"
 #include "fuzz_util.h"
 #include "graph/build_graph.h"
 
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = pick % 2 == 1 ? body : WithModelType(body, types[(pick / 2) % types.size()]);
   tally::fuzz::Expect([&] {
     const tally::ModelSpec spec = tally::LoadModelText("config.json", text);
-    const tally::Settings settings;
+    const tally::Settings settings = tally::ResolveSettings({}, spec);
     tally::Evaluation evaluation(spec);
     tally::EstimateReport(evaluation, settings, {.memory = true});
   });

@@ -4,6 +4,7 @@
 #include "config/load_config.h"
 #include "config/model_lookup.h"
 #include "config/presets.h"
+#include "config/resolve.h"
 #include "estimate/evaluation.h"
 #include "estimate/params.h"
 #include "util/spellcheck.h"
@@ -22,7 +23,8 @@ Report ListModels() {
   for (const EmbeddedPreset& p : EmbeddedPresets()) {
     ModelSpec spec = LoadModelText(p.path, p.text);
     models.rows.push_back({std::string(p.name), std::string(FamilyName(spec.family)),
-                           Evaluation(spec).Summary(Settings{})->params.total, std::string(p.path), spec.description});
+                           Evaluation(spec).Summary(ResolveSettings({}, spec))->params.total, std::string(p.path),
+                           spec.description});
   }
   std::string families;
   for (const std::string& f : HfFamilies()) families += (families.empty() ? "" : ", ") + f;

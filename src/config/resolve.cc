@@ -1,5 +1,6 @@
 #include "config/resolve.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -38,6 +39,12 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
                      (spec.family == Family::kTransformer ? "an encoder" : "sequential"));
   }
   return s;
+}
+
+// A careful default: give --target-seq for a shorter target.
+uint64_t DefaultTargetSeq(const TransformerSpec& t, uint64_t seq) {
+  const uint64_t target_limit = t.target_context > 0 ? t.target_context : t.context_length;
+  return t.position == PositionKind::kLearned ? std::min(seq, target_limit) : seq;
 }
 
 uint64_t ClaimedMemory(uint64_t memory, const Settings& s) {

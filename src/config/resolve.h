@@ -26,7 +26,15 @@ uint64_t UsableMemory(const HardwareSpec& hw, const Settings& settings);
 uint64_t ClaimedMemory(uint64_t memory, const Settings& settings);
 
 // Fills in the sequence length (transformers: the pre-training context, capped at kDefaultSeqCap
-// with a note) and the memory reserve; notes go to settings.notes.
+// with a note) and the memory reserve; notes go to settings.notes. The one place a default --seq is
+// chosen: the graph builders take settings.seq as given and refuse to build without it.
 Settings ResolveSettings(Settings settings, const ModelSpec& spec);
+
+// An encoder–decoder's target (decoder) tokens when --target-seq is not given, for a source of
+// `seq` tokens: as many as the source, or the decoder's learned positions when it has fewer
+// (Whisper). The one rule for the default target; graph/build_graph.cc applies it per graph, since
+// the target follows a seq that fit and time change after ResolveSettings, and Settings::target_seq
+// stays what the user gave (the inference time refuses --target-seq).
+uint64_t DefaultTargetSeq(const TransformerSpec& t, uint64_t seq);
 
 }  // namespace tally

@@ -48,8 +48,9 @@ struct Settings {
   uint64_t batch = 1;
   uint64_t micro_batch = 1;
   uint64_t grad_accum = 1;
-  std::optional<uint64_t> seq;  // default: the model's context length
-  // An encoder–decoder's target (decoder) tokens per sequence, `seq` being the source; default: seq.
+  std::optional<uint64_t> seq;  // unset: ResolveSettings fills a transformer's (config/resolve.h)
+  // An encoder–decoder's target (decoder) tokens per sequence, `seq` being the source; unset: as
+  // many as the source, at most the decoder's learned positions (config/resolve.h, DefaultTargetSeq).
   std::optional<uint64_t> target_seq;
   // --images: images per sequence a model with a vision tower encodes (0: text only); default its VisionSpec's.
   std::optional<uint64_t> images;

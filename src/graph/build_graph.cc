@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "config/resolve.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -75,7 +76,7 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
   if (s.lora_rank == 0) return;
   for (const std::string& target : s.lora_targets) {
     std::vector<std::string> suffixes = {(target == "qkv" || target == "out" ? ".attn." : ".") + target + ".lora"};
-    // Multi-head latent attention's q and k/v up-projections (graph/build_transformer.cc).
+    // Multi-head latent attention's q and k/v up-projections (graph/build_attention.cc).
     if (target == "qkv") suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora"});
     bool found = false;
     for (const Layer& l : g.layers) {
@@ -110,7 +111,13 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .input = s.input};
 }
 
-LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings) {
+LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& given) {
+  GraphSettings settings = given;
+  // The target follows the seq of this graph: fit and time change seq after ResolveSettings.
+  const bool enc_dec = spec.family == Family::kTransformer && spec.transformer.encoder_layers > 0;
+  if (enc_dec && settings.seq && !settings.target_seq) {
+    settings.target_seq = DefaultTargetSeq(spec.transformer, *settings.seq);
+  }
   LayerGraph g = BlameOverflowOn(spec.source, [&] {
     return spec.family == Family::kTransformer ? BuildTransformerGraph(spec, settings)
                                                : BuildSequentialGraph(spec, settings);

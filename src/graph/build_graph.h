@@ -16,10 +16,12 @@ namespace tally {
 // so the builders read only these (a setting missing here cannot reach a graph).
 struct GraphSettings {
   uint64_t batch = 1;
-  std::optional<uint64_t> seq;         // default: the model's context length
-  std::optional<uint64_t> target_seq;  // an encoder–decoder's decoder length; default: seq
-  std::optional<uint64_t> context;     // keys each query follows when not seq (a decode step)
-  std::optional<uint64_t> images;      // a vision tower's images per sequence; default VisionSpec::images
+  // A transformer's tokens per sequence, resolved (ResolveSettings); unset for a sequential model.
+  std::optional<uint64_t> seq;
+  // An encoder–decoder's decoder tokens; unset: BuildGraph applies DefaultTargetSeq (config/resolve.h).
+  std::optional<uint64_t> target_seq;
+  std::optional<uint64_t> context;  // keys each query follows when not seq (a decode step)
+  std::optional<uint64_t> images;   // a vision tower's images per sequence; default VisionSpec::images
   bool causal = false;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;
@@ -35,6 +37,8 @@ struct GraphSettings {
 
 GraphSettings GraphSettingsOf(const Settings& settings);
 
+// The graph of `spec` under `settings`, whose seq a transformer needs resolved (std::logic_error
+// without it: a caller skipped ResolveSettings).
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings);
 
 // Parallelism the model cannot have (heads that do not split, more stages than blocks): an

@@ -1,10 +1,10 @@
 // The vision towers and projectors of config/model_spec.h's VisionSpec as nodes: SigLIP
 // (modeling_siglip.py) with Gemma 3's projector (modeling_gemma3.py), Llama 4's vision model and
 // projector (modeling_llama4.py), and CLIP (modeling_clip.py) with LLaVA's (modeling_llava.py). Saved tensors follow
-// the language model's conventions (graph/build_transformer.cc): each LayerNorm its input and fp32 mean and rstd, each
-// linear its input, QK^T q and k, softmax its probabilities (eager) or the fp32 log-sum-exp per row (flash), AV v and
-// the probabilities (eager) or its output (flash), GELU its input. The tower is bidirectional and keeps no KV cache;
-// its weights are replicated over tensor-parallel ranks.
+// the language model's conventions (graph/transformer_context.cc, build_attention.cc): each LayerNorm its input and
+// fp32 mean and rstd, each linear its input, QK^T q and k, softmax its probabilities (eager) or the fp32 log-sum-exp
+// per row (flash), AV v and the probabilities (eager) or its output (flash), GELU its input. The tower is bidirectional
+// and keeps no KV cache; its weights are replicated over tensor-parallel ranks.
 #include "graph/build_vision.h"
 
 #include "graph/node_costs.h"

@@ -15,6 +15,8 @@ namespace tally {
 namespace {
 
 using testing::Hf;
+using testing::ResolvedGraph;
+using testing::SummaryOf;
 
 // The fixture with every `from` replaced by `to`.
 ModelSpec Edited(const std::string& file, const std::vector<std::pair<std::string, std::string>>& edits) {
@@ -34,7 +36,7 @@ Settings Seqs(uint64_t source, uint64_t target) {
   return s;
 }
 
-uint64_t Total(const ModelSpec& spec) { return CountParams(BuildGraph(spec, GraphSettingsOf(Seqs(8, 4)))).total; }
+uint64_t Total(const ModelSpec& spec) { return CountParams(ResolvedGraph(spec, Seqs(8, 4))).total; }
 
 TEST_CASE("encoder-decoders: parameters against the published counts") {
   // t5-small (T5ForConditionalGeneration, head tied to the shared embedding): keras-hub's t5_small
@@ -85,8 +87,7 @@ TEST_CASE("encoder-decoders: BART") {
   const ModelSpec lm = Edited("bart-base.json", {{"\"BartModel\"", "\"BartForConditionalGeneration\""}});
   CHECK(Total(lm) == 139'420'416);
   const Settings s = Seqs(8, 4);
-  CHECK(Evaluation(lm).Summary(s)->flops.forward - Evaluation(bare).Summary(s)->flops.forward ==
-        2ULL * 4 * 768 * 50265);
+  CHECK(SummaryOf(lm, s)->flops.forward - SummaryOf(bare, s)->flops.forward == 2ULL * 4 * 768 * 50265);
   // bart-large's shapes in the same file (d_model 1024, 16 heads, ffn 4096, 12 + 12 layers):
   // facebook/bart-large 406291456 in the same docstring (index id 2228351197).
   CHECK(Total(Edited("bart-base.json", {{"\"d_model\": 768", "\"d_model\": 1024"},
@@ -99,7 +100,7 @@ TEST_CASE("encoder-decoders: BART") {
   // The decoder's 6 self-attention caches, 2·768 elements a token each at bf16: 18,432 bytes.
   CHECK(KvBytesPerToken(testing::MemoryOf(bare, s), DType::kBf16) == 18'432);
   // The decoder's learned positions bound the target too.
-  CHECK_THROWS_WITH_AS(BuildGraph(bare, GraphSettingsOf(Seqs(8, 1025))),
+  CHECK_THROWS_WITH_AS(ResolvedGraph(bare, Seqs(8, 1025)),
                        "tally: error: --target-seq: 1025 is longer than the 1024 learned positions of 'bart-base'",
                        InputError);
   CHECK_THROWS_WITH_AS(
@@ -121,14 +122,14 @@ TEST_CASE("encoder-decoders: Whisper") {
   // = 1,543,490,560.
   const ModelSpec whisper = LoadModelFile(Hf("whisper-large-v3.json"));
   Settings s;
-  const LayerGraph g = BuildGraph(whisper, GraphSettingsOf(s));
+  const LayerGraph g = ResolvedGraph(whisper, s);
   CHECK(CountParams(g).total == 1'543'490'560);
   CHECK(CountParams(g).trainable == 1'543'490'560 - 1'920'000);
   // The encoder reads 3000 mel frames (1500 positions); the target defaults to the decoder's 448.
   CHECK(g.seq == 1500);
   CHECK(g.target_seq == 448);
   // The stem's forward FLOPs: 2·3000·1280·(128·3) + 2·1500·1280·(1280·3).
-  CHECK(Evaluation(whisper).Summary(s)->flops.forward_by_component.at(Component::kConv2d) ==
+  CHECK(SummaryOf(whisper, s)->flops.forward_by_component.at(Component::kConv2d) ==
         2ULL * 3000 * 1280 * 384 + 2ULL * 1500 * 1280 * 3840);
   // Inference: 32 decoder layers of 2·1280 K and V elements at bf16 (the config's fp16 weights, the
   // default activation dtype): 448 target tokens and 1500 source tokens.
@@ -137,7 +138,7 @@ TEST_CASE("encoder-decoders: Whisper") {
   CHECK(m.kv_cache == 32ULL * 2560 * 448 * 2);
   CHECK(m.cross_kv_cache == 32ULL * 2560 * 1500 * 2);
   s.seq = 1000;
-  CHECK_THROWS_WITH_AS(BuildGraph(whisper, GraphSettingsOf(s)),
+  CHECK_THROWS_WITH_AS(ResolvedGraph(whisper, s),
                        "tally: error: --seq: 'whisper-large-v3' reads exactly 3000 mel frames, 1500 positions after "
                        "its convolutions; --seq 1000 is not that",
                        InputError);
@@ -157,16 +158,16 @@ TEST_CASE("encoder-decoders: forward FLOPs over a source and a target") {
   const uint64_t forward = 6 * encoder + 6 * decoder + 4'211'081'216ULL;
   CHECK(forward == 36'624'662'528ULL);
   Settings s = Seqs(512, 128);
-  CHECK(Evaluation(t5).Summary(s)->flops.forward == forward);
+  CHECK(SummaryOf(t5, s)->flops.forward == forward);
   // --causal halves the decoder's self-attention only (6·33,554,432 / 2): the encoder and the
   // cross-attention see every source token.
   s.causal = true;
-  CHECK(Evaluation(t5).Summary(s)->flops.forward == forward - 3 * 33'554'432ULL);
+  CHECK(SummaryOf(t5, s)->flops.forward == forward - 3 * 33'554'432ULL);
   // The target defaults to the source's length.
   Settings same;
   same.seq = 64;
   Settings explicit_target = Seqs(64, 64);
-  CHECK(Evaluation(t5).Summary(same)->flops.forward == Evaluation(t5).Summary(explicit_target)->flops.forward);
+  CHECK(SummaryOf(t5, same)->flops.forward == SummaryOf(t5, explicit_target)->flops.forward);
 }
 
 TEST_CASE("encoder-decoders: the KV cache and the cross-attention KV cache") {

@@ -13,6 +13,9 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+using testing::SummaryOf;
+
 std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
 
 // The fixture with its `architectures` entry replaced by `arch`.
@@ -26,7 +29,7 @@ ModelSpec WithArchitecture(const std::string& file, const std::string& from, con
 
 uint64_t Total(const ModelSpec& spec, Settings s = {}) {
   if (spec.family == Family::kTransformer) s.seq = 8;
-  return CountParams(BuildGraph(spec, GraphSettingsOf(s))).total;
+  return CountParams(ResolvedGraph(spec, s)).total;
 }
 
 TEST_CASE("encoders: the bare models against their published counts") {
@@ -88,7 +91,7 @@ TEST_CASE("encoders: RoBERTa's position rows, and what an encoder costs") {
   CHECK(roberta.transformer.position_offset == 2);
   Settings s;
   s.seq = 513;
-  CHECK_THROWS_AS(BuildGraph(roberta, GraphSettingsOf(s)), InputError);
+  CHECK_THROWS_AS(ResolvedGraph(roberta, s), InputError);
 
   const ModelSpec bert = LoadModelFile(Hf("bert-base-uncased.json"));
   s.seq = 128;
@@ -97,10 +100,10 @@ TEST_CASE("encoders: RoBERTa's position rows, and what an encoder costs") {
   // transform 2·128·768·768 = 150,994,944 and decoder 2·128·768·30522 = 6,000,869,376.
   const uint64_t forward = 12ULL * (1'811'939'328 + 50'331'648) + 150'994'944 + 6'000'869'376;
   CHECK(forward == 28'499'116'032);
-  CHECK(Evaluation(bert).Summary(s)->flops.forward == forward);
+  CHECK(SummaryOf(bert, s)->flops.forward == forward);
   // Bidirectional: --causal halves nothing.
   s.causal = true;
-  CHECK(Evaluation(bert).Summary(s)->flops.forward == forward);
+  CHECK(SummaryOf(bert, s)->flops.forward == forward);
   // No KV cache.
   CHECK(KvBytesPerToken(testing::MemoryOf(bert, s), DType::kBf16) == 0);
 }
@@ -141,8 +144,8 @@ TEST_CASE("encoders: ViT from config.json builds the vit-b-16 preset's graph") {
   const ModelSpec preset = ResolveModel("vit-b-16");
   Settings s;
   s.batch = 2;
-  const LayerGraph a = BuildGraph(hf, GraphSettingsOf(s));
-  const LayerGraph b = BuildGraph(preset, GraphSettingsOf(s));
+  const LayerGraph a = ResolvedGraph(hf, s);
+  const LayerGraph b = ResolvedGraph(preset, s);
   CHECK(CountParams(a).total == 86'567'656);
   REQUIRE(a.layers.size() == b.layers.size());
   for (size_t i = 0; i < a.layers.size(); ++i) {
@@ -154,7 +157,7 @@ TEST_CASE("encoders: ViT from config.json builds the vit-b-16 preset's graph") {
     CHECK(a.layers[i].gemms.size() == b.layers[i].gemms.size());
     CHECK(a.layers[i].saved.size() == b.layers[i].saved.size());
   }
-  CHECK(Evaluation(hf).Summary(s)->flops.forward == Evaluation(preset).Summary(s)->flops.forward);
+  CHECK(SummaryOf(hf, s)->flops.forward == SummaryOf(preset, s)->flops.forward);
   // ViTModel keeps its pooler instead of the classifier: - (768·1000 + 1000) + (768·768 + 768)
   // = 86,389,248 (derived by hand).
   CHECK(Total(WithArchitecture("vit-base-patch16-224.json", "ViTForImageClassification", "ViTModel")) ==

@@ -14,6 +14,8 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+
 std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
 
 struct FamilyRow {
@@ -94,7 +96,7 @@ TEST_CASE("families: published parameter counts, active parameters and the KV ca
     const ModelSpec spec = LoadModelFile(Hf(row.file));
     Settings s;
     s.seq = 1;
-    const ParamCounts p = CountParams(BuildGraph(spec, GraphSettingsOf(s)));
+    const ParamCounts p = CountParams(ResolvedGraph(spec, s));
     CHECK(p.total == row.total);
     if (row.active > 0) {
       CHECK(p.active == row.active);
@@ -113,11 +115,11 @@ TEST_CASE("families: Llama 4's active parameters per text token leave out the vi
   const ModelSpec spec = LoadModelFile(Hf("llama-4-scout-17b-16e.json"));
   Settings s;
   s.seq = 1;
-  const ParamCounts p = CountParams(BuildGraph(spec, GraphSettingsOf(s)));
+  const ParamCounts p = CountParams(ResolvedGraph(spec, s));
   CHECK(p.by_component.at(Component::kVision) == 850'960'896);
   CHECK(p.by_component.at(Component::kProjector) == 20'971'520);
   CHECK(p.active_text == 18'044'827'136 - 850'960'896 - 20'971'520);
-  const ParamCounts mixtral = CountParams(BuildGraph(LoadModelFile(Hf("mixtral-8x7b.json")), GraphSettingsOf(s)));
+  const ParamCounts mixtral = CountParams(ResolvedGraph(LoadModelFile(Hf("mixtral-8x7b.json")), s));
   CHECK(mixtral.active_text == mixtral.active);
 }
 
@@ -173,8 +175,8 @@ TEST_CASE("families: DeepSeek details") {
   s.seq = 1;
   // The MTP module, apart from the total: enorm 7,168 + hnorm 7,168 + eh_proj 2·7168·7168 + one MoE
   // decoder layer 11,507,286,272 + shared_head.norm 7,168 (EXPECTED.md).
-  CHECK(CountParams(BuildGraph(v3, GraphSettingsOf(s))).mtp == 3ULL * 7168 + 2ULL * 7168 * 7168 + 11'507'286'272ULL);
-  CHECK(CountParams(BuildGraph(v3, GraphSettingsOf(s))).mtp == 11'610'068'224ULL);
+  CHECK(CountParams(ResolvedGraph(v3, s)).mtp == 3ULL * 7168 + 2ULL * 7168 * 7168 + 11'507'286'272ULL);
+  CHECK(CountParams(ResolvedGraph(v3, s)).mtp == 11'610'068'224ULL);
   // Hugging Face's eager layout: full K and V per head, 61 · 8192 · 128 · (192 + 128) · 2 bytes.
   v3.transformer.mla.full_kv_cache = true;
   CHECK(KvAt(v3, 8192) == 40'936'407'040ULL);
@@ -248,7 +250,7 @@ attention_pattern: {kind: sliding, span: 16, full_every: 2}
   // Per block: q 64·64, k and v 64·32 each, o 64·64, q/k norms 16 each, MLP 3·64·128, 4 norms of 64;
   // tied embedding 1000·64 and a final norm.
   const uint64_t block = 64 * 64 + 2 * 64 * 32 + 64 * 64 + 2 * 16 + 3 * 64 * 128 + 4 * 64;
-  CHECK(CountParams(BuildGraph(gemma, GraphSettingsOf(s))).total == 4 * block + 1000 * 64 + 64);
+  CHECK(CountParams(ResolvedGraph(gemma, s)).total == 4 * block + 1000 * 64 + 64);
   // KV at 64 tokens: layers 0 and 2 keep 16, layers 1 and 3 keep 64; 2 · 2 · 16 elements of 2 bytes.
   CHECK(KvAt(gemma, 64) == (16 + 64 + 16 + 64) * 2 * 2 * 16 * 2);
   CHECK_THROWS_WITH_AS(LoadModelText("g.yaml", base + "sliding_window: 8\nattention_pattern: {kind: sliding, span: 16, "

@@ -12,6 +12,8 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+
 std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
 
 struct CountRow {
@@ -46,7 +48,7 @@ TEST_CASE("hf: published parameter counts") {
   for (const CountRow& row : kCounts) {
     CAPTURE(row.file);
     CAPTURE(row.source);
-    CHECK(CountParams(BuildGraph(LoadModelFile(Hf(row.file)), GraphSettingsOf(Settings{}))).total == row.total);
+    CHECK(CountParams(ResolvedGraph(LoadModelFile(Hf(row.file)))).total == row.total);
   }
 }
 
@@ -56,22 +58,22 @@ TEST_CASE("hf: counts with no published figure, derived by hand") {
   const uint64_t opt_layer = 4 * (5120ULL * 5120 + 5120) + 2 * 5120ULL * 20480 + 20480 + 5120 + 4 * 5120;
   const uint64_t opt = 50272ULL * 5120 + 2050ULL * 5120 + 40 * opt_layer + 2 * 5120;
   CHECK(opt == 12'853'473'280);
-  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("opt-13b.json")), GraphSettingsOf(Settings{}))).total == opt);
+  CHECK(CountParams(ResolvedGraph(LoadModelFile(Hf("opt-13b.json")))).total == opt);
   // Falcon-7B: multi-query qkv 4544·(71 + 2)·64, dense 4544², MLP 2·4544·18176, one LayerNorm per
   // block; tokens 65024·4544 tied; ln_f.
   const uint64_t falcon7_layer = 4544ULL * 73 * 64 + 4544ULL * 4544 + 2 * 4544ULL * 18176 + 2 * 4544;
-  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("falcon-7b.json")), GraphSettingsOf(Settings{}))).total ==
+  CHECK(CountParams(ResolvedGraph(LoadModelFile(Hf("falcon-7b.json")))).total ==
         65024ULL * 4544 + 32 * falcon7_layer + 2 * 4544);
   // Falcon-40B (new decoder architecture): 8 KV heads, two LayerNorms per block.
   const uint64_t falcon40_layer = 8192ULL * (128 + 16) * 64 + 8192ULL * 8192 + 2 * 8192ULL * 32768 + 4 * 8192;
-  CHECK(CountParams(BuildGraph(LoadModelFile(Hf("falcon-40b.json")), GraphSettingsOf(Settings{}))).total ==
+  CHECK(CountParams(ResolvedGraph(LoadModelFile(Hf("falcon-40b.json")))).total ==
         65024ULL * 8192 + 60 * falcon40_layer + 2 * 8192);
 }
 
 TEST_CASE("hf: Mixtral's active parameters") {
   // Jiang et al. 2024 quote 13B active of 47B; exactly: total less 6 of 8 experts' SwiGLU MLPs in
   // each of 32 blocks, 3·4096·14336 each.
-  ParamCounts p = CountParams(BuildGraph(LoadModelFile(Hf("mixtral-8x7b.json")), GraphSettingsOf(Settings{})));
+  ParamCounts p = CountParams(ResolvedGraph(LoadModelFile(Hf("mixtral-8x7b.json"))));
   CHECK(p.active == 46'702'792'704ULL - 6ULL * 32 * 3 * 4096 * 14336);
   CHECK(p.active == 12'879'925'248ULL);
 }
@@ -194,8 +196,7 @@ TEST_CASE("hf: presets agree with their Hugging Face configs") {
     CHECK(LayerRuns(a) == LayerRuns(b));  // each block's attention kind, span and MLP
     // And so the figures: parameters, FLOPs and KV cache per token.
     const Settings s{.batch = 2, .seq = 64};
-    LayerGraph ga = BuildGraph(ResolveModel(preset), GraphSettingsOf(s)),
-               gb = BuildGraph(file_spec, GraphSettingsOf(s));
+    LayerGraph ga = ResolvedGraph(ResolveModel(preset), s), gb = ResolvedGraph(file_spec, s);
     CHECK(CountParams(ga).total == CountParams(gb).total);
     FlopCounts fa = CountFlops(ga), fb = CountFlops(gb);
     CHECK(fa.forward == fb.forward);
@@ -227,7 +228,7 @@ TEST_CASE("hf: presets of models without a config file here") {
     CAPTURE(row.preset);
     CAPTURE(row.source);
     const Settings s{.seq = 1};
-    const ParamCounts p = CountParams(BuildGraph(ResolveModel(row.preset), GraphSettingsOf(s)));
+    const ParamCounts p = CountParams(ResolvedGraph(ResolveModel(row.preset), s));
     CHECK(p.total == row.total);
     CHECK(p.active == (row.active == 0 ? p.total : row.active));
     Settings kv{.seq = 1};

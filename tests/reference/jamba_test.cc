@@ -20,6 +20,7 @@ namespace {
 
 using testing::GraphOf;
 using testing::Hf;
+using testing::SummaryOf;
 
 ModelSpec Edited(const std::string& from, const std::string& to) {
   return testing::EditedHf("jamba-v0.1.json", from, to);
@@ -66,8 +67,8 @@ TEST_CASE("jamba: the inner norms of the Mamba mixer") {
   CHECK(CountParams(GraphOf(spec, 16)).total - CountParams(GraphOf(plain, 16)).total == 28 * 288);
   Settings s;
   s.seq = 512;
-  const auto with = Evaluation(spec).Summary(s);
-  const auto without = Evaluation(plain).Summary(s);
+  const auto with = SummaryOf(spec, s);
+  const auto without = SummaryOf(plain, s);
   CHECK(with->flops.forward == without->flops.forward);
   CHECK(with->flops.non_matmul_forward - without->flops.non_matmul_forward == 28ULL * 512 * 288 * 4);
 }
@@ -81,7 +82,7 @@ TEST_CASE("jamba: the forward GEMMs per token") {
   const ModelSpec spec = LoadModelFile(Hf("jamba-v0.1.json"));
   Settings s;
   s.seq = 4096;
-  CHECK(Evaluation(spec).Summary(s)->flops.forward == 23'942'922'240ULL * 4096);
+  CHECK(SummaryOf(spec, s)->flops.forward == 23'942'922'240ULL * 4096);
 }
 
 TEST_CASE("jamba: inference keeps KV on the attention layers and SSM state on the Mamba layers") {

@@ -16,6 +16,7 @@ namespace {
 using testing::EditedHf;
 using testing::GraphOf;
 using testing::Hf;
+using testing::SummaryOf;
 
 TEST_CASE("ssm: mamba-130m against its published count") {
   // state-spaces/mamba-130m-hf, MambaForCausalLM with lm_head tied to the embedding:
@@ -88,7 +89,7 @@ TEST_CASE("ssm: the whole model's FLOPs") {
   const ModelSpec spec = LoadModelFile(Hf("mamba-130m-hf.json"));
   Settings s;
   s.seq = 2048;
-  const auto summary = Evaluation(spec).Summary(s);
+  const auto summary = SummaryOf(spec, s);
   CHECK(summary->flops.forward == 256'831'488ULL * 2048);
   CHECK(summary->flops.backward == 2 * summary->flops.forward);
 }

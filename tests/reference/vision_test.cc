@@ -15,6 +15,9 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+using testing::SummaryOf;
+
 std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
 
 // gemma-3-27b-it with its vision_config replaced by `vision` (JSON text), or removed when empty, and
@@ -44,7 +47,7 @@ TEST_CASE("vision: Gemma 3's SigLIP tower and projector against the checkpoint t
   CHECK(spec.notes.empty());                 // nothing left out any more
   Settings s;
   s.seq = 512;
-  const ParamCounts p = CountParams(BuildGraph(spec, GraphSettingsOf(s)));
+  const ParamCounts p = CountParams(ResolvedGraph(spec, s));
   // SiglipVisionModel (vision_use_head false), h = 1152, f = 4304, 64² = 4,096 patches of 3·14·14:
   //   patch_embedding 1152·588 + 1152 = 678,528; position_embedding 4,096·1152 = 4,718,592;
   //   each of 27 layers: 2 LayerNorms 4·1152 + q/k/v/out 4·(1152² + 1152) + fc1 1152·4304 + 4304
@@ -67,8 +70,8 @@ TEST_CASE("vision: the tower runs over one image per sequence") {
   CHECK_FALSE(text.transformer.vision.has_value());
   Settings s;
   s.seq = 512;
-  const auto with = Evaluation(spec).Summary(s);
-  const auto without = Evaluation(text).Summary(s);
+  const auto with = SummaryOf(spec, s);
+  const auto without = SummaryOf(text, s);
   // Per image, 2·m·n·k per GEMM with 4,096 patches, h = 1152, 16 heads of 72, f = 4304:
   //   patch conv 2·4096·1152·588 = 5,549,064,192;
   //   each layer: q/k/v 2·4096·1152·3456 + QK^T and AV 2·2·4096·4096·72·16 + out 2·4096·1152²
@@ -97,7 +100,7 @@ TEST_CASE("vision: Llama 4's vision model and projector against the checkpoint t
   CHECK(spec.transformer.vision->tokens_per_image == 144);  // (336 / 14)² · 0.5²
   Settings s;
   s.seq = 512;
-  const auto summary = Evaluation(spec).Summary(s);
+  const auto summary = SummaryOf(spec, s);
   const ParamCounts& p = summary->params;
   // Llama4VisionModel (EXPECTED.md): patch linear 588·1408 = 827,904, class_embedding 1,408,
   // positional_embedding_vlm 577·1408 = 812,416, layernorm_pre/post 5,632, 34 layers of 23,807,872
@@ -126,7 +129,7 @@ TEST_CASE("vision: LLaVA-1.5's CLIP tower and projector against the checkpoint t
   CHECK(spec.transformer.vision->live_layers == 23);        // vision_feature_layer -2
   Settings s;
   s.seq = 1024;
-  const auto summary = Evaluation(spec).Summary(s);
+  const auto summary = SummaryOf(spec, s);
   const ParamCounts& p = summary->params;
   // CLIPVisionModel (ViT-L/14 at 336), h = 1024, f = 4096: class_embedding 1,024, patch conv
   // 1024·588 = 602,112 (no bias), positions 577·1024 = 590,848, pre_layrnorm and post_layernorm
@@ -151,7 +154,7 @@ TEST_CASE("vision: LLaVA-1.5's CLIP tower and projector against the checkpoint t
   std::string text = ReadFileText(Hf("llava-1.5-7b-hf.json"));
   const size_t at = text.find("\"vision_config\"");
   text.replace(at, text.find('}', at) + 1 - at, "\"no_vision\": 0");
-  const auto without = Evaluation(LoadModelText("llava.json", text)).Summary(s);
+  const auto without = SummaryOf(LoadModelText("llava.json", text), s);
   CHECK(summary->flops.backward - without->flops.backward == 779'692'466'176ULL);
   CHECK(summary->params.total - without->params.total == 303'507'456 + 20'979'712);
   // A list of feature layers (LLaVA-OneVision style) is refused.

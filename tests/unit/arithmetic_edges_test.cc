@@ -20,6 +20,8 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+
 constexpr uint64_t kTwo63 = uint64_t{1} << 63;
 constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();  // 2^64 - 1
 const char* const kOverflow = "would exceed 2^64 - 1";
@@ -71,7 +73,7 @@ TEST_CASE("arithmetic: config sizes at 2^63") {
   // 2^63 - 1 is read; its embedding (2^63 - 1) · 64 does not fit, which is an error, not a wrap.
   ModelSpec spec = LoadModelText("edge.yaml", head + "9223372036854775807" + tail);
   CHECK(spec.transformer.vocab_size == kTwo63 - 1);
-  CHECK_THROWS_WITH_AS(BuildGraph(spec, GraphSettingsOf(Settings{})), doctest::Contains(kOverflow), InputError);
+  CHECK_THROWS_WITH_AS(ResolvedGraph(spec), doctest::Contains(kOverflow), InputError);
   CHECK_THROWS_WITH_AS(LoadModelText("edge.yaml", head + "9223372036854775808" + tail),
                        "edge.yaml:2:13: error: 'vocab_size' is too large: 9223372036854775808 (at most 2^63 - 1)",
                        InputError);

@@ -6,6 +6,7 @@
 
 #include "config/load_config.h"
 #include "sections/estimate_report.h"
+#include "config/resolve.h"
 #include "weights_test_util.h"
 
 namespace tally {
@@ -20,7 +21,7 @@ using testing::WriteFile;
 // The `unmatched` table's rows as "tensor in stored graph tensors" lines.
 std::vector<std::string> Unmatched(const std::string& model) {
   Evaluation evaluation(ResolveModel(model));
-  const Report r = EstimateReport(evaluation, {}, {.layers = true});
+  const Report r = EstimateReport(evaluation, ResolveSettings({}, evaluation.spec()), {.layers = true});
   std::vector<std::string> out;
   const ReportNode* node = r.Find("unmatched");
   REQUIRE(node != nullptr);
@@ -79,7 +80,7 @@ TEST_CASE("checkpoint vs graph: a buffer, an extra block and a missing norm, one
 TEST_CASE("checkpoint vs graph: a GGUF file that matches has no table, and a count of 0") {
   // tests/data/weights/tiny-llama.gguf stores the tied head once (token_embd.weight).
   Evaluation evaluation(ResolveModel((fs::path(TALLY_TEST_DATA) / "weights" / "tiny-llama.gguf").string()));
-  const Report r = EstimateReport(evaluation, {}, {.layers = true});
+  const Report r = EstimateReport(evaluation, ResolveSettings({}, evaluation.spec()), {.layers = true});
   CHECK(r.Find("unmatched") == nullptr);
   CHECK(std::get<uint64_t>(r.Find("checkpoint.unmatched")->value) == 0);
 }
@@ -96,7 +97,7 @@ TEST_CASE("checkpoint vs graph: a quantized checkpoint is not compared, and says
   const ModelSpec spec = ResolveModel(tmp.path().string());
   REQUIRE(spec.checkpoint.has_value());
   Evaluation evaluation(spec);
-  const Report r = EstimateReport(evaluation, {}, {.layers = true});
+  const Report r = EstimateReport(evaluation, ResolveSettings({}, evaluation.spec()), {.layers = true});
   CHECK(r.Find("unmatched") == nullptr);
   CHECK(r.Find("checkpoint.unmatched") == nullptr);
   CHECK(std::find(r.notes.begin(), r.notes.end(),
@@ -106,7 +107,7 @@ TEST_CASE("checkpoint vs graph: a quantized checkpoint is not compared, and says
 
 TEST_CASE("checkpoint vs graph: without weights nothing is compared") {
   Evaluation evaluation(ResolveModel("llama-2-7b"));
-  const Report r = EstimateReport(evaluation, {}, {.layers = true});
+  const Report r = EstimateReport(evaluation, ResolveSettings({}, evaluation.spec()), {.layers = true});
   CHECK(r.Find("unmatched") == nullptr);
   CHECK(r.Find("checkpoint.unmatched") == nullptr);
 }

@@ -9,6 +9,7 @@
 #include "graph/build_graph.h"
 #include "run_tally.h"
 #include "sections/estimate_report.h"
+#include "unit/test_util.h"
 #include "weights_test_util.h"
 
 namespace tally {
@@ -16,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::Gguf;
+using testing::ResolvedGraph;
 using testing::RunTally;
 using testing::TempDir;
 using testing::WriteFile;
@@ -101,7 +103,7 @@ TEST_CASE("checkpoint weights: a decode step reads the stored bytes") {
     s.param_dtype_given = rule;  // --param-dtype bf16: the rules
     s.seq = 1;
     s.context = 128;
-    return ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+    return ForwardRoofline(ResolvedGraph(spec, s), spec, s,
                            {.peak = 1e18, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 1e12})
         .bytes;
   };

@@ -18,10 +18,13 @@
 #include "config/syntax_scan.h"
 #include "config/yaml_reader.h"
 #include "graph/build_graph.h"
+#include "unit/test_util.h"
 #include "util/error.h"
 
 namespace tally {
 namespace {
+
+using testing::ResolvedGraph;
 
 // Shape chaining is checked by the graph builder, so some defects survive loading.
 enum class Stage { kLoad, kBuild };
@@ -206,7 +209,7 @@ void CheckCase(const BadCase& c) {
   // A build-stage defect must load cleanly, so the row also pins down where it is caught.
   ModelSpec spec;
   REQUIRE_NOTHROW(spec = LoadModelFile(path));
-  CHECK_THROWS_WITH_AS(BuildGraph(spec, GraphSettingsOf(Settings{})), expected.c_str(), InputError);
+  CHECK_THROWS_WITH_AS(ResolvedGraph(spec), expected.c_str(), InputError);
 }
 
 std::vector<std::string> FilesUnder(const std::filesystem::path& dir) {
@@ -411,7 +414,7 @@ TEST_CASE("config errors: every config loads and builds or throws InputError") {
   for (const std::string& path : files) {
     CAPTURE(path);
     try {
-      BuildGraph(LoadModelFile(path), GraphSettingsOf(Settings{}));
+      ResolvedGraph(LoadModelFile(path));
     } catch (const InputError& e) {
       // Expected for the bad corpus; the message must stay on one line.
       CHECK(std::string(e.what()).find('\n') == std::string::npos);

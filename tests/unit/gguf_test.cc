@@ -7,6 +7,7 @@
 #include "config/load_config.h"
 #include "estimate/params.h"
 #include "graph/build_graph.h"
+#include "unit/test_util.h"
 #include "weights_test_util.h"
 
 namespace tally {
@@ -16,6 +17,7 @@ namespace fs = std::filesystem;
 using testing::Gguf;
 using testing::Le;
 using testing::Message;
+using testing::ResolvedGraph;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -85,7 +87,7 @@ TEST_CASE("gguf: a tiny quantized Llama gives exact counts, bytes by type, and a
   CHECK(t.mlp == MlpKind::kSwiglu);
   CHECK_FALSE(t.qkv_bias);
   // The graph instantiates exactly what the file stores.
-  CHECK(CountParams(BuildGraph(spec, {})).total == 1'232'128);
+  CHECK(CountParams(ResolvedGraph(spec)).total == 1'232'128);
 }
 
 TEST_CASE("gguf: GPT-2 small in F32 gives the published count, its vocabulary from the embedding") {
@@ -116,7 +118,7 @@ TEST_CASE("gguf: GPT-2 small in F32 gives the published count, its vocabulary fr
   CHECK(spec.transformer.position == PositionKind::kLearned);
   CHECK(spec.transformer.tied_embeddings);
   // 124,439,808: GPT-2 small's published parameter count (Hugging Face gpt2).
-  CHECK(CountParams(BuildGraph(spec, {})).total == 124'439'808);
+  CHECK(CountParams(ResolvedGraph(spec)).total == 124'439'808);
   CHECK(spec.checkpoint->elements == 124'439'808);
   CHECK(spec.checkpoint->bytes == 4 * 124'439'808ULL);
 }

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include "config/presets.h"
+#include "config/resolve.h"
 #include "estimate/flops.h"
 #include "estimate/params.h"
 #include "unit/test_util.h"
@@ -14,6 +16,8 @@ namespace {
 
 using testing::InlineGraph;
 using testing::PresetGraph;
+using testing::ResolvedGraph;
+using testing::SummaryOf;
 
 const Layer& Find(const LayerGraph& g, const std::string& path) {
   for (const Layer& l : g.layers) {
@@ -239,6 +243,24 @@ TEST_CASE("graph: linear acts on the last dimension of a multi-dimensional input
 namespace tally {
 namespace {
 
+TEST_CASE("graph: a transformer is built at a resolved sequence length, never a default of its own") {
+  // ResolveSettings is the one place a default --seq is chosen; a graph without one is a caller's bug.
+  const ModelSpec gpt2 = ResolveModel("gpt2-small");
+  CHECK_THROWS_WITH_AS(BuildGraph(gpt2, GraphSettings{}),
+                       "BuildTransformerGraph: 'gpt2-small' has no sequence length in its GraphSettings; resolve the "
+                       "settings first (ResolveSettings)",
+                       std::logic_error);
+  CHECK(BuildGraph(gpt2, GraphSettingsOf(ResolveSettings({}, gpt2))).seq == 1024);  // n_positions
+  // A sequential model has no sequence length at all.
+  CHECK(BuildGraph(ResolveModel("seed-mlp"), GraphSettings{}).family == Family::kSequential);
+  // An encoder-decoder's target follows the graph's own seq (fit and time change seq after
+  // ResolveSettings): BuildGraph gives it; the transformer builder alone refuses to guess.
+  const ModelSpec t5 = LoadModelFile(testing::Hf("t5-small.json"));
+  CHECK(BuildGraph(t5, {.seq = 64}).target_seq == 64);
+  CHECK(BuildGraph(t5, {.seq = 64, .target_seq = 16}).target_seq == 16);
+  CHECK_THROWS_AS(BuildTransformerGraph(t5, {.seq = 64}), std::logic_error);
+}
+
 TEST_CASE("graph: a sliding window caps the keys each query sees") {
   // Mistral's 4096-token window at seq 16384: QK^T is 16384 x 4096 per head, not 16384 x 16384.
   LayerGraph g = PresetGraph("mistral-7b", {.seq = 16384});
@@ -255,7 +277,7 @@ TEST_CASE("graph: parallelism and LoRA the model cannot have are errors") {
                        InputError);
   CHECK_THROWS_AS(check("seed-mlp", {.gpus = 2, .tp = 2}), InputError);
   // The evaluation checks before it builds.
-  CHECK_THROWS_AS(Evaluation(ResolveModel("gpt2-xl")).Summary({.gpus = 4, .tp = 4}), InputError);
+  CHECK_THROWS_AS(SummaryOf(ResolveModel("gpt2-xl"), {.gpus = 4, .tp = 4}), InputError);
   CHECK_THROWS_WITH_AS(PresetGraph("gpt2-small", {.lora_rank = 8, .lora_targets = {"gate"}}),
                        "tally: error: --lora-targets: 'gpt2-small' has no 'gate' projection (its MLP is not gated)",
                        InputError);
@@ -275,7 +297,7 @@ TEST_CASE("graph: identical blocks are held once, with a repeat count") {
   // Cost follows the distinct blocks: a 100,000-block model has the nodes of a 1-block one.
   ModelSpec deep = ResolveModel("llama-2-7b");
   deep.transformer.n_layers = 100'000;
-  const LayerGraph d = BuildGraph(deep, GraphSettingsOf(Settings{.seq = 16}));
+  const LayerGraph d = ResolvedGraph(deep, Settings{.seq = 16});
   CHECK(d.layers.size() == g.layers.size());
   CHECK(CountParams(d).total == 131'072'000ULL * 2 + 4096 + 100'000ULL * 202'383'360);
 }
@@ -287,7 +309,7 @@ TEST_CASE("graph: per-layer attention kinds set the keys each query sees") {
   t.n_layers = 4;
   const LayerSpec sliding{AttentionKind::kSliding, 4}, full{};
   t.layer_specs = {sliding, full, sliding, full};
-  const LayerGraph g = BuildGraph(spec, GraphSettingsOf(Settings{.seq = 10}));
+  const LayerGraph g = ResolvedGraph(spec, Settings{.seq = 10});
   REQUIRE(g.runs.size() == 4);
   // Two distinct blocks: each one's nodes held once.
   const LayerGraph uniform = PresetGraph("llama-2-7b", {.seq = 10});

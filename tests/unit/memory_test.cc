@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "config/resolve.h"
 #include "estimate/activations.h"
 #include "estimate/fit.h"
 #include "estimate/params.h"
@@ -361,7 +362,7 @@ TEST_CASE("fit: the answer fits and one more does not") {
 
 TEST_CASE("fit: nothing fits is an answer too") {
   Evaluation ev(ResolveModel("llama-2-70b"));
-  FitResult r = Fit(ev, Make({.mode = Mode::kTrain}), Solve::kBatch, 1ULL << 30);
+  FitResult r = Fit(ev, ResolveSettings(Make({.mode = Mode::kTrain}), ev.spec()), Solve::kBatch, 1ULL << 30);
   CHECK_FALSE(r.fits);
   CHECK(r.bytes > 1ULL << 30);
 }

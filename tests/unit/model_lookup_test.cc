@@ -15,6 +15,8 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+
 namespace fs = std::filesystem;
 using testing::Message;
 using testing::TempDir;
@@ -56,7 +58,7 @@ TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging 
       CAPTURE(id);
       const ModelSpec spec = ResolveModel(id);
       CHECK(spec.source == id);
-      CHECK(CountParams(BuildGraph(spec, {})).total == 124'439'808);
+      CHECK(CountParams(ResolvedGraph(spec)).total == 124'439'808);
       CHECK_FALSE(spec.checkpoint.has_value());
     }
     CHECK(Message([] { ResolveModel("openai-community/gpt2@v2"); }) ==

@@ -8,6 +8,7 @@
 #include "estimate/roofline.h"
 #include "graph/build_graph.h"
 #include "sections/estimate_report.h"
+#include "unit/test_util.h"
 #include "weights_test_util.h"
 
 namespace tally {
@@ -15,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::Message;
+using testing::ResolvedGraph;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -120,7 +122,7 @@ TEST_CASE("quantization: a decode step reads the quantized weights (the roofline
     s.seq = 1;
     s.context = 128;
     s.quant = q;
-    return ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+    return ForwardRoofline(ResolvedGraph(spec, s), spec, s,
                            {.peak = 1e18, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 1e12})
         .bytes;
   };

@@ -33,6 +33,20 @@ TEST_CASE("resolve: the default sequence is the pre-training context, capped at 
   CHECK(!ResolveSettings({}, ResolveModel("seed-mlp")).seq);
 }
 
+TEST_CASE("resolve: an encoder-decoder's target defaults to the source, within the decoder's learned positions") {
+  // t5-small: relative position biases, no learned positions (n_positions 512 is not a limit).
+  const ModelSpec t5 = LoadModelFile(testing::Hf("t5-small.json"));
+  CHECK(DefaultTargetSeq(t5.transformer, 4096) == 4096);
+  // bart-base: 1024 learned positions in each stack (max_position_embeddings).
+  const ModelSpec bart = LoadModelFile(testing::Hf("bart-base.json"));
+  CHECK(DefaultTargetSeq(bart.transformer, 512) == 512);
+  CHECK(DefaultTargetSeq(bart.transformer, 1024) == 1024);
+  // whisper-large-v3: 1500 source positions, but the decoder has max_target_positions 448.
+  const ModelSpec whisper = LoadModelFile(testing::Hf("whisper-large-v3.json"));
+  CHECK(DefaultTargetSeq(whisper.transformer, 1500) == 448);
+  CHECK(DefaultTargetSeq(whisper.transformer, 100) == 100);
+}
+
 TEST_CASE("resolve: --hardware gives the usable memory and whether each ledger fits") {
   // h100-sxm: 80 GiB less the default 2 GiB reserve = 78 · 2^30 bytes.
   const testing::TallyRun run =

@@ -24,7 +24,7 @@ TEST_CASE("roofline: past the K/V heads each rank computes its K/V replica in fu
   s.seq = 32;
   s.gpus = s.tp = 2;
   const ModelSpec spec = LoadModelText("mqa.yaml", mqa);
-  LayerGraph g = BuildGraph(spec, GraphSettingsOf(s));
+  LayerGraph g = ResolvedGraph(spec, s);
   std::erase_if(g.layers, [](const Layer& l) { return !l.path.ends_with("attn.qkv"); });
   REQUIRE(g.layers.size() == 1);
   const Roofline r = ForwardRoofline(g, spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e12, .mbu = 1});
@@ -37,8 +37,7 @@ TEST_CASE("roofline: one linear layer by hand") {
       LoadModelText("one.yaml", "family: sequential\ninput: [1000]\nlayers: [{linear: {out: 1000, bias: false}}]\n");
   Settings s;
   s.dtypes = PolicyDtypes(Precision::kMixedBf16);
-  Roofline r = ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
-                               {.peak = 1e12, .mfu = 1, .bandwidth = 1e9, .mbu = 1});
+  Roofline r = ForwardRoofline(ResolvedGraph(spec, s), spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e9, .mbu = 1});
   CHECK(r.flops == 2e6);
   CHECK(r.bytes == 2'004'000);
   CHECK(r.seconds == doctest::Approx(2'004'000 / 1e9).scale(0));  // memory-bound: 2.004 ms against 2 us of compute
@@ -53,7 +52,7 @@ TEST_CASE("roofline: a 13B decode step on A100-40GB is bandwidth-bound at about 
   s.seq = 1;
   s.context = 128;
   Roofline r =
-      ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+      ForwardRoofline(ResolvedGraph(spec, s), spec, s,
                       {.peak = *a100.Peak(GemmDType::kBf16), .mfu = 1, .bandwidth = a100.memory_bandwidth, .mbu = 1});
   const double weights = 2.0 * 13'015'864'320;  // fp16 weights, read once per step
   CHECK(r.memory_seconds > 20 * r.compute_seconds);
@@ -69,7 +68,7 @@ TEST_CASE("roofline: tensor-parallel all-reduce per row-parallel linear") {
   s.dtypes = PolicyDtypes(Precision::kMixedBf16);
   s.seq = 8;
   s.gpus = s.tp = 2;
-  Roofline r = ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+  Roofline r = ForwardRoofline(ResolvedGraph(spec, s), spec, s,
                                {.peak = 1e15, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 100e9});
   CHECK(r.allreduce_seconds == doctest::Approx(64 * (8.0 * 4096 * 2) / 100e9).scale(0));
 }
@@ -88,7 +87,7 @@ Roofline Decode(const std::string& model, uint64_t batch, uint64_t tp = 1) {
   s.seq = 1;
   s.context = 128;
   s.gpus = s.tp = tp;
-  return ForwardRoofline(BuildGraph(spec, GraphSettingsOf(s)), spec, s,
+  return ForwardRoofline(ResolvedGraph(spec, s), spec, s,
                          {.peak = 1e18, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 1e12});
 }
 

@@ -5,6 +5,11 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
+<<<<<<< HEAD
+=======
+#include "config/resolve.h"
+#include "estimate/estimate_graph.h"
+>>>>>>> graph
 #include "graph/build_graph.h"
 #include "sections/estimate_report.h"
 #include "util/units.h"
@@ -207,7 +212,7 @@ TEST_CASE("safetensors: a sharded Llama-3.1-8B reproduces its index total_size f
   const ModelSpec spec = ResolveModel(tmp.path().string());
   REQUIRE(spec.checkpoint.has_value());
   Evaluation evaluation(spec);
-  const Report r = EstimateReport(evaluation, {}, {});
+  const Report r = EstimateReport(evaluation, ResolveSettings({}, spec), {});
   CHECK(std::get<uint64_t>(r.Find("params.total")->value) == 8'030'261'248);
   CHECK(std::get<uint64_t>(r.Find("params.checkpoint")->value) == 8'030'261'248);
   CHECK(std::get<uint64_t>(r.Find("checkpoint.bytes")->value) == 16'060'522'496);

@@ -12,6 +12,8 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+
 std::string Gpt(uint64_t h, uint64_t layers, uint64_t heads) {
   return "family: transformer\nvocab_size: 51200\ncontext_length: 2048\nd_model: " + std::to_string(h) +
          "\nn_layers: " + std::to_string(layers) + "\nn_heads: " + std::to_string(heads) +
@@ -125,7 +127,7 @@ TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapp
   const ModelSpec spec = ResolveModel("llama-2-7b");
   Settings micro = s;
   micro.batch = 1;
-  const LayerGraph g = BuildGraph(spec, GraphSettingsOf(micro));
+  const LayerGraph g = ResolvedGraph(spec, micro);
   const StepTime st = TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {});
   CHECK(st.tp_comm == doctest::Approx(2 * 64 * (2048.0 * 4096 * 2) / 300e9));
   // Sequence parallelism swaps each for a reduce-scatter + all-gather of the same volume.

@@ -7,21 +7,37 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "config/load_config.h"
+<<<<<<< HEAD
 #include "sections/estimate_report.h"
+=======
+#include "config/resolve.h"
+>>>>>>> graph
 #include "estimate/evaluation.h"
 #include "graph/build_graph.h"
 
 namespace tally::testing {
 
-inline LayerGraph PresetGraph(const std::string& name, Settings settings = {}) {
-  return BuildGraph(ResolveModel(name), GraphSettingsOf(settings));
+// The graph of `spec` under `settings` made whole as a run makes them (ResolveSettings: a
+// transformer's default seq).
+inline LayerGraph ResolvedGraph(const ModelSpec& spec, const Settings& settings = {}) {
+  return BuildGraph(spec, GraphSettingsOf(ResolveSettings(settings, spec)));
 }
 
-inline LayerGraph InlineGraph(const std::string& yaml, Settings settings = {}) {
-  return BuildGraph(LoadModelText("inline.yaml", yaml), GraphSettingsOf(settings));
+inline LayerGraph PresetGraph(const std::string& name, const Settings& settings = {}) {
+  return ResolvedGraph(ResolveModel(name), settings);
+}
+
+inline LayerGraph InlineGraph(const std::string& yaml, const Settings& settings = {}) {
+  return ResolvedGraph(LoadModelText("inline.yaml", yaml), settings);
+}
+
+// The batch-independent summary of `spec` under `settings`, resolved as a run resolves them.
+inline std::shared_ptr<const GraphSummary> SummaryOf(const ModelSpec& spec, const Settings& settings = {}) {
+  return Evaluation(spec).Summary(ResolveSettings(settings, spec));
 }
 
 // The default report of `spec` (params and FLOPs at the default settings).
@@ -37,18 +53,14 @@ inline double SecondsSince(const std::chrono::steady_clock::time_point& start) {
 
 // The batch-independent memory summary of `spec` under `settings`.
 inline MemoryModel MemoryOf(const ModelSpec& spec, const Settings& settings) {
-  return Evaluation(spec).Summary(settings)->memory;
+  return SummaryOf(spec, settings)->memory;
 }
 
 // A Hugging Face config.json fixture: tests/data/hf/FILE.
 inline std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
 
 // The graph of `spec` at `seq` tokens, the other settings at their defaults.
-inline LayerGraph GraphOf(const ModelSpec& spec, uint64_t seq) {
-  Settings s;
-  s.seq = seq;
-  return BuildGraph(spec, GraphSettingsOf(s));
-}
+inline LayerGraph GraphOf(const ModelSpec& spec, uint64_t seq) { return ResolvedGraph(spec, {.seq = seq}); }
 
 // `text` with the one occurrence of `from` (which must be there) replaced by `to`; `from` empty
 // leaves it as it is.

@@ -22,6 +22,7 @@ namespace {
 
 using testing::GraphOf;
 using testing::Hf;
+using testing::SummaryOf;
 
 // A tiny Zamba2 whose pieces are easy to count: h 8, 2 heads of 2·8/2 = 8, f 16, adapters of rank
 // 2 on q, k, v and gate_up, V 10, four blocks of which the last three are hybrid, two shared
@@ -141,9 +142,9 @@ TEST_CASE("zamba2: the shared block runs at every hybrid block") {
   //   4·1152 + 3·3488 + 160 = 15,232 per token, 60,928 for the 4 tokens
   Settings s;
   s.seq = 4;
-  CHECK(Evaluation(Tiny()).Summary(s)->flops.forward == 60'928);
+  CHECK(SummaryOf(Tiny(), s)->flops.forward == 60'928);
   // One shared block instead of two: the same FLOPs (compute per use), fewer parameters.
-  CHECK(Evaluation(Tiny("\"num_mem_blocks\": 2", "\"num_mem_blocks\": 1")).Summary(s)->flops.forward == 60'928);
+  CHECK(SummaryOf(Tiny("\"num_mem_blocks\": 2", "\"num_mem_blocks\": 1"), s)->flops.forward == 60'928);
 }
 
 TEST_CASE("zamba2: RoPE, the first block hybrid, the keys Zamba2Config reads its own way") {
@@ -152,9 +153,7 @@ TEST_CASE("zamba2: RoPE, the first block hybrid, the keys Zamba2Config reads its
   Settings s;
   s.seq = 4;
   const ModelSpec rope = Tiny("\"mamba_d_conv\": 4", "\"mamba_d_conv\": 4, \"use_mem_rope\": true");
-  CHECK(Evaluation(rope).Summary(s)->flops.non_matmul_forward -
-            Evaluation(Tiny()).Summary(s)->flops.non_matmul_forward ==
-        1152);
+  CHECK(SummaryOf(rope, s)->flops.non_matmul_forward - SummaryOf(Tiny(), s)->flops.non_matmul_forward == 1152);
   CHECK(CountParams(GraphOf(rope, 4)).total == 6248);
   // A hybrid first block (hybrid_layer_ids [0]): 4·636 + 1304 + 336 + 88 = 4272, as with the last.
   const ModelSpec first = Tiny("[\"mamba\", \"hybrid\", \"hybrid\", \"hybrid\"],\n  \"hybrid_layer_ids\": [1, 2, 3]",

@@ -1,0 +1,93 @@
+#include "graph/build_mlp.h"
+
+#include "graph/node_costs.h"
+
+namespace tally {
+namespace {
+
+// A dense MLP over `rows` token rows, or one expert family: params are multiplied by `experts`.
+// Node shapes are `lead` followed by the width.
+void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows, std::vector<uint64_t> lead,
+               uint64_t f, uint64_t experts, uint64_t active) {
+  auto shape = [&](uint64_t width) {
+    std::vector<uint64_t> s = lead;
+    s.push_back(width);
+    return s;
+  };
+  const uint64_t h = ctx.t.d_model;
+  const uint64_t hidden = Count(ctx.P(prefix), {rows, f});
+  const bool gated = ctx.t.mlp == MlpKind::kSwiglu || ctx.t.mlp == MlpKind::kGeglu;
+  const std::string input = ctx.cur;
+  auto linear = [&](const std::string& name, uint64_t in, uint64_t out, const std::string& from) {
+    Layer l = MakeLinear(ctx.P(prefix + name), Component::kMlp, rows, in, out, ctx.t.mlp_bias, from, true,
+                         name == "down" ? TpSplit::kRow : TpSplit::kColumn);
+    if (experts > 0) {
+      // One tensor of each shape per expert: [experts, ...].
+      l.params = Count(l.path, {l.params, experts});
+      for (ParamTensor& p : l.param_tensors) p.shape.insert(p.shape.begin(), experts);
+      l.n_experts = experts;
+      l.active_experts = active;
+    }
+    return l;
+  };
+  Layer act = MakeElementwise(ctx.P(prefix + "act"), LayerKind::kActivation, Component::kMlp, hidden,
+                              gated ? 2 : kFlopsPerElementwise);  // gated: act(gate) then · up
+  if (gated) {
+    ctx.AddLinear(linear("gate", h, f, input), shape(f), "gate");
+    act.saved.push_back({.id = ctx.cur, .elements = hidden, .tp_sharded = true});
+    // Eager act(gate) · up: the activation saves the gate, the multiply act(gate) and up (4
+    // tensors with the down projection's input); a fused kernel recomputes act(gate) (3).
+    if (ctx.settings.mlp_kernel == MlpKernel::kEager) {
+      act.saved.push_back({.id = ctx.P(prefix + "act:gate"), .elements = hidden, .tp_sharded = true});
+    }
+  }
+  ctx.AddLinear(linear("up", h, f, input), shape(f), "up");
+  // ReLU's backward uses its output (the down projection's saved input); GELU and SiLU their input.
+  const bool saves_output = ctx.t.mlp == MlpKind::kRelu;
+  act.saved.push_back({.id = saves_output ? ctx.P(prefix + "act") : ctx.cur, .elements = hidden, .tp_sharded = true});
+  ctx.Add(std::move(act), shape(f));
+  // modeling_t5.py, T5DenseActDense and T5DenseGatedActDense: a dropout before wo.
+  if (ctx.t.mlp_dropout) ctx.Dropout(ctx.P(prefix + "act_dropout"), hidden, Component::kMlp);
+  ctx.AddLinear(linear("down", f, h, ctx.cur), shape(h), "down");
+}
+
+}  // namespace
+
+void AddMlp(TransformerContext& ctx) {
+  const uint64_t h = ctx.t.d_model;
+  if (!ctx.layer.moe) {
+    MlpLayers(ctx, "mlp.", ctx.rows, {ctx.batch, ctx.seq}, ctx.t.d_ff, 0, 0);
+  } else {
+    // Mixtral (Jiang et al. 2024, §2.1): a router scores E experts per token and each token runs
+    // through its top-k; the expert GEMMs together see rows·k token rows.
+    Layer router = MakeLinear(ctx.P("moe.router"), Component::kRouter, ctx.rows, h, ctx.t.n_experts, ctx.t.router_bias,
+                              ctx.cur, true);
+    if (ctx.t.router_score_bias) AddParamTensor(router, {ctx.t.n_experts}, false);
+    router.non_matmul_flops = CheckedAdd(router.non_matmul_flops, Count(router.path, {ctx.rows, ctx.t.n_experts}),
+                                         "the FLOPs of " + router.path);  // softmax and top-k
+    // The routing probabilities, kept for the gradient of the combine weights.
+    router.saved.push_back({.id = router.path + ":probs",
+                            .elements = Count(router.path, {ctx.rows, ctx.t.n_experts}),
+                            .cls = SavedClass::kFp32});
+    const std::string input = ctx.cur;
+    ctx.Add(std::move(router), {ctx.batch, ctx.seq, ctx.t.n_experts});
+    // Each token is copied to its k experts: the experts' input is that gathered copy.
+    ctx.cur = input + ":routed";
+    const uint64_t routed = Count(ctx.P("moe"), {ctx.rows, ctx.t.top_k});
+    const uint64_t f = ctx.t.moe_d_ff == 0 ? ctx.t.d_ff : ctx.t.moe_d_ff;
+    MlpLayers(ctx, "moe.experts.", routed, {ctx.batch, ctx.seq, ctx.t.top_k}, f, ctx.t.n_experts, ctx.t.top_k);
+    // The experts' outputs, weighted and summed per token: kept for the gradient of the weights.
+    ctx.layers.back().saved.push_back(
+        {.id = ctx.layers.back().path + ":out", .elements = Count(ctx.P("moe"), {routed, h}), .tp_sharded = false});
+    if (ctx.t.shared_expert_d_ff > 0) {
+      // DeepSeek-V2 §2.1.1 and Llama 4: shared experts every token runs, one dense MLP beside the
+      // routed ones, added to their sum.
+      ctx.cur = input;
+      MlpLayers(ctx, "moe.shared.", ctx.rows, {ctx.batch, ctx.seq}, ctx.t.shared_expert_d_ff, 0, 0);
+      ctx.Residual(ctx.P("moe.combine"), 1);
+    }
+  }
+  ctx.Dropout(ctx.P("mlp.dropout"), Count(ctx.P("mlp"), {ctx.rows, h}), Component::kMlp);
+}
+
+}  // namespace tally
