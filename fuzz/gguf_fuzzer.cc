@@ -5,10 +5,10 @@
 #include <string>
 
 #include "config/gguf.h"
-#include "sections/estimate_report.h"
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
 #include "fuzz_util.h"
+#include "sections/estimate_report.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1 || size > tally::fuzz::kMaxInput) return -1;

@@ -7,10 +7,10 @@
 
 #include "config/hf_config.h"
 #include "config/load_config.h"
-#include "sections/estimate_report.h"
 #include "config/resolve.h"
 #include "fuzz_util.h"
 #include "graph/build_graph.h"
+#include "sections/estimate_report.h"
 
 namespace {
 

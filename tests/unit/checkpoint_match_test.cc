@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "config/load_config.h"
-#include "sections/estimate_report.h"
 #include "config/resolve.h"
+#include "sections/estimate_report.h"
 #include "weights_test_util.h"
 
 namespace tally {

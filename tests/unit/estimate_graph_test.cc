@@ -8,6 +8,7 @@
 
 #include "config/load_config.h"
 #include "config/presets.h"
+#include "config/resolve.h"
 #include "unit/test_util.h"
 #include "util/error.h"
 
@@ -30,9 +31,9 @@ TEST_CASE("estimate: components sum to their totals for every preset") {
   for (const std::string& name : PresetNames()) {
     CAPTURE(name);
     ModelSpec spec = ResolveModel(name);
-    const Settings settings{.batch = 3, .micro_batch = 3};
+    const Settings settings = ResolveSettings({.batch = 3, .micro_batch = 3}, spec);
     Evaluation evaluation(spec);
-    LayerGraph g = BuildGraph(spec, GraphSettingsOf(settings));
+    LayerGraph g = testing::ResolvedGraph(spec, settings);
     Report r = EstimateReport(evaluation, settings, {.memory = true, .layers = true});
     CHECK(SumChildren(r, "params.components") == U64(r, "params.total"));
     CHECK(SumChildren(r, "flops.components") == U64(r, "flops.forward"));

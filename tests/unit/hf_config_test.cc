@@ -7,6 +7,7 @@
 
 #include "config/load_config.h"
 #include "graph/build_graph.h"
+#include "unit/test_util.h"
 
 namespace tally {
 
@@ -28,7 +29,7 @@ TEST_CASE("hf config: partial_rotary_factor 0.01 rotates int(head_dim x 0.01) = 
   const ModelSpec spec = LoadModelText("phi/config.json", json);
   CHECK(spec.transformer.rotary_dim == 0);
   CHECK(spec.transformer.position == PositionKind::kNone);
-  const LayerGraph g = BuildGraph(spec, GraphSettings{});
+  const LayerGraph g = testing::ResolvedGraph(spec);
   for (const Layer& l : g.layers) CHECK(l.kind != LayerKind::kRope);
 }
 

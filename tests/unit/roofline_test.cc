@@ -12,6 +12,8 @@
 namespace tally {
 namespace {
 
+using testing::ResolvedGraph;
+
 TEST_CASE("roofline: past the K/V heads each rank computes its K/V replica in full") {
   // Multi-query attention (g = 1): d 64, 4 heads of 16, 32 tokens, no biases, tp = 2. The qkv
   // projection is 2 · 32 · 64 · (64 + 16 + 16) FLOPs; Q splits over both ranks, K and V do not:
@@ -78,6 +80,8 @@ TEST_CASE("roofline: tensor-parallel all-reduce per row-parallel linear") {
 
 namespace tally {
 namespace {
+
+using testing::ResolvedGraph;
 
 Roofline Decode(const std::string& model, uint64_t batch, uint64_t tp = 1) {
   ModelSpec spec = ResolveModel(model);

@@ -5,11 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
-<<<<<<< HEAD
-=======
 #include "config/resolve.h"
-#include "estimate/estimate_graph.h"
->>>>>>> graph
 #include "graph/build_graph.h"
 #include "sections/estimate_report.h"
 #include "util/units.h"

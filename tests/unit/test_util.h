@@ -11,13 +11,10 @@
 #include <string>
 
 #include "config/load_config.h"
-<<<<<<< HEAD
-#include "sections/estimate_report.h"
-=======
 #include "config/resolve.h"
->>>>>>> graph
 #include "estimate/evaluation.h"
 #include "graph/build_graph.h"
+#include "sections/estimate_report.h"
 
 namespace tally::testing {
 
@@ -43,7 +40,7 @@ inline std::shared_ptr<const GraphSummary> SummaryOf(const ModelSpec& spec, cons
 // The default report of `spec` (params and FLOPs at the default settings).
 inline Report ReportOf(const ModelSpec& spec) {
   Evaluation evaluation(spec);
-  return EstimateReport(evaluation, Settings{}, {});
+  return EstimateReport(evaluation, ResolveSettings({}, spec), {});
 }
 
 // Seconds since `start` on the steady clock.
