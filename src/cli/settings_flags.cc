@@ -268,7 +268,11 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "SIZE|PCT");
 }
 
-Settings ReadSettings(const WorkloadFlags& f) {
+std::shared_ptr<const HardwareSpec> ReadDevice(const std::string& name) {
+  return std::make_shared<const HardwareSpec>(ResolveHardware(name));
+}
+
+Settings ReadSettings(const WorkloadFlags& f, const DeviceReader& read_device) {
   Settings s;
   ReadPrecision(f, s);
   ReadTraining(f, s);
@@ -279,8 +283,8 @@ Settings ReadSettings(const WorkloadFlags& f) {
   if (f.images) s.images = ParseCount(*f.images, "--images", {.min = 0});
   if (f.hardware) {
     // The one read of the device: an unknown name is a flag error here, and the estimators take
-    // Settings::device (a sweep reads it again at each point, from the parsed catalog or its file).
-    s.device = std::make_shared<const HardwareSpec>(ResolveHardware(*f.hardware));
+    // Settings::device. A sweep passes a reader that reads each of its devices once.
+    s.device = read_device(*f.hardware);
     s.hardware = *f.hardware;
   }
   if (f.causal && f.no_causal) throw InputError("--no-causal: give --causal or --no-causal, not both");

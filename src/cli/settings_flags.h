@@ -3,11 +3,14 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "config/hardware.h"
 #include "config/settings.h"
 
 namespace tally {
@@ -47,6 +50,9 @@ const std::vector<DType>& FlagDtypes(std::string_view flag);
 
 // Settings with the defaults of README "Memory" and the flags applied; batch, micro-batch,
 // gradient accumulation and devices are made consistent (batch = micro_batch · grad_accum · dp).
-Settings ReadSettings(const WorkloadFlags& flags);
+// How --hardware's value becomes a device: ReadDevice reads the catalog entry or the file.
+using DeviceReader = std::function<std::shared_ptr<const HardwareSpec>(const std::string& name)>;
+std::shared_ptr<const HardwareSpec> ReadDevice(const std::string& name);
+Settings ReadSettings(const WorkloadFlags& flags, const DeviceReader& read_device = ReadDevice);
 
 }  // namespace tally

@@ -1,6 +1,7 @@
 #include "cli/sweep_command.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "config/load_config.h"
@@ -103,6 +104,13 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
   const size_t first_key = first_axis + axes.size() + 1;
   std::vector<Cell> row(header.columns.size());
   WorkloadFlags point = grid;  // only the axes change from point to point
+  // Each device the grid names is read once, not at every point.
+  std::map<std::string, std::shared_ptr<const HardwareSpec>> devices;
+  const DeviceReader read_device = [&devices](const std::string& name) {
+    auto it = devices.find(name);
+    if (it == devices.end()) it = devices.emplace(name, ReadDevice(name)).first;
+    return it->second;
+  };
   for (size_t m = 0; m < models.size(); ++m) {
     const ModelSpec& spec = evaluations[m]->spec();
     if (several) row[0] = models[m];
@@ -112,7 +120,7 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
       for (size_t a = 0; a < axes.size(); ++a) row[first_axis + a] = axes[a].values[index[a]];
       std::string status = "ok";
       try {
-        std::vector<Cell> values = readers[m].Read(ResolveSettings(ReadSettings(point), spec));
+        std::vector<Cell> values = readers[m].Read(ResolveSettings(ReadSettings(point, read_device), spec));
         if (limit) {
           const Cell& total = values[keys.size() + (values[keys.size()] ? 0 : 1)];
           if (total && std::get<uint64_t>(*total) > limit) status = "does not fit";

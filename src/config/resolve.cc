@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <string>
 
@@ -22,15 +21,9 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
     }
   }
   if (!s.reserve) s.reserve = kDefaultReserve;
-  if (!s.hardware.empty()) {
-    // One read per name in a process: a sweep resolves every point's settings.
-    static std::map<std::string, std::shared_ptr<const HardwareSpec>> read;
-    auto it = read.find(s.hardware);
-    if (it == read.end()) {
-      if (read.size() >= 64) read.clear();
-      it = read.emplace(s.hardware, std::make_shared<const HardwareSpec>(ResolveHardware(s.hardware))).first;
-    }
-    s.device = it->second;
+  // Settings built in code (tests, budget files) name a device without reading it.
+  if (!s.hardware.empty() && s.device == nullptr) {
+    s.device = std::make_shared<const HardwareSpec>(ResolveHardware(s.hardware));
   }
   // Chunked prefill splits a decoder's prompt tokens; a sequential model or an encoder runs whole samples.
   const bool decoder = spec.family == Family::kTransformer && !spec.transformer.encoder;

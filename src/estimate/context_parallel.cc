@@ -49,7 +49,7 @@ void CheckContextParallel(const ModelSpec& spec, const Settings& s) {
   }
   // Load balancing cuts the sequence into 2·cp chunks and gives rank r chunks r and 2cp-1-r
   // (Megatron-Core get_batch_on_this_cp_rank), so seq must be a multiple of 2·cp.
-  const uint64_t seq = s.seq.value_or(0);
+  const uint64_t seq = s.seq.value();  // resolved (config/resolve.cc)
   if (seq % (2 * s.cp) != 0) {
     throw InputError("--cp: " + N(s.cp) + " ranks split the sequence into " + N(2 * s.cp) +
                      " load-balanced chunks; --seq " + N(seq) + " is not a multiple of " + N(2 * s.cp));
@@ -63,7 +63,7 @@ RingExchange RingOf(const ModelSpec& spec, const Settings& s) {
   if (s.cp <= 1) return r;
   const TransformerSpec& t = spec.transformer;
   const double cp = static_cast<double>(s.cp);
-  const double local_tokens = static_cast<double>(s.seq.value_or(0)) / cp * static_cast<double>(s.micro_batch);
+  const double local_tokens = static_cast<double>(s.seq.value()) / cp * static_cast<double>(s.micro_batch);
   const uint64_t kv_heads = t.n_kv_heads / TpShards(true, t.n_kv_heads, s.tp);
   const double kv_width = static_cast<double>(kv_heads * t.head_dim);
   r.hop_bytes = 2 * local_tokens * kv_width * BytesPerElement(s.dtypes.activation);
