@@ -110,22 +110,22 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
 
 // batch = micro_batch · grad_accum per data-parallel replica; any two given decide the third.
 void ReadBatch(const WorkloadFlags& f, Settings& s) {
-  s.grad_accum = Count(f.grad_accum, "grad-accum", 1);
+  uint64_t grad_accum = Count(f.grad_accum, "grad-accum", 1);
   if (!f.batch) {
     s.micro_batch = Count(f.micro_batch, "micro-batch", 1);
-    s.batch = CheckedMul(s.micro_batch, s.grad_accum, "--batch (micro-batch x grad-accum)");
+    s.batch = CheckedMul(s.micro_batch, grad_accum, "--batch (micro-batch x grad-accum)");
     return;
   }
   s.batch = ParseCount(*f.batch, "--batch");
   if (f.micro_batch && !f.grad_accum) {
     s.micro_batch = ParseCount(*f.micro_batch, "--micro-batch");
-    s.grad_accum = s.batch / s.micro_batch;
+    grad_accum = s.batch / s.micro_batch;
   } else {
-    s.micro_batch = f.micro_batch ? ParseCount(*f.micro_batch, "--micro-batch") : s.batch / s.grad_accum;
+    s.micro_batch = f.micro_batch ? ParseCount(*f.micro_batch, "--micro-batch") : s.batch / grad_accum;
   }
   // In 128 bits: the product of two 64-bit values fits.
-  const u128 product = static_cast<u128>(s.micro_batch) * s.grad_accum;
-  if (s.micro_batch == 0 || s.grad_accum == 0 || product != s.batch) {
+  const u128 product = static_cast<u128>(s.micro_batch) * grad_accum;
+  if (s.micro_batch == 0 || grad_accum == 0 || product != s.batch) {
     throw InputError("--batch: " + std::to_string(s.batch) +
                      " sequences do not split into --micro-batch x "
                      "--grad-accum; give sizes that multiply to it");

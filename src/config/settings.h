@@ -43,11 +43,11 @@ struct Precisions {
 
 struct Settings {
   // Workload, per data-parallel replica: `batch` sequences (or samples) per optimizer step, run as
-  // grad_accum passes of `micro_batch`: batch = micro_batch · grad_accum. The global batch is
-  // batch · dp. FLOPs are counted over `batch`.
+  // grad_accum() passes of `micro_batch`. The two are stored and the third derived, so they cannot
+  // disagree (ReadSettings checks that micro_batch divides batch). The global batch is batch · dp.
+  // FLOPs are counted over `batch`, memory over `micro_batch`.
   uint64_t batch = 1;
   uint64_t micro_batch = 1;
-  uint64_t grad_accum = 1;
   std::optional<uint64_t> seq;  // unset: ResolveSettings fills a transformer's (config/resolve.h)
   // An encoder–decoder's target (decoder) tokens per sequence, `seq` being the source; unset: as
   // many as the source, at most the decoder's learned positions (config/resolve.h, DefaultTargetSeq).
@@ -111,6 +111,7 @@ struct Settings {
   // What ResolveSettings filled in for the user, said as warnings with the report.
   std::vector<std::string> notes;
 
+  uint64_t grad_accum() const { return batch / micro_batch; }
   uint64_t dp() const { return gpus / (tp * pp * cp); }
   uint64_t global_batch() const { return batch * dp(); }
 };

@@ -84,7 +84,7 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
     working_set = std::max(working_set, types[type].full);
   }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021, §2.2).
-  const uint64_t in_flight = std::min(s.pp - stage, s.grad_accum);
+  const uint64_t in_flight = std::min(s.pp - stage, s.grad_accum());
   m.total = CheckedMul(Add(blocks, outside), in_flight, "activation memory");
   if (s.recompute == Recompute::kFull) m.total = Add(m.total, working_set);
   return m;

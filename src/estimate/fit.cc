@@ -17,8 +17,8 @@ constexpr uint64_t kMaxSearch = uint64_t{1} << 40;
 Settings With(Settings s, Solve solve, uint64_t v) {
   switch (solve) {
     case Solve::kBatch:
+      s.batch = CheckedMul(v, s.grad_accum(), "the batch");  // the same number of micro-batches
       s.micro_batch = v;
-      s.batch = CheckedMul(v, s.grad_accum, "the batch");
       break;
     case Solve::kSeq:
       s.seq = v;

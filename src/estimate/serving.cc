@@ -77,7 +77,6 @@ Roofline DecodeStep(Evaluation& ev, const Settings& s, const RooflineRates& rate
   // Inference runs without dropout; one causal query per sequence against the cache.
   Settings step = s;
   step.batch = step.micro_batch = batch;
-  step.grad_accum = 1;
   // An encoder–decoder keeps its source (--seq): the decoder takes the one token.
   (ev.spec().transformer.encoder_layers > 0 ? step.target_seq : step.seq) = 1;
   step.context = context;

@@ -60,7 +60,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double act = BytesPerElement(s.dtypes.activation);
   const double bandwidth = hw.memory_bandwidth * o.mbu;
   const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
-  const double micro = static_cast<double>(s.grad_accum);
+  const double micro = static_cast<double>(s.grad_accum());
   // Context parallelism: each rank holds s/cp of every micro-batch's tokens (their GEMMs and
   // memory-bound ops) and, load-balanced, 1/cp of the attention core's score blocks.
   const double cp = static_cast<double>(s.cp);

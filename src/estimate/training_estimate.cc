@@ -81,7 +81,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
     m.expert_dp = ExpertDataParallel(s);
     m.gradient_ranks = GradientRanks(s);
   }
-  const double micro_batches = static_cast<double>(s.grad_accum);
+  const double micro_batches = static_cast<double>(s.grad_accum());
   m.offload_down_bytes = traffic.down_per_micro * micro_batches;
   m.offload_up_bytes = traffic.up_per_micro * micro_batches + traffic.up_per_step;
   m.devices_per_node = std::min<uint64_t>(req.train.gpus_per_node, s.gpus);

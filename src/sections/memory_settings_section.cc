@@ -18,7 +18,7 @@ const KeyTable<MemoryEstimate>& MemorySettingsKeys() {
        [](E e) -> Cell { return S(e).micro_batch; }},
       {"settings.global_batch", "global batch (batch x data-parallel)", U::kNumber,
        [](E e) -> Cell { return S(e).global_batch(); }},
-      {"settings.grad_accum", "gradient accumulation", U::kNumber, [](E e) -> Cell { return S(e).grad_accum; }},
+      {"settings.grad_accum", "gradient accumulation", U::kNumber, [](E e) -> Cell { return S(e).grad_accum(); }},
       {"settings.precision", "precision policy", U::kText,
        [](E e) -> Cell { return std::string(PrecisionName(S(e).precision)); }},
       {"settings.param_dtype", "dtype: weights", U::kText,

@@ -63,8 +63,8 @@ TEST_CASE("fit: a micro-batch whose memory is past 2^64 - 1 bytes does not fit")
   CHECK(r.value < (uint64_t{1} << 40));
   CHECK(DeviceMemory(ev, r.settings) == r.bytes);
   Settings next = r.settings;
+  next.batch = (r.value + 1) * next.grad_accum();
   next.micro_batch = r.value + 1;
-  next.batch = next.micro_batch * next.grad_accum;
   CHECK_THROWS_AS(DeviceMemory(ev, next), CountOverflow);
 }
 

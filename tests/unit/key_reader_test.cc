@@ -15,7 +15,7 @@ namespace {
 // A workload as the flags give it: the precision policy's dtypes, batch = micro-batch x grad-accum.
 Settings Point(Settings s) {
   s.dtypes = PolicyDtypes(s.precision);
-  s.batch = s.micro_batch * s.grad_accum;
+  if (s.batch < s.micro_batch) s.batch = s.micro_batch;  // one micro-batch unless given
   return s;
 }
 
@@ -23,7 +23,7 @@ std::vector<Settings> Grid() {
   return {
       Point({}),
       Point({.mode = Mode::kTrain, .gpus = 8, .zero = 3}),
-      Point({.micro_batch = 2, .grad_accum = 2, .seq = 256, .mode = Mode::kInfer, .kv_block = 16}),
+      Point({.batch = 4, .micro_batch = 2, .seq = 256, .mode = Mode::kInfer, .kv_block = 16}),
       Point({.seq = 512, .recompute = Recompute::kFull, .gpus = 4, .tp = 4, .sp = true}),
       Point({.seq = 512, .recompute = Recompute::kSelective, .attention = Attention::kEager, .gpus = 2, .tp = 2}),
       Point({.gpus = 8, .zero = 3, .offload = Offload::kParams}),

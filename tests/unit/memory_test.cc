@@ -16,7 +16,7 @@ namespace {
 // Settings as the CLI makes them: the policy's dtypes, consistent batch sizes.
 Settings Make(Settings s) {
   s.dtypes = PolicyDtypes(s.precision);
-  s.batch = s.micro_batch * s.grad_accum;
+  s.batch = s.micro_batch;  // one micro-batch per step
   return s;
 }
 

@@ -17,7 +17,7 @@ using testing::PresetGraph;
 
 Settings Make(Settings s) {
   s.dtypes = PolicyDtypes(s.precision);
-  s.batch = s.micro_batch * s.grad_accum;
+  s.batch = s.micro_batch;  // one micro-batch per step
   return s;
 }
 

@@ -33,8 +33,7 @@ Settings Parallel(uint64_t tp, uint64_t pp, uint64_t dp, uint64_t micro_batches)
   s.tp = tp;
   s.pp = pp;
   s.gpus = tp * pp * dp;
-  s.grad_accum = micro_batches;
-  s.batch = micro_batches;
+  s.batch = micro_batches;  // micro-batches of 1: grad_accum() = micro_batches
   return s;
 }
 
