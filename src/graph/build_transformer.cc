@@ -10,7 +10,7 @@
 // Saved tensors are what eager PyTorch's autograd saves (flash attention and a fused gated MLP on
 // request). Korthikanti et al. 2022 (§4.1, Eq. 1) count 34·s·b·h + 5·a·s²·b bytes for a block with
 // dropout and MHA at 2-byte activations and 1-byte masks; autograd also keeps each LayerNorm's fp32
-// mean and rstd, 16·s·b bytes more (estimate/memory_report.cc reports both).
+// mean and rstd, 16·s·b bytes more (sections/memory_section.cc reports both).
 // This file orders the blocks and their norms and residual adds; the parts are graph/build_embeddings.cc,
 // build_attention.cc, build_mlp.cc and build_heads.cc (and build_ssm.cc, build_zamba2.cc, build_vision.cc),
 // each adding to the shared graph/transformer_context.h.
