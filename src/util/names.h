@@ -81,16 +81,16 @@ std::optional<E> FindName(std::string_view text) {
 template <typename E>
 E ParseName(std::string_view text, std::string_view flag, const std::vector<E>& allowed = {},
             std::string_view noun = "value") {
+  auto is_allowed = [&allowed](E value) {
+    bool ok = allowed.empty();
+    for (E a : allowed) ok = ok || a == value;
+    return ok;
+  };
+  // Found first, the list of names only for the error: a sweep parses names at every point.
+  if (std::optional<E> found = FindName<E>(text); found && is_allowed(*found)) return *found;
   std::vector<std::string> names;
   for (const NameEntry<E>& e : NameTable<E>()) {
-    bool ok = allowed.empty();
-    for (E a : allowed) ok = ok || a == e.value;
-    if (ok) names.emplace_back(e.name);
-  }
-  if (std::optional<E> found = FindName<E>(text)) {
-    for (const std::string& n : names) {
-      if (n == Name(*found)) return *found;
-    }
+    if (is_allowed(e.value)) names.emplace_back(e.name);
   }
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
