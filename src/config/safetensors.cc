@@ -183,7 +183,7 @@ void ReadHeaderTree(const std::string& file, std::string_view json, std::vector<
   } catch (const Json::exception& e) {
     // A number beyond double's range (out_of_range 406) comes with no position.
     throw AtByte(file, 8,
-             std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
+                 std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object()) throw AtByte(file, 8, "the header must be a JSON object");
   for (const auto& [name, entry] : root.items()) {
