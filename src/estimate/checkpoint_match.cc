@@ -106,19 +106,31 @@ int KindOf(Component c) {
 
 }  // namespace
 
-int StoredRole(const std::string& name, int64_t& block) {
-  const auto [b, role] = Place(name);
-  block = b;
-  if (b >= 0) return static_cast<int>(role);
-  const int kind = KindOf(name);
-  return kind == 0 ? -1 : 10 + kind;
+namespace {
+
+TensorRole InBlock(Role role) {
+  return role == Role::kNorm        ? TensorRole::kBlockNorm
+         : role == Role::kAttention ? TensorRole::kBlockAttention
+                                    : TensorRole::kBlockMlp;
 }
 
-int GraphRole(Component c, bool in_block) {
-  if (in_block) return static_cast<int>(RoleOf(c));
-  const int kind = KindOf(c);
-  return kind == 0 ? -1 : 10 + kind;
+// A kind of KindOf outside the blocks: 1 embedding, 2 head, 3 norm, 0 none.
+TensorRole Outside(int kind) {
+  return kind == 1   ? TensorRole::kEmbedding
+         : kind == 2 ? TensorRole::kHead
+         : kind == 3 ? TensorRole::kNorm
+                     : TensorRole::kNone;
 }
+
+}  // namespace
+
+TensorRole StoredRole(const std::string& name, int64_t& block) {
+  const auto [b, role] = Place(name);
+  block = b;
+  return b >= 0 ? InBlock(role) : Outside(KindOf(name));
+}
+
+TensorRole GraphRole(Component c, bool in_block) { return in_block ? InBlock(RoleOf(c)) : Outside(KindOf(c)); }
 
 CheckpointMatch MatchCheckpoint(const ModelSpec& spec, const LayerGraph& graph) {
   CheckpointMatch match;

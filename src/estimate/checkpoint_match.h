@@ -16,10 +16,10 @@ namespace tally {
 // `h.N.`, `blk.N.`, `blocks.N.`) belongs to block N, in one of three roles told by its module names:
 // norm ("norm", "ln_"), attention ("attn", "attention"), else MLP (the router and experts included);
 // the graph's nodes by their Component. Outside the blocks: embedding, head and norm by name.
-// As one number: inside the blocks 0 norm, 1 attention, 2 MLP; outside them 11 embedding, 12 head,
-// 13 norm; -1 anything else. StoredRole also sets `block` to the tensor's block index (-1 outside).
-int StoredRole(const std::string& name, int64_t& block);
-int GraphRole(Component c, bool in_block);
+enum class TensorRole { kNone, kBlockNorm, kBlockAttention, kBlockMlp, kEmbedding, kHead, kNorm };
+// StoredRole also sets `block` to the tensor's block index (-1 outside the blocks).
+TensorRole StoredRole(const std::string& name, int64_t& block);
+TensorRole GraphRole(Component c, bool in_block);
 
 // One row of the mismatch: a block role whose elements differ (consecutive blocks that differ alike
 // share a row: "blocks.0-31.attention"), or a tensor outside the blocks with no partner.

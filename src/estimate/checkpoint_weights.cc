@@ -17,8 +17,8 @@ uint64_t BlocksOfType(const std::vector<BlockRun>& runs, int type) {
 void AddGraph(CheckpointRates& rates, Component c, int block_type, uint64_t elements,
               const std::vector<BlockRun>& runs) {
   if (c == Component::kLora) return;  // adapters are not in a base checkpoint
-  const int role = GraphRole(c, block_type >= 0);
-  if (role < 0) return;
+  const TensorRole role = GraphRole(c, block_type >= 0);
+  if (role == TensorRole::kNone) return;
   const uint64_t copies = block_type < 0 ? 1 : BlocksOfType(runs, block_type);
   uint64_t& n = rates.roles[role].graph_elements;
   n = CheckedAdd(n, CheckedMul(elements, copies, "the graph's elements"), "the graph's elements");
@@ -27,8 +27,8 @@ void AddGraph(CheckpointRates& rates, Component c, int block_type, uint64_t elem
 void AddStored(CheckpointRates& rates, const CheckpointInfo& c, uint64_t n_layers) {
   for (const CheckpointTensor& t : c.tensors) {
     int64_t block = -1;
-    const int role = StoredRole(t.name, block);
-    if (role < 0 || (block >= 0 && static_cast<uint64_t>(block) >= n_layers)) continue;
+    const TensorRole role = StoredRole(t.name, block);
+    if (role == TensorRole::kNone || (block >= 0 && static_cast<uint64_t>(block) >= n_layers)) continue;
     uint64_t& b = rates.roles[role].stored_bytes;
     b = CheckedAdd(b, t.bytes, "the checkpoint's bytes");
   }
@@ -36,7 +36,7 @@ void AddStored(CheckpointRates& rates, const CheckpointInfo& c, uint64_t n_layer
 
 }  // namespace
 
-std::optional<uint64_t> CheckpointRates::Bytes(int role, uint64_t elements) const {
+std::optional<uint64_t> CheckpointRates::Bytes(TensorRole role, uint64_t elements) const {
   const auto it = roles.find(role);
   if (it == roles.end() || it->second.stored_bytes == 0 || it->second.graph_elements == 0) return std::nullopt;
   const u128 scaled = static_cast<u128>(elements) * it->second.stored_bytes;
@@ -45,7 +45,7 @@ std::optional<uint64_t> CheckpointRates::Bytes(int role, uint64_t elements) cons
   return static_cast<uint64_t>(bytes);
 }
 
-std::optional<double> CheckpointRates::PerElement(int role) const {
+std::optional<double> CheckpointRates::PerElement(TensorRole role) const {
   const auto it = roles.find(role);
   if (it == roles.end() || it->second.stored_bytes == 0 || it->second.graph_elements == 0) return std::nullopt;
   return static_cast<double>(it->second.stored_bytes) / static_cast<double>(it->second.graph_elements);

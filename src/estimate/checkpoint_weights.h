@@ -23,13 +23,13 @@ struct CheckpointRates {
     uint64_t stored_bytes = 0;
     uint64_t graph_elements = 0;
   };
-  std::map<int, Role> roles;  // by GraphRole / StoredRole (estimate/checkpoint_match.h)
+  std::map<TensorRole, Role> roles;  // by GraphRole / StoredRole (estimate/checkpoint_match.h)
 
   // The bytes of `elements` of a graph tensor of `role`: elements · stored / graph elements, rounded
   // up; nullopt when the checkpoint stores nothing of the role.
-  std::optional<uint64_t> Bytes(int role, uint64_t elements) const;
+  std::optional<uint64_t> Bytes(TensorRole role, uint64_t elements) const;
   // The same per element, for the roofline's approximate reads.
-  std::optional<double> PerElement(int role) const;
+  std::optional<double> PerElement(TensorRole role) const;
   // "checkpoint" when the checkpoint stores every role the graph has, "checkpoint and rules" when
   // some, "rules" when none (tensor names tally cannot place).
   const char* Coverage() const;

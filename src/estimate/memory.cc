@@ -216,14 +216,14 @@ InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, con
     InferMemory m;
     // Checkpoint bytes go by role: the elements this stage holds of each, converted once, so that a
     // whole model on one device holds exactly the bytes stored.
-    std::map<int, uint64_t> role_elements;
+    std::map<TensorRole, uint64_t> role_elements;
     std::optional<ParamEntry> share;
     for (const ParamEntry& whole : model.params) {
       const ParamEntry& t = ExpertShare(whole, settings.ep, share);  // --ep: E / ep routed experts
       const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, settings.pp);
       if (copies == 0) continue;
       if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
-      const int role = GraphRole(t.component, t.block_type >= 0);
+      const TensorRole role = GraphRole(t.component, t.block_type >= 0);
       if (rates && rates->Bytes(role, 1)) {
         role_elements[role] = Add(role_elements[role], CheckedMul(DeviceElements(t, settings.tp), copies, "weights"));
         continue;
