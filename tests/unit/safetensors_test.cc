@@ -103,9 +103,10 @@ TEST_CASE("safetensors: headers in rarer JSON read as the common form does") {
       {"a byte-order mark", "\xef\xbb\xbf{\"a\":{" + a + "},\"b\":{" + b + "}}"},
       {"newlines and tabs", "{\n\t\"a\" : {" + a + "} ,\r\n \"b\":{" + b + "}\n}\n"},
   };
-  for (const auto& [what, json] : cases) {
+  for (const auto& entry : cases) {
+    const std::string& what = entry.first;  // clang cannot CAPTURE a structured binding
     CAPTURE(what);
-    const std::string file = Safetensors(json, 14);
+    const std::string file = Safetensors(entry.second, 14);
     const SafetensorsHeader h = ParseSafetensorsHeader("m.safetensors", file, file.size());
     REQUIRE(h.tensors.size() == 2);
     CHECK(h.tensors[0].name == "a");
