@@ -1,6 +1,7 @@
 #include "estimate/training_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "config/hardware.h"
@@ -108,7 +109,13 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
   if (e.device() && hw.board_power_w > 0) {
     e.energy_kwh = e.time.gpu_hours * hw.board_power_w * kPowerUtilization / 1000;
   }
-  if (query.price) e.cost = e.time.gpu_hours * *query.price;
+  if (query.price) {
+    e.cost = e.time.gpu_hours * *query.price;
+    if (!std::isfinite(*e.cost)) {
+      throw InputError("--price: " + FormatDouble(e.time.gpu_hours) + " device-hours x " + FormatDouble(*query.price) +
+                       " is past the largest number tally prints; give a price per device-hour");
+    }
+  }
   if (!e.device()) return;
   // The memory fit at the devices the answer uses (ZeRO shards over them).
   Settings at = s;
