@@ -69,6 +69,28 @@ bool JsonScan::End() {
   return at_ == text_.size();
 }
 
+size_t NestedTooDeep(std::string_view text) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped byte, a quote included
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kJsonMaxNesting) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 std::string NlohmannReason(const std::string& what) {
   // "[json.exception.parse_error.101] parse error at line 1, column 5: REASON; last read: '...'".
   const size_t column = what.find("column");

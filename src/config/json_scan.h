@@ -54,6 +54,14 @@ class JsonScan {
   size_t at_ = 0;
 };
 
+// The deepest that JSON values may nest, as deep as yaml-cpp lets a config nest (depthguard.h's
+// max_depth): a deeper header or index is refused before nlohmann::json builds a tree of it.
+inline constexpr size_t kJsonMaxNesting = 2000;
+
+// The byte offset of the '[' or '{' that opens level kJsonMaxNesting + 1 (brackets inside strings
+// are not counted), or npos when the text nests no deeper than that.
+size_t NestedTooDeep(std::string_view text);
+
 // nlohmann::json's exception text worded for a diagnostic: the reason alone, without the exception's
 // id, its line and column (the caller gives the byte) or its quote of the input (which may be any bytes).
 std::string NlohmannReason(const std::string& what);

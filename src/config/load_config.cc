@@ -293,6 +293,16 @@ std::string ReadFileText(const std::string& path) {
   }
 }
 
+namespace {
+
+// A config.json, or a map with the keys transformers writes: a Hugging Face config, not tally's own.
+bool LooksLikeHfConfig(const YAML::Node& root, const std::string& file) {
+  if (std::filesystem::path(file).filename() == "config.json") return true;
+  return root["architectures"] || root["transformers_version"];
+}
+
+}  // namespace
+
 ModelSpec LoadModelText(const std::string& file, const std::string& text) {
   YAML::Node root = ParseYaml(file, text);
   if (root.IsNull()) throw InputError({file, 1, 1}, "the config is empty");
@@ -303,6 +313,11 @@ ModelSpec LoadModelText(const std::string& file, const std::string& text) {
   }
   // The family decides which keys are allowed, so read it before checking the others.
   YAML::Node family = const_root["family"];
+  if (!family && LooksLikeHfConfig(const_root, file)) {
+    throw InputError(LocOf(root, file),
+                     "this Hugging Face config has no 'model_type', which names its architecture; 'tally models' "
+                     "lists the model types tally reads (hf_model_types)");
+  }
   if (!family) {
     throw InputError(LocOf(root, file), "missing required key 'family' in 'model' (" + JoinNames<Family>(" or ") + ")");
   }
@@ -333,6 +348,8 @@ ModelSpec ResolveModel(const std::string& arg) {
   if (const EmbeddedPreset* p = FindPresetOrAlias(arg)) return LoadModelText(p->path, p->text);
   std::error_code ec;
   if (std::filesystem::exists(arg, ec)) return LoadModelPath(arg);
+  // "dir/loop" would otherwise pass for a Hub ID and be looked for in the cache.
+  if (ec.value() == ELOOP) throw InputError({arg, 0, 0}, kSymlinkLoop);
   if (LooksLikeHfId(arg)) return LoadHfCached(arg);
   if (LooksLikePath(arg)) return LoadModelFile(arg);
   throw InputError("unknown model '" + arg + "'" + DidYouMean(arg, PresetNames()) +

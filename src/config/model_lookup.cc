@@ -1,6 +1,7 @@
 #include "config/model_lookup.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -186,6 +187,9 @@ ModelSpec LoadHfCached(const std::string& id) {
     while (!hash.empty() && std::isspace(static_cast<unsigned char>(hash.back()))) hash.pop_back();
   }
   const fs::path snapshot = root / "snapshots" / hash;
+  if (IsHex40(hash) && !fs::exists(snapshot / "config.json", ec) && ec.value() == ELOOP) {
+    throw InputError({(snapshot / "config.json").string(), 0, 0}, kSymlinkLoop);
+  }
   if (!IsHex40(hash) || !fs::exists(snapshot / "config.json", ec)) {
     std::string hint;
     if (const EmbeddedPreset* p = FindPresetOrAlias(repo.substr(repo.find('/') + 1))) {

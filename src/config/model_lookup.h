@@ -25,6 +25,10 @@ bool LooksLikeHfId(const std::string& arg);
 // index (the config.json beside it), a .gguf file, or else a config file.
 ModelSpec LoadModelPath(const std::string& path);
 
+// The error for a path whose symbolic links lead back to themselves (ELOOP).
+inline constexpr const char* kSymlinkLoop =
+    "is a symbolic link loop (its links lead back to themselves); nothing to read";
+
 // The hub cache: $HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
 // ~/.cache/huggingface/hub (huggingface_hub's constants.py).
 std::string HfHubCache();

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/json_scan.h"
+#include "config/model_lookup.h"
 #include "util/units.h"
 
 namespace tally {
@@ -175,6 +176,10 @@ CheckpointTensor ReadEntry(const std::string& file, std::string_view json, const
 // The header through nlohmann::json, for what ScanHeader leaves: the rare form, and every error.
 void ReadHeaderTree(const std::string& file, std::string_view json, std::vector<CheckpointTensor>& tensors,
                     std::vector<Span>& spans) {
+  if (const size_t deep = NestedTooDeep(json); deep != std::string_view::npos) {
+    throw AtByte(file, 8 + deep,
+                 "the header's values are nested more than " + std::to_string(kJsonMaxNesting) + " levels deep");
+  }
   Json root;
   try {
     root = Json::parse(json);
@@ -278,12 +283,19 @@ SafetensorsHeader ReadSafetensorsFile(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
+    if (err == ELOOP) throw InputError({path, 0, 0}, kSymlinkLoop);
     throw InputError({path, 0, 0}, err == ENOENT || err == ENOTDIR ? "no such file" : "cannot open file for reading");
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
     ::close(fd);
     throw InputError({path, 0, 0}, "cannot read the file's size");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError({path, 0, 0}, S_ISDIR(st.st_mode) ? "is a directory, not a safetensors file"
+                                                       : "is not a regular file (a FIFO, a device or a socket); "
+                                                         "safetensors weights are read from files");
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   // One read takes the prefix and, for most files, the whole header (the kernel reads ahead

@@ -38,6 +38,22 @@ void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& 
   }
 }
 
+// An entry's shard must be a file beside the index: a relative path with no ".." component, so that
+// an entry such as "../../../etc/passwd" cannot open a file outside the snapshot.
+void CheckShard(const std::string& index, std::string_view tensor, std::string_view shard) {
+  const fs::path p(shard);
+  if (shard.empty() || p.has_root_path()) {
+    throw InputError({index, 0, 0},
+                     "'weight_map' entry '" + QuoteInput(tensor) + "' must name a shard file beside the index");
+  }
+  for (const fs::path& part : p) {
+    if (part == "..") {
+      throw InputError({index, 0, 0}, "'weight_map' entry '" + QuoteInput(tensor) + "' names '" + QuoteInput(shard) +
+                                          "', which is outside the index's folder (a shard file must be beside it)");
+    }
+  }
+}
+
 // An index's weight_map as (tensor, shard) pairs in the order nlohmann::json gives them (by tensor,
 // the last of a repeated name), and metadata.total_size when it is an unsigned integer.
 struct WeightMap {
@@ -90,6 +106,9 @@ bool ScanIndex(std::string_view text, WeightMap& map) {
 // The index through nlohmann::json, for what ScanIndex leaves: the rare form, and every error.
 // `root` keeps the strings that the map's entries view.
 void ReadIndexTree(const std::string& index, const std::string& text, Json& root, WeightMap& map) {
+  if (const size_t deep = NestedTooDeep(text); deep != std::string_view::npos) {
+    throw AtByte(index, deep, "values are nested more than " + std::to_string(kJsonMaxNesting) + " levels deep");
+  }
   try {
     root = Json::parse(text);
   } catch (const Json::parse_error& e) {
@@ -101,9 +120,11 @@ void ReadIndexTree(const std::string& index, const std::string& text, Json& root
     throw InputError({index, 0, 0}, "a safetensors index needs a 'weight_map' object of tensor -> shard file");
   }
   for (const auto& [tensor, shard] : root["weight_map"].items()) {
-    if (!shard.is_string() || shard.get<std::string>().empty() || fs::path(shard.get<std::string>()).is_absolute()) {
-      throw InputError({index, 0, 0}, "'weight_map' entry '" + tensor + "' must name a shard file beside the index");
+    if (!shard.is_string()) {
+      throw InputError({index, 0, 0},
+                       "'weight_map' entry '" + QuoteInput(tensor) + "' must name a shard file beside the index");
     }
+    CheckShard(index, tensor, shard.get_ref<const std::string&>());
     map.entries.emplace_back(tensor, shard.get_ref<const std::string&>());
   }
   const Json* total =
@@ -121,10 +142,7 @@ std::vector<std::pair<std::string_view, std::vector<std::string_view>>> ByShard(
   for (const auto& [tensor, shard] : map.entries) {
     auto [it, fresh] = slot.try_emplace(shard, shards.size());
     if (fresh) {
-      if (shard.empty() || fs::path(shard).is_absolute()) {
-        throw InputError({index, 0, 0},
-                         "'weight_map' entry '" + std::string(tensor) + "' must name a shard file beside the index");
-      }
+      CheckShard(index, tensor, shard);
       shards.emplace_back(shard, std::vector<std::string_view>{});
     }
     shards[it->second].second.push_back(tensor);

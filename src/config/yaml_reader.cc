@@ -321,9 +321,10 @@ std::string Describe(const YAML::Node& node) {
   if (node.IsSequence()) return node.size() == 0 ? "an empty list" : "a list";
   if (node.IsMap()) return "a map";
   if (node.IsNull()) return "nothing (null)";
-  if (node.Tag() != "!" && !IsPlainScalar(node)) return "'" + node.Scalar() + "' tagged " + ShortTag(node.Tag());
-  if (!IsPlainScalar(node)) return "the string \"" + node.Scalar() + "\"";
-  return "'" + node.Scalar() + "'";
+  const std::string quoted = QuoteInput(node.Scalar());
+  if (node.Tag() != "!" && !IsPlainScalar(node)) return "'" + quoted + "' tagged " + ShortTag(node.Tag());
+  if (!IsPlainScalar(node)) return "the string \"" + quoted + "\"";
+  return "'" + quoted + "'";
 }
 
 uint64_t ReadPositiveInt(const YAML::Node& node, const std::string& file, const std::string& what) {
@@ -353,7 +354,7 @@ ConfigMap::ConfigMap(const YAML::Node& node, std::string file, std::string conte
     if (unknown == UnknownKeys::kIgnore && (!known || it->second.IsNull())) continue;
     if (!known) {
       throw InputError(LocOf(key, file_),
-                       "unknown key '" + name + "' in '" + context_ + "'" + DidYouMean(name, allowed));
+                       "unknown key '" + QuoteInput(name) + "' in '" + context_ + "'" + DidYouMean(name, allowed));
     }
     entries_.emplace_back(name, it->second);
   }

@@ -30,6 +30,14 @@ InputError AtByte(const std::string& file, uint64_t byte, const std::string& mes
   return InputError({file, 0, 0}, "at byte " + std::to_string(byte) + ": " + message);
 }
 
+std::string QuoteInput(std::string_view text) {
+  if (text.size() <= kQuoteMax) return std::string(text);
+  size_t cut = kQuoteMax;
+  // Back up over continuation bytes (10xxxxxx) so that a multi-byte character is not split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "...";
+}
+
 std::string FormatDiagnostic(const InputError& e) { return e.what(); }
 
 }  // namespace tally

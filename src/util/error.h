@@ -1,9 +1,11 @@
 // Errors that library code throws; cli/app.cc is the one place that turns them into exit codes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace tally {
 
@@ -46,6 +48,12 @@ class RuntimeError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// What an error quotes of its input (a scalar, a key, a file's first line): at most kQuoteMax bytes,
+// cut at a UTF-8 character boundary and ended with "..." when longer, so that a whole file
+// mistaken for a config is not echoed back.
+inline constexpr size_t kQuoteMax = 80;
+std::string QuoteInput(std::string_view text);
 
 // The one-line diagnostic for an InputError, as printed on stderr.
 std::string FormatDiagnostic(const InputError& e);

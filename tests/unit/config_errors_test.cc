@@ -314,6 +314,40 @@ TEST_CASE("config errors: UTF-16 with a byte order mark, and UTF-8 with one, are
 }
 
 // Found by fuzzing: a character device reads forever; only regular files are read.
+// Issue 28: a file mistaken for a config (tally params /etc/passwd) is quoted up to 80 bytes, not whole.
+TEST_CASE("config errors: a quote of the input stops at 80 bytes") {
+  std::string text, folded;  // 40 passwd-like lines: one plain scalar, its lines joined by spaces
+  for (int i = 0; i < 40; ++i) {
+    const std::string line = "user" + std::to_string(i) + ":x:" + std::to_string(1000 + i) + ":100::/home/u:/bin/sh";
+    text += line + "\n";
+    folded += (i == 0 ? "" : " ") + line;
+  }
+  REQUIRE(text.size() > 1000);
+  CHECK_THROWS_WITH_AS(
+      LoadModelText("passwd", text),
+      ("passwd:1:1: error: a model config must be a map of keys to values, got '" + folded.substr(0, 80) + "...'")
+          .c_str(),
+      InputError);
+  // Cut at a character boundary: a 2-byte character across byte 80 is left out whole.
+  const std::string e_acute = "\xC3\xA9";  // U+00E9 in UTF-8
+  CHECK(QuoteInput(std::string(79, 'a') + e_acute + "b") == std::string(79, 'a') + "...");
+  CHECK(QuoteInput(std::string(80, 'a')) == std::string(80, 'a'));
+}
+
+TEST_CASE("config errors: a Hugging Face config without model_type says so") {
+  const std::string hint =
+      ": error: this Hugging Face config has no 'model_type', which names its architecture; 'tally models' "
+      "lists the model types tally reads (hf_model_types)";
+  CHECK_THROWS_WITH_AS(LoadModelText("snap/config.json", R"({"hidden_size": 8, "num_hidden_layers": 2})"),
+                       ("snap/config.json:1:1" + hint).c_str(), InputError);
+  CHECK_THROWS_WITH_AS(LoadModelText("m.json", R"({"architectures": ["X"], "hidden_size": 8})"),
+                       ("m.json:1:1" + hint).c_str(), InputError);
+  // tally's own config without a family keeps its message.
+  CHECK_THROWS_WITH_AS(LoadModelText("m.yaml", "name: x\n"),
+                       "m.yaml:1:1: error: missing required key 'family' in 'model' (transformer or sequential)",
+                       InputError);
+}
+
 TEST_CASE("config errors: an endless device is refused") {
   if (!std::filesystem::exists("/dev/zero")) return;
   CheckMade("/dev/zero", "is not a regular file (a FIFO, a device or a socket); configs are read from files");

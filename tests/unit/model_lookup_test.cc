@@ -78,6 +78,27 @@ TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging 
   }
 }
 
+// Issue 28: "dir/loop" has the shape of a Hub ID; a link loop there is named, not looked up in the cache.
+TEST_CASE("lookup: a relative symbolic link loop is named as a loop") {
+  TempDir tmp;
+  fs::create_directories(tmp.path() / "dir");
+  fs::create_symlink("loop", tmp.path() / "dir" / "loop");  // relative, to itself
+  const fs::path was = fs::current_path();
+  fs::current_path(tmp.path());
+  const std::string message = Message([] { ResolveModel("dir/loop"); });
+  fs::current_path(was);
+  CHECK(message == "dir/loop: error: is a symbolic link loop (its links lead back to themselves); nothing to read");
+  // A snapshot whose config.json is a loop: named at its path.
+  const std::string hash = "0123456789abcdef0123456789abcdef01234567";
+  const fs::path snapshot = tmp.path() / "hub" / "models--org--looped" / "snapshots" / hash;
+  fs::create_directories(snapshot);
+  fs::create_symlink("config.json", snapshot / "config.json");
+  testing::ScopedEnv env("HF_HUB_CACHE", (tmp.path() / "hub").c_str());
+  CHECK(Message([&] { ResolveModel("org/looped@" + hash); }) ==
+        (snapshot / "config.json").string() +
+            ": error: is a symbolic link loop (its links lead back to themselves); nothing to read");
+}
+
 TEST_CASE("lookup: a directory without config.json reads its one GGUF file") {
   TempDir tmp;
   const fs::path fixture = fs::path(TALLY_TEST_DATA) / "weights" / "tiny-llama.gguf";

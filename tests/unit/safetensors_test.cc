@@ -3,6 +3,7 @@
 #include "config/safetensors.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include "config/load_config.h"
 #include "config/resolve.h"
@@ -281,6 +282,60 @@ TEST_CASE("safetensors: an index out of order, with a repeated tensor, reads as 
   CHECK(Message([&] {
           read(R"({"weight_map":{"a":"s1.safetensors","q":"s1.safetensors","p":"s1.safetensors"}})", notes);
         }) == index + ": error: 'weight_map' puts 'p' in s1.safetensors, which does not hold it");
+}
+
+// Issue 28: an index entry may not reach outside the snapshot, in the scanned form or the rare one.
+TEST_CASE("safetensors: an index entry with a '..' component is refused, naming the entry") {
+  TempDir tmp;
+  const std::string index = (tmp.path() / "model.safetensors.index.json").string();
+  std::vector<std::string> notes;
+  auto read = [&](const std::string& text) {
+    WriteFile(index, text);
+    return ReadSafetensors(index, notes);
+  };
+  const std::string outside = "', which is outside the index's folder (a shard file must be beside it)";
+  CHECK(Message([&] { read(R"({"weight_map":{"w":"../../../etc/passwd"}})"); }) ==
+        index + ": error: 'weight_map' entry 'w' names '../../../etc/passwd" + outside);
+  CHECK(Message([&] { read(R"({"weight_map":{"w":"sub/../../x.safetensors"}})"); }) ==
+        index + ": error: 'weight_map' entry 'w' names 'sub/../../x.safetensors" + outside);
+  // metadata with a list is past JsonScan's subset: the nlohmann::json path checks the same.
+  CHECK(Message([&] { read(R"({"metadata":{"l":[1]},"weight_map":{"w":"../s.safetensors"}})"); }) ==
+        index + ": error: 'weight_map' entry 'w' names '../s.safetensors" + outside);
+  // A long entry is quoted up to 80 bytes.
+  const std::string deep = "../" + std::string(100, 'x');
+  CHECK(Message([&] { read(R"({"weight_map":{"w":")" + deep + R"("}})"); }) ==
+        index + ": error: 'weight_map' entry 'w' names '" + deep.substr(0, 80) + "..." + outside);
+}
+
+TEST_CASE("safetensors: a FIFO shard is not a regular file; a link loop is named as one") {
+  TempDir tmp;
+  const std::string fifo = (tmp.path() / "fifo.safetensors").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(Message([&] { ReadSafetensorsFile(fifo); }) ==
+        fifo +
+            ": error: is not a regular file (a FIFO, a device or a socket); safetensors weights are read from "
+            "files");
+  const fs::path loop = tmp.path() / "loop.safetensors";
+  fs::create_symlink("loop.safetensors", loop);  // relative, to itself
+  CHECK(Message([&] { ReadSafetensorsFile(loop.string()); }) ==
+        loop.string() + ": error: is a symbolic link loop (its links lead back to themselves); nothing to read");
+}
+
+// Issue 28: __metadata__ nested 4 x 10^7 deep took 12.8 s and 3 GB; past the configs' cap it is refused.
+TEST_CASE("safetensors: values nested more than 2,000 deep are refused at the bracket") {
+  const std::string open = R"({"__metadata__":{"a":)";
+  auto nested = [&](size_t arrays) { return open + std::string(arrays, '[') + std::string(arrays, ']') + "}}"; };
+  // 2 objects + 1,998 lists: 2,000 levels, read (a header without tensors).
+  const std::string ok = Safetensors(nested(1998), 0);
+  CHECK(ParseSafetensorsHeader("m.safetensors", ok, ok.size()).tensors.empty());
+  // One more: the 2,001st bracket opens at the text's offset open.size() + 1,999 - 1, after the 8 bytes.
+  const std::string deep = Safetensors(nested(1999), 0);
+  CHECK(Message([&] { ParseSafetensorsHeader("m.safetensors", deep, deep.size()); }) ==
+        "m.safetensors: error: at byte " + std::to_string(8 + open.size() + 1998) +
+            ": the header's values are nested more than 2000 levels deep");
+  // Brackets inside a string do not count.
+  const std::string quoted = Safetensors(open + "\"" + std::string(3000, '[') + "\"}}", 0);
+  CHECK(ParseSafetensorsHeader("m.safetensors", quoted, quoted.size()).tensors.empty());
 }
 
 TEST_CASE("safetensors: a tied head stored twice counts twice in params.checkpoint, once in params.total") {
