@@ -167,9 +167,11 @@ class GgufSpecReader {
     if (blocks.empty())
       Fail(p + "block_count", "is " + std::to_string(t.n_layers) + ", but no tensor is named blk.N.*");
     if (t.n_layers != blocks.size() || *blocks.rbegin() + 1 != blocks.size()) {
-      Fail(p + "block_count", "is " + std::to_string(t.n_layers) + ", but the tensors hold " +
-                                  std::to_string(blocks.size()) + " distinct blocks, blk." +
-                                  std::to_string(*blocks.begin()) + " to blk." + std::to_string(*blocks.rbegin()));
+      const std::string first = "blk." + std::to_string(*blocks.begin());
+      const std::string held = blocks.size() == 1 ? "1 distinct block, " + first
+                                                  : std::to_string(blocks.size()) + " distinct blocks, " + first +
+                                                        " to blk." + std::to_string(*blocks.rbegin());
+      Fail(p + "block_count", "is " + std::to_string(t.n_layers) + ", but the tensors hold " + held);
     }
   }
 
