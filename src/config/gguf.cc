@@ -297,6 +297,12 @@ GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size
   GgufFile g;
   if (std::string_view(c.Take(4, "the magic"), 4) != "GGUF") throw AtByte(file, 0, "not a GGUF file (no 'GGUF' magic)");
   g.version = static_cast<uint32_t>(c.Uint(4, "the version"));
+  // A file written big-endian holds its version byte-swapped: 2 reads as 33554432, 3 as 50331648.
+  if (const uint32_t swapped = __builtin_bswap32(g.version); swapped == 2 || swapped == 3) {
+    throw AtByte(file, 4,
+                 "big-endian GGUF (version " + std::to_string(swapped) +
+                     " byte-swapped) is not read; tally reads little-endian GGUF");
+  }
   if (g.version != 2 && g.version != 3) {
     throw AtByte(file, 4, "GGUF version " + std::to_string(g.version) + " is not supported (2 and 3 are)");
   }

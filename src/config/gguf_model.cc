@@ -40,13 +40,14 @@ class GgufSpecReader {
     t.tied_embeddings = !tensors_.count("output.weight");
     if (arch == "gpt2") {
       // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases everywhere.
-      t.head_dim = HeadDim(t);
+      t.head_dim = HeadDim(t, p);
+      CheckTensors(t, p);
       return spec;
     }
     t.position = PositionKind::kRope;
     t.norm = NormKind::kRmsNorm;
     t.mlp = arch == "gemma" ? MlpKind::kGeglu : MlpKind::kSwiglu;
-    t.head_dim = Has(p + "attention.key_length") ? Count(p + "attention.key_length") : HeadDim(t);
+    t.head_dim = Has(p + "attention.key_length") ? Count(p + "attention.key_length") : HeadDim(t, p);
     if (Has(p + "rope.dimension_count") && Count(p + "rope.dimension_count") < t.head_dim) {
       t.rotary_dim = Count(p + "rope.dimension_count");
     }
@@ -61,6 +62,7 @@ class GgufSpecReader {
       if (t.top_k > t.n_experts) Fail(p + "expert_used_count", "is more than " + p + "expert_count");
     }
     if (t.n_heads % t.n_kv_heads != 0) Fail(p + "attention.head_count_kv", "does not divide the head count");
+    CheckTensors(t, p);
     return spec;
   }
 
@@ -111,8 +113,11 @@ class GgufSpecReader {
     return arch;
   }
 
-  uint64_t HeadDim(const TransformerSpec& t) const {
-    if (t.d_model % t.n_heads != 0) Fail("general.architecture", "embedding_length is not divisible by head_count");
+  uint64_t HeadDim(const TransformerSpec& t, const std::string& p) const {
+    if (t.d_model % t.n_heads != 0) {
+      Fail(p + "attention.head_count", "is " + std::to_string(t.n_heads) + ", which does not divide " + p +
+                                           "embedding_length " + std::to_string(t.d_model));
+    }
     return t.d_model / t.n_heads;
   }
 
@@ -128,6 +133,75 @@ class GgufSpecReader {
     throw InputError({file_, 0, 0}, "no vocabulary size: neither '" + p +
                                         "vocab_size', tokenizer.ggml.tokens "
                                         "nor a token_embd.weight tensor");
+  }
+
+  // The metadata must agree with the tensors it describes (llama-model.cpp creates each tensor with
+  // these shapes, ne[0] first): a hostile block_count or feed_forward_length would otherwise be believed.
+  // A file with no tensors (vocabulary only) has nothing to compare.
+  void CheckTensors(const TransformerSpec& t, const std::string& p) const {
+    if (g_.checkpoint.tensors.empty()) return;
+    CheckBlocks(t, p);
+    const std::string kv_key = Has(p + "attention.head_count_kv") ? "attention.head_count_kv" : "attention.head_count";
+    for (const CheckpointTensor& c : g_.checkpoint.tensors) {
+      const std::string role = Role(c.name);
+      if (c.name == "token_embd.weight") {
+        Agree(p + "embedding_length", t.d_model, c, 0, "");  // {n_embd, n_vocab}
+      } else if (role == "ffn_down.weight" || role == "ffn_down_exps.weight") {
+        Agree(p + "feed_forward_length", t.d_ff, c, 0, "");  // {n_ff, n_embd(, n_expert)}
+      } else if (role == "attn_q.weight") {                  // {n_embd, n_head x head_dim}
+        const u128 wide = static_cast<u128>(t.n_heads) * t.head_dim;
+        Agree(p + "attention.head_count", wide, c, 1, HeadsNote(wide, t));
+      } else if (role == "attn_k.weight") {  // {n_embd, n_head_kv x head_dim}
+        const u128 wide = static_cast<u128>(t.n_kv_heads) * t.head_dim;
+        Agree(p + kv_key, wide, c, 1, HeadsNote(wide, t));
+      }
+    }
+  }
+
+  // block_count must be the number of distinct blk.N indices, 0 to N - 1.
+  void CheckBlocks(const TransformerSpec& t, const std::string& p) const {
+    std::set<uint64_t> blocks;
+    for (const CheckpointTensor& c : g_.checkpoint.tensors) {
+      if (uint64_t n = 0; BlockIndex(c.name, &n)) blocks.insert(n);
+    }
+    if (blocks.empty())
+      Fail(p + "block_count", "is " + std::to_string(t.n_layers) + ", but no tensor is named blk.N.*");
+    if (t.n_layers != blocks.size() || *blocks.rbegin() + 1 != blocks.size()) {
+      const std::string first = "blk." + std::to_string(*blocks.begin());
+      const std::string held = blocks.size() == 1 ? "1 distinct block, " + first
+                                                  : std::to_string(blocks.size()) + " distinct blocks, " + first +
+                                                        " to blk." + std::to_string(*blocks.rbegin());
+      Fail(p + "block_count", "is " + std::to_string(t.n_layers) + ", but the tensors hold " + held);
+    }
+  }
+
+  // "blk.12.attn_q.weight" -> 12; false for other names (or an index of over 18 digits).
+  static bool BlockIndex(const std::string& name, uint64_t* n) {
+    if (name.rfind("blk.", 0) != 0) return false;
+    size_t i = 4;
+    *n = 0;
+    for (; i < name.size() && i < 4 + 18 && name[i] >= '0' && name[i] <= '9'; ++i)
+      *n = *n * 10 + static_cast<uint64_t>(name[i] - '0');
+    return i > 4 && i < name.size() && name[i] == '.';
+  }
+
+  // "blk.12.attn_q.weight" -> "attn_q.weight"; "" for names outside a block.
+  static std::string Role(const std::string& name) {
+    uint64_t n = 0;
+    return BlockIndex(name, &n) ? name.substr(name.find('.', 4) + 1) : "";
+  }
+
+  // " (with heads of 64, 256 wide)": what a head count implies for an attention tensor.
+  static std::string HeadsNote(u128 wide, const TransformerSpec& t) {
+    return " (with heads of " + std::to_string(t.head_dim) + ", " +
+           (wide > UINT64_MAX ? std::string("over 2^64") : std::to_string(static_cast<uint64_t>(wide))) + " wide)";
+  }
+
+  // The tensor's ne[dim] must be `want`, which `key` implies; names the key, its value and the shape.
+  void Agree(const std::string& key, u128 want, const CheckpointTensor& c, size_t dim, const std::string& note) const {
+    if (c.shape.size() <= dim || c.shape[dim] == want) return;
+    Fail(key, "is " + std::to_string(Count(key)) + note + ", but '" + c.name + "' has ne[" + std::to_string(dim) +
+                  "] " + std::to_string(c.shape[dim]));
   }
 
   const GgufFile& g_;

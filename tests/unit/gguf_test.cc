@@ -23,11 +23,16 @@ using testing::WriteFile;
 
 // A two-block Llama, d_model 256, 4 heads (2 KV) of 64, d_ff 512, vocabulary 100, quantized as
 // llama.cpp's Q4_K_M mixes types (q4_K, q6_K, q8_0 and f32 norms).
-Gguf TinyLlama() {
+// The metadata's values can be changed to contradict the tensors, which stay those of the two blocks.
+struct TinyMeta {
+  uint32_t blocks = 2, width = 256, ffn = 512, heads = 4, kv_heads = 2;
+};
+Gguf TinyLlama(const TinyMeta& m = {}) {
   Gguf g;
-  g.Text("general.architecture", "llama").Text("general.name", "tiny").U32("llama.block_count", 2);
-  g.U32("llama.embedding_length", 256).U32("llama.feed_forward_length", 512).U32("llama.attention.head_count", 4);
-  g.U32("llama.attention.head_count_kv", 2).U32("llama.context_length", 256).Tokens(100);
+  g.Text("general.architecture", "llama").Text("general.name", "tiny").U32("llama.block_count", m.blocks);
+  g.U32("llama.embedding_length", m.width).U32("llama.feed_forward_length", m.ffn);
+  g.U32("llama.attention.head_count", m.heads).U32("llama.attention.head_count_kv", m.kv_heads);
+  g.U32("llama.context_length", 256).Tokens(100);
   g.Tensor("token_embd.weight", {256, 100}, 12, 14400).Tensor("output_norm.weight", {256}, 0, 1024);
   g.Tensor("output.weight", {256, 100}, 14, 21000);
   for (int i = 0; i < 2; ++i) {
@@ -176,6 +181,59 @@ TEST_CASE("gguf: hostile headers are errors with the file and the byte") {
   CHECK(Message([&] { GgufModelSpec(g, "m.gguf"); }) ==
         p + "56: metadata 'general.architecture' is 'qwen3', which tally does not model from GGUF "
             "(it reads llama, mistral, qwen2, gemma, phi3, gpt2)");
+}
+
+TEST_CASE("gguf: a big-endian file is named as such, not as an unknown version") {
+  // ggml's gguf.md: v2 and v3 may be written big-endian; the uint32 version 3 then reads as 3 << 24.
+  const std::string p = "m.gguf: error: at byte 4: big-endian GGUF (version ";
+  const std::string be3 = "GGUF" + std::string("\0\0\0\3", 4) + Le(0, 8) + Le(0, 8);
+  const std::string be2 = "GGUF" + std::string("\0\0\0\2", 4) + Le(0, 8) + Le(0, 8);
+  CHECK(Message([&] { ParseGguf("m.gguf", be3, be3.size()); }) ==
+        p + "3 byte-swapped) is not read; tally reads little-endian GGUF");
+  CHECK(Message([&] { ParseGguf("m.gguf", be2, be2.size()); }) ==
+        p + "2 byte-swapped) is not read; tally reads little-endian GGUF");
+}
+
+TEST_CASE("gguf: metadata that contradicts the tensors it describes is an error") {
+  auto spec = [](const TinyMeta& m) {
+    uint64_t size = 0;
+    const std::string header = TinyLlama(m).Bytes(&size);
+    const GgufFile g = ParseGguf("m.gguf", header, size);
+    return Message([&] { GgufModelSpec(g, "m.gguf"); });
+  };
+  // The values' bytes, by hand: a 24-byte header, then per key 8 + its length + 4 (the type) before
+  // the value. general.architecture's value at 56 (13 bytes), general.name's at 93 (12 bytes), then
+  // uint32s: block_count at 134, embedding_length at 172, feed_forward_length at 213, head_count at
+  // 255, head_count_kv at 300.
+  const std::string p = "m.gguf: error: at byte ";
+  CHECK(spec({}) == "(no error)");
+  CHECK(spec({.blocks = 4'294'967'295}) ==
+        p + "134: metadata 'llama.block_count' is 4294967295, but the tensors hold 2 distinct blocks, blk.0 to blk.1");
+  CHECK(spec({.blocks = 1}) ==
+        p + "134: metadata 'llama.block_count' is 1, but the tensors hold 2 distinct blocks, blk.0 to blk.1");
+  CHECK(spec({.ffn = 4'000'000'000}) ==
+        p + "213: metadata 'llama.feed_forward_length' is 4000000000, but 'blk.0.ffn_down.weight' has ne[0] 512");
+  // 512 / 4 heads is 128 per head; the embedding is 256 wide.
+  CHECK(spec({.width = 512}) ==
+        p + "172: metadata 'llama.embedding_length' is 512, but 'token_embd.weight' has ne[0] 256");
+  // 8 heads of 256 / 8 = 32 make the 2 KV heads 64 wide; attn_k is 128 (2 heads of 64).
+  CHECK(spec({.heads = 8}) == p + "300: metadata 'llama.attention.head_count_kv' is 2 (with heads of 32, 64 wide), "
+                                  "but 'blk.0.attn_k.weight' has ne[1] 128");
+  // A layer index past block_count: blk.0 and blk.1 plus blk.7 is three blocks, not 0 to 2.
+  uint64_t size = 0;
+  const std::string with_gap = TinyLlama().Tensor("blk.7.attn_norm.weight", {256}, 0, 1024).Bytes(&size);
+  const GgufFile gap = ParseGguf("m.gguf", with_gap, size);
+  CHECK(Message([&] { GgufModelSpec(gap, "m.gguf"); }) ==
+        p + "134: metadata 'llama.block_count' is 2, but the tensors hold 3 distinct blocks, blk.0 to blk.7");
+}
+
+TEST_CASE("gguf: heads that do not divide the width blame the head count") {
+  uint64_t size = 0;
+  const std::string header = TinyLlama({.heads = 3, .kv_heads = 1}).Bytes(&size);
+  const GgufFile g = ParseGguf("m.gguf", header, size);
+  CHECK(Message([&] { GgufModelSpec(g, "m.gguf"); }) ==
+        "m.gguf: error: at byte 255: metadata 'llama.attention.head_count' is 3, which does not divide "
+        "llama.embedding_length 256");
 }
 
 }  // namespace
