@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <thread>
 #include <vector>
 
 #include "measure/aligned_buffer.h"
+#include "measure/stopwatch.h"
 
 namespace tally {
 namespace {
@@ -30,14 +30,14 @@ double ProbeReadBandwidth(int threads, uint64_t buffer_bytes) {
   const uint64_t per_thread = words / static_cast<uint64_t>(threads);
   double best = 0;
   for (int pass = 0; pass < 3; ++pass) {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     std::vector<std::thread> pool;
     pool.reserve(static_cast<size_t>(threads));
     for (int t = 0; t < threads; ++t) {
       pool.emplace_back([&, t] { sink += Sum(buffer.data() + per_thread * static_cast<uint64_t>(t), per_thread); });
     }
     for (std::thread& th : pool) th.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s = SecondsSince(start);
     const double bytes = static_cast<double>(per_thread * static_cast<uint64_t>(threads) * sizeof(uint64_t));
     if (s > 0) best = std::max(best, bytes / s);
   }

@@ -1,9 +1,9 @@
 #include "measure/cpu_clock.h"
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 
+#include "measure/stopwatch.h"
 #include "util/units.h"
 
 #if defined(__x86_64__)
@@ -12,10 +12,6 @@
 
 namespace tally {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // The fastest x86 clock shipped: 6.2 GHz, Intel Core i9-14900KS's maximum turbo (Intel ARK).
 constexpr double kFastestX86Hz = 6.2e9;
@@ -122,13 +118,13 @@ double MeasureClockHz(int latency_cycles) {
   // of 3.5 in about one process in 30), so: 30 ms of warm-up, then the fastest of as many trials
   // as fill 120 ms.
   const Clock::time_point warm = Clock::now();
-  while (Seconds(warm) < 0.03) ImulChain(kIterations);
+  while (SecondsSince(warm) < 0.03) ImulChain(kIterations);
   double best = 0;
   const Clock::time_point trials = Clock::now();
-  for (int trial = 0; trial < 7 || Seconds(trials) < 0.12; ++trial) {
+  for (int trial = 0; trial < 7 || SecondsSince(trials) < 0.12; ++trial) {
     const Clock::time_point start = Clock::now();
     ImulChain(kIterations);
-    const double t = Seconds(start);
+    const double t = SecondsSince(start);
     if (t > 0) best = std::max(best, static_cast<double>(kIterations * kImulsPerIteration) / t);
   }
   return best * latency_cycles;
@@ -138,7 +134,7 @@ double MeasureTscHz() {
   const Clock::time_point start = Clock::now();
   const uint64_t ticks = __rdtsc();
   double t = 0;
-  while ((t = Seconds(start)) < 0.02) {
+  while ((t = SecondsSince(start)) < 0.02) {
   }
   return static_cast<double>(__rdtsc() - ticks) / t;
 }

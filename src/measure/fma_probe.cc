@@ -2,11 +2,11 @@
 // their ISA with target attributes and chosen at run time, so the rest of tally keeps the baseline ISA.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <thread>
 #include <vector>
 
 #include "measure/cpu_peak.h"
+#include "measure/stopwatch.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -14,10 +14,6 @@
 
 namespace tally {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 #if defined(__x86_64__)
 
@@ -142,7 +138,7 @@ double RunThreads(Kernel kernel, int threads, uint64_t iterations) {
       }
       const Clock::time_point start = Clock::now();
       flops[static_cast<size_t>(t)] = kernel(iterations);
-      seconds[static_cast<size_t>(t)] = Seconds(start);
+      seconds[static_cast<size_t>(t)] = SecondsSince(start);
     });
   }
   while (ready.load() < threads) {
@@ -167,7 +163,7 @@ double ProbePeak(GemmDType dtype, int threads) {
   uint64_t iterations = 1 << 14;
   const Clock::time_point start = Clock::now();
   kernel(iterations);
-  const double t = Seconds(start);
+  const double t = SecondsSince(start);
   if (t > 0) iterations = std::max(iterations, static_cast<uint64_t>(static_cast<double>(iterations) * 0.03 / t));
   double best = 0;
   for (int trial = 0; trial < 3; ++trial) best = std::max(best, RunThreads(kernel, threads, iterations));

@@ -1,7 +1,6 @@
 // OpenBLAS through dlopen: cblas_sgemm, cblas_dgemm and, where the library exports it,
 // cblas_sbgemm. The library's own thread count and core type are reported, never changed behind
 // the user's back: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are only echoed.
-#include <chrono>
 #include <climits>
 #include <cstdlib>
 
@@ -9,6 +8,7 @@
 #include "measure/backend.h"
 #include "measure/dynamic_library.h"
 #include "measure/float_convert.h"
+#include "measure/stopwatch.h"
 #include "util/error.h"
 
 namespace tally {
@@ -63,9 +63,9 @@ class CpuGemm : public PreparedGemm {
   }
 
   double Time(uint64_t iterations) override {
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = Clock::now();
     for (uint64_t i = 0; i < iterations; ++i) call_(blas_, shape_, a_.data(), b_.data(), c_.data());
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return SecondsSince(start);
   }
 
  private:
