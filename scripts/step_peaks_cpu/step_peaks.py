@@ -14,9 +14,9 @@ Reported, in bytes:
                       bytes at the step's start less the tensors then live (params, buffers, optimizer
                       states, data); the aligned (tensor-only) counter gives the same number when no
                       other block of 1 KiB or more outlives a phase;
-  compared            peak_tensor_bytes less data and buffers: what tally's memory.train.peak models;
-  ratio_total, ratio_peak  compared / tally's memory.train.total, / memory.train.peak ("n/a" when the
-                      key or the --optimizer-impl flag is missing);
+  compared            peak_tensor_bytes less data and buffers, and less what a stated convention
+                      explains (convention(): torch 1.x's foreach AdamW): what memory.train.peak models;
+  ratio_total, ratio_peak  compared / tally's memory.train.total, / memory.train.peak;
 and per phase the live bytes at its start and its peak, the model state (params, grads, states), and
 from explain.py the operator at each phase's peak with a census of what is live there.
 Exit 1 when a case fails (the others still run), 2 for an unknown case."""
@@ -58,17 +58,12 @@ def tally_binary():
 
 
 def tally_numbers(binary, case):
-    """memory.train.{total,peak,activations} and the command lines; peak None where tally lacks it.
-    Without --optimizer-impl (not yet in tally) the command is rerun without it."""
+    """memory.train.{total,peak,activations} and the command lines."""
     args = case.tally_args()
     shown = os.path.relpath(binary, ROOT)
     out = {"command": " ".join([shown] + args),
-           "peak_command": " ".join([shown] + args + ["--get", "memory.train.peak"]), "impl_flag": True}
+           "peak_command": " ".join([shown] + args + ["--get", "memory.train.peak"])}
     done = subprocess.run([binary] + args, capture_output=True, text=True, cwd=ROOT)
-    if done.returncode != 0 and "--optimizer-impl" in done.stderr:
-        i = args.index("--optimizer-impl")
-        done = subprocess.run([binary] + args[:i] + args[i + 2:], capture_output=True, text=True, cwd=ROOT)
-        out["impl_flag"] = False
     if done.returncode != 0:
         out["error"] = done.stderr.strip()
         return out
@@ -77,9 +72,21 @@ def tally_numbers(binary, case):
     return out
 
 
-def compare(result, tally):
-    compared = result["peak_tensor_bytes"] - result["data_bytes"] - result["buffers_bytes"]
+def convention(result, case):
+    """Bytes a stated convention explains: torch 1.x's foreach Adam and AdamW allocate a second list
+    the size of the parameters (denom = _foreach_add(sqrt, eps)) where PyTorch 2, which tally models,
+    adds eps in place (torch/optim/adamw.py, _multi_tensor_adamw). Returns (bytes, why) or (0, "")."""
+    major = int(result["torch"].split(".")[0])
+    if major < 2 and case.impl == "foreach" and case.optimizer in ("adam", "adamw"):
+        return result["params_bytes"], "torch 1.x foreach Adam(W)'s second temporary list (PyTorch 2: in place)"
+    return 0, ""
+
+
+def compare(result, tally, case):
+    explained, why = convention(result, case)
+    compared = result["peak_tensor_bytes"] - result["data_bytes"] - result["buffers_bytes"] - explained
     result["compared_bytes"] = compared
+    result["convention_bytes"], result["convention"] = explained, why
     result["tally"] = tally
     for key in ("total", "peak"):
         value = tally.get(key)
@@ -164,7 +171,7 @@ def measure(names, explain=True, timeline=None, log=sys.stderr):
             print(f"step_peaks_cpu: {name}", file=log, flush=True)
             try:
                 result = run_child(so, name, explain, timeline)
-                results.append(compare(result, tally_numbers(binary, cases.BY_NAME[name])))
+                results.append(compare(result, tally_numbers(binary, cases.BY_NAME[name]), cases.BY_NAME[name]))
             except RuntimeError as e:
                 print(f"step_peaks_cpu: error: {e}", file=log)
                 results.append({"case": name, "error": str(e)})

@@ -163,7 +163,13 @@ void AddParamsFlags(CLI::App* cmd, ParamsFlags& flags);
 std::optional<Report> RunParams(const ParamsFlags& flags, Prepared& prepared, RunContext& context);
 void AddFlopsFlags(CLI::App* cmd, FlopsFlags& flags);
 std::optional<Report> RunFlops(const FlopsFlags& flags, Prepared& prepared, RunContext& context);
-void AddMemoryFlags(CLI::App* cmd, ModelFlags& flags);
-std::optional<Report> RunMemory(const ModelFlags& flags, Prepared& prepared, RunContext& context);
+// memory: the ledgers and the step's peak; --timeline FILE draws the step (SVG) or lists its events (.json).
+struct MemoryFlags {
+  ModelFlags model;
+  std::optional<std::string> timeline;
+};
+SharedFlags SharedOf(const MemoryFlags& flags);
+void AddMemoryFlags(CLI::App* cmd, MemoryFlags& flags);
+std::optional<Report> RunMemory(const MemoryFlags& flags, Prepared& prepared, RunContext& context);
 
 }  // namespace tally

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "cli/output_file.h"
 #include "config/load_config.h"
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
@@ -95,37 +96,6 @@ void ReadLists(const MeasureFlags& f, MeasureRequest& r) {
     }
   }
   r.bandwidth = f.plot.has_value() || f.calibrate.has_value();
-}
-
-void WriteFile(const std::string& path, const std::string& text, const char* flag) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw RuntimeError(std::string(flag) + ": cannot write '" + path + "': " + std::strerror(errno));
-}
-
-// Issue 28: a path that cannot be written is refused before minutes of timing, not after. The file
-// is not created here (a failed run leaves nothing behind); its folder must exist and take writes,
-// and an existing file must take them.
-void CheckWritable(const std::optional<std::string>& path, const char* flag) {
-  if (!path) return;
-  struct stat st {};
-  int error = 0;
-  if (path->empty()) {
-    error = ENOENT;
-  } else if (stat(path->c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode))
-      error = EISDIR;
-    else if (access(path->c_str(), W_OK) != 0)
-      error = errno;
-  } else if (errno != ENOENT) {
-    error = errno;
-  } else {
-    const size_t slash = path->rfind('/');
-    const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : path->substr(0, slash);
-    if (access(folder.c_str(), W_OK) != 0) error = errno;
-  }
-  if (error != 0) throw InputError(std::string(flag) + ": cannot write '" + *path + "': " + std::strerror(error));
 }
 
 // "\r"-rewritten status on a terminal, from one second into the run; silent otherwise.

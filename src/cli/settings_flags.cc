@@ -51,6 +51,8 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   if (f.recompute) s.recompute = ParseName<Recompute>(*f.recompute, "--recompute");
   if (f.attention) s.attention = ParseName<Attention>(*f.attention, "--attention");
   if (f.mlp_kernel) s.mlp_kernel = ParseName<MlpKernel>(*f.mlp_kernel, "--mlp-kernel");
+  if (f.optimizer_impl) s.optimizer_impl = ParseName<OptimizerImpl>(*f.optimizer_impl, "--optimizer-impl");
+  if (f.loss_kernel) s.loss_kernel = ParseName<LossKernel>(*f.loss_kernel, "--loss-kernel");
   if (f.dropout) s.dropout = ParseReal(*f.dropout, "--dropout", kProbability);
   if (f.dropout_mask) s.dropout_mask = ParseName<DropoutMask>(*f.dropout_mask, "--dropout-mask");
   if (f.input) {
@@ -178,6 +180,12 @@ const std::vector<TextFlag>& TextFlags() {
       {"dropout_mask", &WorkloadFlags::dropout_mask},
       {"input", &WorkloadFlags::input},
       {"mlp_kernel", &WorkloadFlags::mlp_kernel},
+      {"optimizer_impl", &WorkloadFlags::optimizer_impl},
+      {"loss_kernel", &WorkloadFlags::loss_kernel},
+      {"cuda_context", &WorkloadFlags::cuda_context},
+      {"cublas_workspace", &WorkloadFlags::cublas_workspace},
+      {"nccl_buffers", &WorkloadFlags::nccl_buffers},
+      {"fragmentation", &WorkloadFlags::fragmentation},
       {"max_batched_tokens", &WorkloadFlags::max_batched_tokens},
       {"kv_block", &WorkloadFlags::kv_block},
       {"gpu_memory_utilization", &WorkloadFlags::gpu_memory_utilization},
@@ -213,11 +221,23 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   cmd->add_flag("--no-causal", f.no_causal, "count attention's masked half in the hardware FLOPs too")
       ->group("Workload");
   opt("--mode", f.mode, "memory ledgers to show: " + choices(JoinNames<Mode>(" | "), Name(defaults.mode)), "MODE");
-  opt("--precision", f.precision, choices(JoinNames<Precision>(" | "), Name(defaults.precision)), "POLICY");
+  opt("--precision", f.precision,
+      choices(JoinNames<Precision>(" | "), Name(defaults.precision)) +
+          "; mixed-* is Megatron's (half-precision weights, fp32 master copy), amp-* PyTorch autocast (fp32 weights, "
+          "half-precision GEMMs: Hugging Face's bf16=True)",
+      "POLICY");
   opt("--param-dtype", f.param_dtype, "override the weights' dtype (also the inference weights)", "DTYPE");
   opt("--grad-dtype", f.grad_dtype, "override the gradients' dtype", "DTYPE");
   opt("--state-dtype", f.state_dtype, "override the optimizer states' dtype", "DTYPE");
   opt("--optimizer", f.optimizer, choices(JoinNames<Optimizer>(" | "), Name(defaults.optimizer)), "NAME");
+  opt("--optimizer-impl", f.optimizer_impl,
+      "the optimizer step's kernels: " + choices(JoinNames<OptimizerImpl>(" | "), Name(defaults.optimizer_impl)) +
+          ", PyTorch 2's on a GPU; for-loop keeps one tensor's temporaries, foreach every tensor's, fused none",
+      "IMPL");
+  opt("--loss-kernel", f.loss_kernel,
+      "the cross-entropy: " + choices(JoinNames<LossKernel>(" | "), Name(defaults.loss_kernel)) +
+          "; eager holds the whole logits in fp32, chunked (Liger, Unsloth) one chunk",
+      "KIND");
   opt("--recompute", f.recompute,
       "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)), "KIND");
   opt("--attention", f.attention,
@@ -263,7 +283,15 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "serving: fraction of device memory a server claims (fit --mode infer: 0.9, vLLM's)", "F");
   opt("--hardware", f.hardware, "a device from 'tally hardware' or a hardware YAML file: time, and whether memory fits",
       "NAME");
-  opt("--reserve", f.reserve, "device memory kept from the model with --hardware (default 2GiB)", "SIZE");
+  opt("--reserve", f.reserve,
+      "device memory kept back beyond the modelled runtime lines, with --hardware (default none)", "SIZE");
+  opt("--cuda-context", f.cuda_context,
+      "device memory of the CUDA context and its kernels (default 685MiB, measured on an H100; docs/timeline.md)",
+      "SIZE");
+  opt("--cublas-workspace", f.cublas_workspace, "cuBLAS workspace (default 32MiB, PyTorch's on Hopper)", "SIZE");
+  opt("--nccl-buffers", f.nccl_buffers, "NCCL communicator buffers with more than one device (default 256MiB)", "SIZE");
+  opt("--fragmentation", f.fragmentation,
+      "the caching allocator's reserved memory beyond the peak of live tensors, a percent (default 10%)", "PCT");
   opt("--overhead", f.overhead, "memory not modelled, added per device: a size (2GiB, 2GB) or a percent (10%)",
       "SIZE|PCT");
 }
@@ -291,6 +319,10 @@ Settings ReadSettings(const WorkloadFlags& f, const DeviceReader& read_device) {
   s.causal = f.causal;
   s.causal_kernels = !f.no_causal;
   if (f.reserve) s.reserve = ParseBytes(*f.reserve, "--reserve");
+  if (f.cuda_context) s.cuda_context = ParseBytes(*f.cuda_context, "--cuda-context", true);
+  if (f.cublas_workspace) s.cublas_workspace = ParseBytes(*f.cublas_workspace, "--cublas-workspace", true);
+  if (f.nccl_buffers) s.nccl_buffers = ParseBytes(*f.nccl_buffers, "--nccl-buffers", true);
+  if (f.fragmentation) s.fragmentation = ParsePercent(*f.fragmentation, "--fragmentation");
   if (f.max_batched_tokens) s.max_batched_tokens = ParseLength(*f.max_batched_tokens, "--max-batched-tokens");
   if (s.max_batched_tokens && s.attention == Attention::kEager) {
     throw InputError(

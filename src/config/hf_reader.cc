@@ -252,6 +252,10 @@ MlpKind HfReader::EncoderActivation(const char* key) {
 
 // Derived sizes and the checks a tally config gets too.
 void HfReader::Finish() {
+  // transformers' gelu_new, whichever key names the activation (TransformerSpec::gelu_in_ops).
+  for (const char* key : {"activation_function", "hidden_act"}) {
+    if (m.Has(key) && m.String(key, "") == "gelu_new") t.gelu_in_ops = true;
+  }
   if (t.n_kv_heads == 0) t.n_kv_heads = t.n_heads;  // families without grouped attention
   if (t.head_dim == 0) {
     if (t.d_model % t.n_heads != 0) {

@@ -57,7 +57,8 @@ const std::vector<std::string> kTransformerKeys = {"name",
                                                    "attention_sinks",
                                                    "attention_pattern",
                                                    "mla",
-                                                   "mtp_layers"};
+                                                   "mtp_layers",
+                                                   "mlp_activation"};
 const std::vector<std::string> kSequentialKeys = {"name", "description", "family", "input", "layers", "loss"};
 
 std::string StemOf(const std::string& file) { return std::filesystem::path(file).stem().string(); }
@@ -232,6 +233,14 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
             t);
   }
   t.mtp_layers = m.NonNegativeInt("mtp_layers", 0);
+  if (m.Has("mlp_activation")) {
+    // The one activation whose implementation changes what it saves (TransformerSpec::gelu_in_ops).
+    const std::string act = m.String("mlp_activation", "");
+    if (act != "gelu_new") {
+      throw InputError(m.Loc("mlp_activation"), "unknown mlp_activation '" + act + "'; tally knows gelu_new");
+    }
+    t.gelu_in_ops = true;
+  }
   if (m.Has("head_dim")) {
     t.head_dim = m.PositiveInt("head_dim");
   } else if (t.d_model % t.n_heads != 0) {

@@ -222,11 +222,15 @@ struct TransformerSpec {
   uint64_t encoder_layers = 0;
   uint64_t relative_buckets = 0;  // rows of each relative-position bias table (T5's num_buckets); one column per head
   bool mlp_dropout = false;       // a dropout between the MLP's activation and its down projection (T5)
-  bool stack_dropout = false;     // a dropout after each stack's final norm (T5)
-  bool head_scale = false;        // the tied head's input scaled by d_model^-0.5 (T5)
-  bool embed_scale = false;       // token embeddings multiplied by sqrt(d_model) (BART's scale_embedding)
-  bool logits_bias = false;       // a bias buffer (not a parameter) added to the logits (BART's final_logits_bias)
-  bool no_head = false;           // an encoder–decoder's bare model (BartModel): it ends in the decoder's states
+  // transformers' gelu_new (NewGELUActivation: GPT-2, GPT-J, GPT-Neo, CodeGen, Phi-1/2) is written in
+  // PyTorch ops, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): autograd keeps x, the tanh, 0.5·x and
+  // 1 + tanh, four tensors where one GELU kernel keeps x alone.
+  bool gelu_in_ops = false;
+  bool stack_dropout = false;  // a dropout after each stack's final norm (T5)
+  bool head_scale = false;     // the tied head's input scaled by d_model^-0.5 (T5)
+  bool embed_scale = false;    // token embeddings multiplied by sqrt(d_model) (BART's scale_embedding)
+  bool logits_bias = false;    // a bias buffer (not a parameter) added to the logits (BART's final_logits_bias)
+  bool no_head = false;        // an encoder–decoder's bare model (BartModel): it ends in the decoder's states
   // Whisper: the encoder reads 2·seq frames of `mel_bins` mel features through two convolutions
   // (kernel 3; the second of stride 2) instead of a token table; 0 otherwise.
   uint64_t mel_bins = 0;

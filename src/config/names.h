@@ -20,7 +20,9 @@ struct EnumNames<Precision> {
                                                     {Precision::kBf16, "bf16"},
                                                     {Precision::kMixedFp16, "mixed-fp16"},
                                                     {Precision::kMixedBf16, "mixed-bf16"},
-                                                    {Precision::kFp8, "fp8"}};
+                                                    {Precision::kFp8, "fp8"},
+                                                    {Precision::kAmpFp16, "amp-fp16"},
+                                                    {Precision::kAmpBf16, "amp-bf16"}};
 };
 
 template <>
@@ -51,6 +53,17 @@ struct EnumNames<Offload> {
 template <>
 struct EnumNames<Attention> {
   static constexpr NameEntry<Attention> kTable[] = {{Attention::kEager, "eager"}, {Attention::kFlash, "flash"}};
+};
+
+template <>
+struct EnumNames<OptimizerImpl> {
+  static constexpr NameEntry<OptimizerImpl> kTable[] = {
+      {OptimizerImpl::kForLoop, "for-loop"}, {OptimizerImpl::kForeach, "foreach"}, {OptimizerImpl::kFused, "fused"}};
+};
+
+template <>
+struct EnumNames<LossKernel> {
+  static constexpr NameEntry<LossKernel> kTable[] = {{LossKernel::kEager, "eager"}, {LossKernel::kChunked, "chunked"}};
 };
 
 template <>

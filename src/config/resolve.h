@@ -13,9 +13,10 @@ namespace tally {
 // The longest default sequence: past it a run must ask for a long context (--seq), since memory
 // and time grow with it and most training runs use 4k-8k tokens.
 inline constexpr uint64_t kDefaultSeqCap = 8192;
-// Device memory a framework keeps for itself (CUDA context ~0.5 GiB, cuBLAS/cuDNN workspaces,
-// NCCL buffers ~1 GiB): the default --reserve.
-inline constexpr uint64_t kDefaultReserve = uint64_t{2} << 30;
+// Device memory kept from the model beyond what tally models (--reserve). The CUDA context, cuBLAS
+// workspace, NCCL buffers and the allocator's fragmentation are modelled lines of the device
+// figure (estimate/step_timeline.h, DeviceOverheads), so by default nothing more is kept.
+inline constexpr uint64_t kDefaultReserve = 0;
 
 // The bytes a device named by --hardware leaves for the model: its memory less --reserve (0 when
 // the reserve takes it all). Needs ResolveSettings first.

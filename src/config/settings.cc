@@ -24,6 +24,13 @@ Precisions PolicyDtypes(Precision p) {
     // activations counted at bf16 (TE's fp8 copies of GEMM inputs are not modelled: an upper bound).
     case Precision::kFp8:
       return {DType::kBf16, DType::kBf16, DType::kFp32, DType::kFp32, DType::kBf16};
+    // PyTorch autocast: the weights, their gradients and the optimizer states stay fp32; the
+    // activation dtype is the GEMMs' (the casts autocast makes), norms and softmax run in fp32
+    // (torch.amp's op lists; estimate/activations.cc).
+    case Precision::kAmpFp16:
+      return {DType::kFp32, DType::kFp32, std::nullopt, DType::kFp32, DType::kFp16};
+    case Precision::kAmpBf16:
+      return {DType::kFp32, DType::kFp32, std::nullopt, DType::kFp32, DType::kBf16};
   }
   return {};
 }
@@ -31,6 +38,7 @@ Precisions PolicyDtypes(Precision p) {
 const char* PrecisionName(Precision p) { return Name(p); }
 const char* OptimizerName(Optimizer o) { return Name(o); }
 const char* RecomputeName(Recompute r) { return Name(r); }
+const char* OptimizerImplName(OptimizerImpl i) { return Name(i); }
 const char* AttentionName(Attention a) { return Name(a); }
 const char* QuantName(Quant q) { return Name(q); }
 

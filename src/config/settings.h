@@ -15,9 +15,21 @@ namespace tally {
 struct HardwareSpec;
 
 enum class Mode { kBoth, kTrain, kInfer };
-enum class Precision { kFp32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8 };
+// fp32 | fp16 | bf16: every tensor in the one dtype. mixed-*: Megatron-LM's policy, half-precision
+// weights, gradients and activations with an fp32 master copy. amp-*: PyTorch autocast (what Hugging
+// Face's Trainer runs with bf16=True): fp32 weights, gradients and states, GEMMs on half-precision
+// casts of their inputs and weights. fp8: Transformer Engine's.
+enum class Precision { kFp32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8, kAmpFp16, kAmpBf16 };
 enum class Optimizer { kSgd, kSgdMomentum, kAdagrad, kRmsprop, kAdam, kAdamw, kAdam8bit, kLion, kAdafactor };
 enum class Recompute { kNone, kSelective, kFull };
+// How the optimizer step runs (torch.optim's `foreach` and `fused`): a loop over the parameters
+// with per-tensor temporaries, multi-tensor kernels with temporaries for every parameter at once,
+// or one fused kernel with none (estimate/step_timeline.cc). PyTorch 2 picks foreach on a GPU.
+enum class OptimizerImpl { kForLoop, kForeach, kFused };
+// The cross-entropy over the logits: eager PyTorch (Hugging Face upcasts the logits to fp32, then
+// log-softmax), or a chunked kernel that never holds the whole logits (Liger's fused linear
+// cross-entropy, Unsloth's).
+enum class LossKernel { kEager, kChunked };
 enum class Attention { kEager, kFlash };
 // A gated MLP's act(gate) · up: eager PyTorch ops (4 saved tensors) or one fused kernel (3).
 enum class MlpKernel { kEager, kFused };
@@ -66,7 +78,9 @@ struct Settings {
   Precisions dtypes;               // from `precision`, then the per-tensor overrides
   bool param_dtype_given = false;  // --param-dtype also sets the inference weight dtype
   Optimizer optimizer = Optimizer::kAdamw;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   Recompute recompute = Recompute::kNone;
+  LossKernel loss_kernel = LossKernel::kEager;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;
   std::optional<double> dropout;  // overrides the config's
@@ -90,8 +104,8 @@ struct Settings {
   // The device `hardware` names, read once where --hardware is read (ReadSettings,
   // cli/settings_flags.h), or by ResolveSettings for settings made otherwise; null when none.
   std::shared_ptr<const HardwareSpec> device;
-  // Device memory kept from the model's use (CUDA context, cuBLAS workspaces, NCCL buffers): what
-  // `memory.limit` subtracts from a named device's memory. Default kDefaultReserve.
+  // Device memory kept from the model beyond the modelled overheads: what `memory.limit` subtracts
+  // from a named device's memory. Default kDefaultReserve (none).
   std::optional<uint64_t> reserve;
 
   // Inference.
@@ -104,6 +118,11 @@ struct Settings {
   std::optional<uint64_t> kv_block;
   std::optional<double> gpu_memory_utilization;
 
+  // The device's memory beyond the step's tensors (estimate/step_timeline.h, DeviceOverheads); unset:
+  // the defaults there.
+  std::optional<uint64_t> cuda_context, cublas_workspace, nccl_buffers;
+  std::optional<double> fragmentation;
+
   // Memory not modelled (allocator, CUDA context, communication buffers), added on request.
   uint64_t overhead_bytes = 0;
   double overhead_fraction = 0;
@@ -112,6 +131,7 @@ struct Settings {
   std::vector<std::string> notes;
 
   uint64_t grad_accum() const { return batch / micro_batch; }
+  bool autocast() const { return precision == Precision::kAmpFp16 || precision == Precision::kAmpBf16; }
   uint64_t dp() const { return gpus / (tp * pp * cp); }
   uint64_t global_batch() const { return batch * dp(); }
 };
@@ -123,6 +143,7 @@ Precisions PolicyDtypes(Precision p);
 const char* PrecisionName(Precision p);
 const char* OptimizerName(Optimizer o);
 const char* RecomputeName(Recompute r);
+const char* OptimizerImplName(OptimizerImpl i);
 const char* AttentionName(Attention a);
 const char* QuantName(Quant q);
 

@@ -10,10 +10,12 @@ namespace {
 
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "activation memory"); }
 
-uint64_t ClassBits(SavedClass c, DType activation) {
-  switch (c) {
+uint64_t ClassBits(const SavedEntry& t, const Settings& s) {
+  switch (t.cls) {
     case SavedClass::kActivation:
-      return BitsPer(activation);
+      return BitsPer(s.dtypes.activation);
+    case SavedClass::kAutocastFp32:
+      return s.autocast() ? 32 : BitsPer(s.dtypes.activation);
     case SavedClass::kMask:
       return 8;  // PyTorch keeps dropout masks as 1-byte booleans
     case SavedClass::kIndex:
@@ -24,15 +26,13 @@ uint64_t ClassBits(SavedClass c, DType activation) {
   return 32;
 }
 
-// One device's bytes of a saved tensor for `batch` samples: tensor-parallel ranks hold 1/t of the
-// sharded tensors (K and V: of at most their heads), and with sequence parallelism 1/t of the rest
-// too (Korthikanti et al. 2022, §4.2.2). Context-parallel ranks each keep s/cp of the tokens, and of
-// the attention's saved tensors (Q, K, V, output, softmax statistics) (estimate/context_parallel.h).
-uint64_t DeviceBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
+}  // namespace
+
+uint64_t SavedBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
   const uint64_t elements = CheckedMul(t.elements, batch, "activation memory");
   const uint64_t shards = (t.tp_sharded ? TpShards(true, t.tp_max_shards, s.tp) : s.sp ? s.tp : 1) * s.cp;
   const uint64_t device = CeilDiv(elements, shards);
-  const uint64_t class_bits = ClassBits(t.cls, s.dtypes.activation);
+  const uint64_t class_bits = ClassBits(t, s);
   uint64_t bytes = 0;
   if (class_bits % 8 == 0 && !__builtin_mul_overflow(device, class_bits / 8, &bytes)) return bytes;
   const u128 bits = static_cast<u128>(device) * class_bits;
@@ -40,7 +40,11 @@ uint64_t DeviceBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
   return static_cast<uint64_t>((bits + 7) / 8);
 }
 
-}  // namespace
+uint64_t CheckpointBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
+  SavedEntry input = t;
+  input.cls = SavedClass::kAutocastFp32;
+  return SavedBytes(input, s, batch);
+}
 
 ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s, uint64_t stage) {
   if (!model.training_refused.empty()) throw InputError(model.training_refused);
@@ -53,20 +57,14 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
   for (const SavedEntry& t : model.saved) {
     if (t.block_type < 0) {
       if (StageCopies(model, -1, t.after_blocks, stage, s.pp) > 0)
-        outside = Add(outside, DeviceBytes(t, s, s.micro_batch));
+        outside = Add(outside, SavedBytes(t, s, s.micro_batch));
       continue;
     }
     const auto type = static_cast<size_t>(t.block_type);
     if (types.size() <= type) types.resize(type + 1);
-    const uint64_t bytes = DeviceBytes(t, s, s.micro_batch);
+    const uint64_t bytes = SavedBytes(t, s, s.micro_batch);
     Block& b = types[type];
-    // Full recomputation keeps the block's input, the residual stream in the activation dtype, even
-    // where the first node saves an fp32 copy of it (RMSNorm).
-    if (t.checkpoint) {
-      SavedEntry input = t;
-      input.cls = SavedClass::kActivation;
-      b.checkpoint = DeviceBytes(input, s, s.micro_batch);
-    }
+    if (t.checkpoint) b.checkpoint = CheckpointBytes(t, s, s.micro_batch);
     b.full = Add(b.full, bytes);
     // Selective recomputation drops the s² attention tensors (Korthikanti et al. 2022, §5).
     if (!(s.recompute == Recompute::kSelective && t.selective)) b.kept = Add(b.kept, bytes);

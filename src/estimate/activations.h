@@ -14,6 +14,17 @@ struct ActivationMemory {
   uint64_t per_layer = 0;  // one transformer block, one micro-batch
 };
 
+// One device's bytes of a saved tensor for `batch` samples: tensor-parallel ranks hold 1/t of the
+// sharded tensors (K and V: of at most their heads), and with sequence parallelism 1/t of the rest
+// too (Korthikanti et al. 2022, §4.2.2). Context-parallel ranks each keep s/cp of the tokens, and of
+// the attention's saved tensors (Q, K, V, output, softmax statistics) (estimate/context_parallel.h).
+uint64_t SavedBytes(const SavedEntry& t, const Settings& settings, uint64_t batch);
+
+// What full recomputation keeps of a block's input (t.checkpoint): the residual stream in the
+// activation dtype (fp32 under autocast), even where the block's first node saves an fp32 copy of
+// it (RMSNorm).
+uint64_t CheckpointBytes(const SavedEntry& t, const Settings& settings, uint64_t batch);
+
 // For settings.micro_batch. Korthikanti et al. 2022 (Eq. 1-6) is the special case of eager
 // attention with dropout at 2-byte activations.
 ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& settings, uint64_t stage);

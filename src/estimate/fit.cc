@@ -6,6 +6,7 @@
 #include "config/hardware.h"
 #include "config/resolve.h"
 #include "estimate/memory.h"
+#include "estimate/step_timeline.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -43,8 +44,11 @@ uint64_t UpperBound(const ModelSpec& spec, Solve solve) {
 
 uint64_t DeviceMemory(Evaluation& ev, const Settings& s) {
   const MemoryModel& model = ev.Summary(s)->memory;
-  if (s.mode == Mode::kInfer) return InferenceMemory(ev.spec(), s, model, InferenceBatch(s)).total;
-  return TrainingMemory(s, model).total;
+  if (s.mode == Mode::kInfer) {
+    const uint64_t total = InferenceMemory(ev.spec(), s, model, InferenceBatch(s)).total;
+    return CheckedAdd(total, InferenceOverheads(s, total).Total(), "inference memory");
+  }
+  return TrainingStepMemory(model, s, TrainingMemory(s, model), false).device;
 }
 
 FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit) {

@@ -29,7 +29,8 @@ struct FitResult {
   std::string note;    // when the answer is the search's cap, not the memory limit: says so
 };
 
-// Memory per device for the settings: the training total, or the inference total for Mode::kInfer.
+// Memory per device for the settings: the training step's peak, or the inference total for
+// Mode::kInfer, with the device's overheads (estimate/step_timeline.h).
 uint64_t DeviceMemory(Evaluation& evaluation, const Settings& settings);
 
 // Throws InputError for a setting that is wrong whatever the searched value; a value whose memory is

@@ -6,6 +6,8 @@
 #include "estimate/defaults.h"
 #include "estimate/memory.h"
 #include "estimate/serving.h"
+#include "estimate/step_timeline.h"
+#include "util/checked_math.h"
 #include "util/error.h"
 
 namespace tally {
@@ -86,7 +88,9 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
   FindComputeBound(ev, decode, e);
   Settings whole = prefill;  // the cache holds the prompt and everything generated
   (e.enc_dec ? whole.target_seq : whole.seq) = e.prompt + e.generate;
-  e.fit = CheckFit(InferenceMemory(spec, s, ev.Summary(whole)->memory, e.batch).total, hw, s, "inference", e.notes);
+  const uint64_t total = InferenceMemory(spec, s, ev.Summary(whole)->memory, e.batch).total;
+  e.fit = CheckFit(CheckedAdd(total, InferenceOverheads(s, total).Total(), "inference memory"), hw, s, "inference",
+                   e.notes);
   if (s.dp() > 1) {
     e.notes.push_back("latency and tokens/s are per model replica; " + std::to_string(s.dp()) +
                       " data-parallel replicas serve that many batches at once");

@@ -60,9 +60,10 @@ Korthikanti KorthikantiOf(const ModelSpec& spec, const Settings& s, const Memory
   return k;
 }
 
-void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& e) {
+void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& e, bool events) {
   const MemoryModel& model = e.model();
   e.train = TrainingMemory(s, model);
+  e.step = TrainingStepMemory(model, s, *e.train, events);
   if (s.ep > 1 && s.zero > 0) e.expert_data_parallel = ExpertDataParallel(s);  // what ZeRO shards experts over
   const std::optional<QuantizationSpec> frozen = FrozenQuantization(model, s);
   if (frozen && (s.lora_rank > 0 || !s.frozen.empty())) e.frozen = frozen;
@@ -75,6 +76,9 @@ void EstimateInference(const ModelSpec& spec, const Settings& s, MemoryEstimate&
   const MemoryModel& model = e.model();
   e.infer_batch = InferenceBatch(s);
   e.infer = InferenceMemory(spec, s, model, e.infer_batch);
+  // The inference ledger is already its peak: the weights, the cache and the largest working set.
+  e.infer_overheads = InferenceOverheads(s, e.infer->total);
+  e.infer_device = CheckedAdd(e.infer->total, e.infer_overheads.Total(), "inference memory");
   e.infer_weight_dtype = InferenceWeightDtype(spec, s);
   e.infer_quantization = WeightQuantization(spec, s);
   e.checkpoint_weights = UsesCheckpointWeights(spec, s);
@@ -99,7 +103,7 @@ void EstimateInference(const ModelSpec& spec, const Settings& s, MemoryEstimate&
 
 }  // namespace
 
-MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& s) {
+MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& s, bool events) {
   const ModelSpec& spec = evaluation.spec();
   MemoryEstimate e;
   e.spec = &spec;
@@ -108,12 +112,12 @@ MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& s) {
   e.transformer = spec.family == Family::kTransformer;
   e.kv_dtype = KvDtype(s);
   e.gradient_ranks = GradientRanks(s);
-  if (s.mode != Mode::kInfer) EstimateTraining(spec, s, e);
+  if (s.mode != Mode::kInfer) EstimateTraining(spec, s, e, events);
   if (s.mode != Mode::kTrain) EstimateInference(spec, s, e);
   if (s.device != nullptr) {
     e.limit = UsableMemory(*s.device, s);
-    if (e.train) e.train_fits = e.train->total <= *e.limit;
-    if (e.infer) e.infer_fits = e.infer->total <= *e.limit;
+    if (e.train) e.train_fits = e.step->device <= *e.limit;
+    if (e.infer) e.infer_fits = e.infer_device <= *e.limit;
   }
   return e;
 }

@@ -13,6 +13,7 @@
 #include "config/settings.h"
 #include "estimate/evaluation.h"
 #include "estimate/memory.h"
+#include "estimate/step_timeline.h"
 
 namespace tally {
 
@@ -67,12 +68,15 @@ struct MemoryEstimate {
 
   // Training (--mode train or both).
   std::optional<TrainMemory> train;
+  std::optional<StepMemory> step;          // the step's peak (events only when asked) and the device's figure
   std::optional<QuantizationSpec> frozen;  // the frozen weights' storage under --lora or --trainable
   bool ssm = false;                        // state-space blocks: no Korthikanti comparison
   std::optional<Korthikanti> korthikanti;
 
   // Inference (--mode infer or both).
   std::optional<InferMemory> infer;
+  DeviceOverheads infer_overheads;
+  uint64_t infer_device = 0;  // the inference total (its peak) + the device's overheads
   uint64_t infer_batch = 0;
   DType infer_weight_dtype = DType::kBf16;
   std::optional<QuantizationSpec> infer_quantization;
@@ -91,6 +95,7 @@ struct MemoryEstimate {
 };
 
 // Reads `settings` and the evaluation's spec by reference: both must outlive the result.
-MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& settings);
+// `events`: list every event of the training step (--timeline).
+MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& settings, bool events = false);
 
 }  // namespace tally

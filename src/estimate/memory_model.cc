@@ -54,7 +54,24 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
   for (size_t i = 0; i < graph.layers.size(); ++i) {
     const Layer& l = graph.layers[i];
     const bool after = i >= graph.blocks_end;
+    StepNode node{.path = l.path,
+                  .kind = l.kind,
+                  .component = l.component,
+                  .block_type = l.block_type,
+                  .after_blocks = after,
+                  .output = Product(l.shape),
+                  .scores = l.shape.size() == 4 &&
+                            (l.component == Component::kAttentionCore || l.component == Component::kVision) &&
+                            l.kind != LayerKind::kConv2d && l.kind != LayerKind::kPool,
+                  .saved_begin = static_cast<uint32_t>(m.saved.size()),
+                  .params_begin = static_cast<uint32_t>(m.params.size()),
+                  .backward_scratch = l.backward_scratch};
+    if (l.weights_of) node.shares_weight_of = static_cast<uint32_t>(*l.weights_of);
     for (const ParamTensor& t : l.param_tensors) {
+      // Autocast casts the weights of GEMMs (an embedding lookup is no autocast op).
+      if (t.shape.size() >= 2 && !l.gemms.empty()) {
+        node.weight_elements = CheckedAdd(node.weight_elements, Product(t.shape), "weights");
+      }
       m.params.push_back({t.shape, Product(t.shape), t.tp_sharded, l.trainable, l.block_type, after,
                           l.block_type >= 0 && t.shape.size() >= 2, false, t.tp_max_shards, l.component,
                           l.n_experts > 0});
@@ -74,6 +91,13 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
       m.saved.push_back(
           {t.elements, t.cls, t.tp_sharded, t.selective, l.block_type, after, checkpoint, t.tp_max_shards});
     }
+    node.saved_end = static_cast<uint32_t>(m.saved.size());
+    node.params_end = static_cast<uint32_t>(m.params.size());
+    if (l.weights_of) {
+      const ParamTensor& w = graph.layers[*l.weights_of].param_tensors.front();
+      node.weight_elements = CheckedAdd(node.weight_elements, Product(w.shape), "weights");
+    }
+    m.nodes.push_back(std::move(node));
     if (l.kind == LayerKind::kAttentionScores && l.kv_elements_per_token > 0) {
       m.kv.push_back({l.kv_elements_per_token, l.kv_tp_max_shards, l.attention, l.attention_span, l.block_type});
     }

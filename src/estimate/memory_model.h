@@ -42,6 +42,25 @@ struct SavedEntry {
   uint64_t tp_max_shards = 0;
 };
 
+// One node of a training step, per sample, in graph order: what estimate/step_timeline.cc walks.
+// Inside the blocks a node stands for one block of its type.
+struct StepNode {
+  std::string path;  // the first block's ("blocks.0.mlp.up")
+  LayerKind kind = LayerKind::kLinear;
+  Component component = Component::kOther;
+  int block_type = -1;
+  bool after_blocks = false;
+  uint64_t output = 0;  // elements of its output
+  bool scores = false;  // an s x s attention tensor: flash attention never writes it
+  // The MemoryModel::saved entries it saves first, and the MemoryModel::params entries it owns.
+  uint32_t saved_begin = 0, saved_end = 0;
+  uint32_t params_begin = 0, params_end = 0;
+  // The node whose weight it uses (a tied head: nodes[shares_weight_of]'s gradient is written here).
+  std::optional<uint32_t> shares_weight_of;
+  uint64_t weight_elements = 0;   // its GEMMs' weight matrices (what autocast casts), frozen ones too
+  uint64_t backward_scratch = 0;  // Layer::backward_scratch
+};
+
 // One attention layer of a distinct block: what its KV cache holds (estimate/kv_cache.h).
 struct KvEntry {
   uint64_t elements_per_token = 0;  // K and V of one token (the latent, under MLA)
@@ -60,6 +79,7 @@ struct StateEntry {
 struct MemoryModel {
   std::vector<ParamEntry> params;
   std::vector<SavedEntry> saved;  // unique tensors of each distinct block, the model's input batch left out
+  std::vector<StepNode> nodes;    // every node of the graph, each distinct block's once
   std::vector<KvEntry> kv;
   // State-space layers (Mamba): no KV cache, a constant state per sequence instead.
   std::vector<StateEntry> states;

@@ -146,9 +146,11 @@ GemmDType ComputeDtype(Precision p) {
       return GemmDType::kFp32;
     case Precision::kFp16:
     case Precision::kMixedFp16:
+    case Precision::kAmpFp16:
       return GemmDType::kFp16;
     case Precision::kBf16:
     case Precision::kMixedBf16:
+    case Precision::kAmpBf16:
       return GemmDType::kBf16;
     case Precision::kFp8:
       return GemmDType::kFp8;

@@ -7,6 +7,7 @@
 #include "estimate/defaults.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
+#include "estimate/step_timeline.h"
 #include "util/checked_math.h"
 #include "util/error.h"
 
@@ -38,9 +39,12 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
   // The ledger with no cache: weights and activations of the most-loaded stage.
   const InferMemory m = InferenceMemory(spec, s, model, batch);
   const uint64_t placed = CheckedAdd(m.weights, m.activations, "the memory ledger");
-  // The overhead (--overhead) grows with the cache: (placed + kv) (1 + f) + bytes <= limit.
-  const double room = (static_cast<double>(limit) - static_cast<double>(s.overhead_bytes)) / (1 + s.overhead_fraction) -
-                      static_cast<double>(placed);
+  // The overhead (--overhead) grows with the cache: (placed + kv) (1 + f) + bytes <= limit, less the
+  // runtime's own memory (the CUDA context, cuBLAS's workspace: estimate/step_timeline.h).
+  const double runtime = static_cast<double>(InferenceOverheads(s, 0).Total());
+  const double room =
+      (static_cast<double>(limit) - runtime - static_cast<double>(s.overhead_bytes)) / (1 + s.overhead_fraction) -
+      static_cast<double>(placed);
   c.free_bytes = room > 0 ? static_cast<uint64_t>(std::floor(room)) : 0;
   const uint64_t page = s.kv_block.value_or(1);
   for (uint64_t stage = 0; stage < s.pp; ++stage) {

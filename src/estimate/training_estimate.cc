@@ -13,6 +13,7 @@
 #include "estimate/offload.h"
 #include "estimate/params.h"
 #include "estimate/roofline.h"
+#include "estimate/step_timeline.h"
 #include "util/checked_math.h"
 #include "util/error.h"
 #include "util/units.h"
@@ -120,7 +121,8 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
   // The memory fit at the devices the answer uses (ZeRO shards over them).
   Settings at = s;
   at.gpus = e.time.gpus_needed;
-  e.fit = CheckFit(TrainingMemory(at, summary.memory).total, hw, s, "training", e.notes);
+  e.fit = CheckFit(TrainingStepMemory(summary.memory, at, TrainingMemory(at, summary.memory), false).device, hw, s,
+                   "training", e.notes);
 }
 
 }  // namespace
@@ -132,7 +134,8 @@ TimeFit CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& s, con
   if (!fit.fits) {
     notes.push_back(std::string(what) + " needs " + FormatBytes(needed, UnitSystem::kIec) + " per device; " + hw.name +
                     " leaves " + FormatBytes(fit.limit, UnitSystem::kIec) +
-                    " after the --reserve: it does not fit (see 'tally memory')");
+                    (s.reserve.value_or(0) > 0 ? " after the --reserve" : "") +
+                    ": it does not fit (see 'tally memory')");
   }
   return fit;
 }

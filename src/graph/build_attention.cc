@@ -187,12 +187,16 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
                              ctx.t.position == PositionKind::kAlibi ? 2 : kFlopsPerElementwise);
   qk.gemms.push_back(
       {.m = ctx.seq, .n = keys, .k = c.qk_dim, .count = Count(ctx.P(name), {ctx.batch, a}), .halved = causal});
+  // Eager grouped-query attention repeats K and V to every query head before its matmuls
+  // (transformers' repeat_kv: expand, then a copy), and the matmuls save the copies; flash and SDPA
+  // kernels read the K/V heads as they are.
+  const bool repeated = !ctx.flash && c.k_width < q_width;
+  const std::string k_id = c.qkv + (repeated ? ":k_repeated" : ":k"), v_id = c.qkv + (repeated ? ":v_repeated" : ":v");
+  const uint64_t k_width = repeated ? q_width : c.k_width, v_width = repeated ? o_width : c.v_width;
+  const uint64_t kv_shards = repeated ? 0 : c.kv_shards;
   qk.saved = {
       {.id = c.q.empty() ? c.qkv + ":q" : c.q, .elements = Count(ctx.P(name), {ctx.rows, q_width}), .tp_sharded = true},
-      {.id = c.qkv + ":k",
-       .elements = Count(ctx.P(name), {k_rows, c.k_width}),
-       .tp_sharded = true,
-       .tp_max_shards = c.kv_shards}};
+      {.id = k_id, .elements = Count(ctx.P(name), {k_rows, k_width}), .tp_sharded = true, .tp_max_shards = kv_shards}};
   qk.attention = c.cache_kind;
   qk.attention_span = c.cache_kind == AttentionKind::kCross ? keys : ctx.layer.span;
   // An encoder runs once over its whole input: nothing is cached.
@@ -211,8 +215,11 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
                              .cls = SavedClass::kFp32,
                              .tp_sharded = true});
   } else {
-    softmax.saved.push_back(
-        {.id = ctx.P(name + ".softmax"), .elements = scores, .tp_sharded = true, .selective = true});
+    softmax.saved.push_back({.id = ctx.P(name + ".softmax"),
+                             .elements = scores,
+                             .cls = SavedClass::kAutocastFp32,
+                             .tp_sharded = true,
+                             .selective = true});
   }
   ctx.Add(std::move(softmax), {ctx.batch, a, ctx.seq, keys});
   if (ctx.t.dropout > 0) {
@@ -235,15 +242,14 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
       {.m = ctx.seq, .n = c.v_dim, .k = keys, .count = Count(ctx.P(name), {ctx.batch, a}), .halved = causal});
   av.kv_elements_per_token = cache_per_token;  // the V it reads is half of it
   av.kv_tp_max_shards = c.cache_shards;
-  av.saved = {{.id = c.qkv + ":v",
-               .elements = Count(ctx.P(name), {k_rows, c.v_width}),
-               .tp_sharded = true,
-               .tp_max_shards = c.kv_shards}};
+  av.saved = {
+      {.id = v_id, .elements = Count(ctx.P(name), {k_rows, v_width}), .tp_sharded = true, .tp_max_shards = kv_shards}};
   if (ctx.flash) {
     // Flash backward needs the output O; it is the out projection's saved input, counted once.
     av.saved.push_back({.id = av.path, .elements = Count(ctx.P(name), {ctx.rows, o_width}), .tp_sharded = true});
   } else {
-    av.saved.push_back({.id = ctx.cur, .elements = scores, .tp_sharded = true, .selective = true});
+    av.saved.push_back(
+        {.id = ctx.cur, .elements = scores, .cls = SavedClass::kAutocastFp32, .tp_sharded = true, .selective = true});
   }
   ctx.Add(std::move(av), {ctx.batch, ctx.seq, o_width});
 }

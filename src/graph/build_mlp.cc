@@ -44,7 +44,24 @@ void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows
   ctx.AddLinear(linear("up", h, f, input), shape(f), "up");
   // ReLU's backward uses its output (the down projection's saved input); GELU and SiLU their input.
   const bool saves_output = ctx.t.mlp == MlpKind::kRelu;
-  act.saved.push_back({.id = saves_output ? ctx.P(prefix + "act") : ctx.cur, .elements = hidden, .tp_sharded = true});
+  const bool gelu_in_ops = ctx.t.gelu_in_ops && ctx.t.mlp == MlpKind::kGelu;
+  // gelu_new's pow runs in fp32 under autocast, and what follows it: x (cast), tanh and 1 + tanh are
+  // fp32 there, 0.5·x keeps the GEMM's dtype.
+  act.saved.push_back({.id = saves_output ? ctx.P(prefix + "act") : ctx.cur,
+                       .elements = hidden,
+                       .cls = gelu_in_ops ? SavedClass::kAutocastFp32 : SavedClass::kActivation,
+                       .tp_sharded = true});
+  if (gelu_in_ops) {
+    for (const char* part : {":tanh", ":one_plus_tanh"}) {
+      act.saved.push_back({.id = ctx.P(prefix + "act") + part,
+                           .elements = hidden,
+                           .cls = SavedClass::kAutocastFp32,
+                           .tp_sharded = true});
+    }
+    act.saved.push_back({.id = ctx.P(prefix + "act:half_x"), .elements = hidden, .tp_sharded = true});
+    // Its backward runs op by op: the gradients of the product's two factors live at once.
+    act.backward_scratch = hidden;
+  }
   ctx.Add(std::move(act), shape(f));
   // modeling_t5.py, T5DenseActDense and T5DenseGatedActDense: a dropout before wo.
   if (ctx.t.mlp_dropout) ctx.Dropout(ctx.P(prefix + "act_dropout"), hidden, Component::kMlp);

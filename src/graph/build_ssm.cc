@@ -86,11 +86,7 @@ class SsmBuilder {
     AddParamTensor(norms, {r}, false);  // dt_layernorm
     AddParamTensor(norms, {n}, false);  // b_layernorm
     AddParamTensor(norms, {n}, false);  // c_layernorm
-    norms.saved = {
-        {.id = P("inner_norms:x"), .elements = elements, .cls = SavedClass::kFp32},
-        {.id = P("inner_norms:squares"), .elements = elements, .cls = SavedClass::kFp32},
-        {.id = P("inner_norms:rstd"), .elements = Count(P("inner_norms"), {rows_, 3}), .cls = SavedClass::kFp32},
-        {.id = P("inner_norms:normed"), .elements = elements}};
+    SaveRmsNorm(norms, P("inner_norms:x"), elements, Count(P("inner_norms"), {rows_, 3}), true);
     Add(std::move(norms), dbl);
     Linear("dt_proj", r, di, true, true);
     layers_.back().saved = {{.id = P("inner_norms:dt"), .elements = Count(P(""), {rows_, r})}};

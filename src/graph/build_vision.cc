@@ -180,8 +180,8 @@ class VisionBuilder {
 
   // Gemma3MultiModalProjector: the patch grid (a contiguous [d, side, side] copy per image) averaged
   // over kernel = stride = side / sqrt(tokens_per_image), Gemma3RMSNorm over d (computed in fp32:
-  // it keeps the fp32 input, its squares, the rstd per row and the normalized x it scales by
-  // 1 + weight), then a d x text_width matmul without a bias.
+  // it keeps the fp32 input, the rstd per row and the normalized x it scales by 1 + weight;
+  // graph/node_costs.h), then a d x text_width matmul without a bias.
   void Projector() {
     const uint64_t d = v_.d_model, t = v_.tokens_per_image;
     const uint64_t tokens = Count("projector", {images_, t}), elements = Count("projector", {tokens, d});
@@ -194,10 +194,7 @@ class VisionBuilder {
     Layer norm =
         MakeElementwise("projector.norm", LayerKind::kNorm, Component::kProjector, elements, kFlopsPerRmsNormElement);
     AddParamTensor(norm, {d}, false);
-    norm.saved = {{.id = cur_, .elements = elements, .cls = SavedClass::kFp32},
-                  {.id = "projector.norm:squares", .elements = elements, .cls = SavedClass::kFp32},
-                  {.id = "projector.norm:rstd", .elements = tokens, .cls = SavedClass::kFp32},
-                  {.id = "projector.norm:normed", .elements = elements, .cls = SavedClass::kFp32}};
+    SaveRmsNorm(norm, cur_, elements, tokens, true, SavedClass::kFp32);
     Push(std::move(norm), shape);
     Linear("projector.proj", tokens, d, text_width_, false, Component::kProjector,
            {b_, Count("projector", {v_.images, t}), text_width_});

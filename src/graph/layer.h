@@ -65,8 +65,10 @@ struct Gemm {
 };
 
 // How a saved tensor's bytes are counted: the activation dtype, a 1-byte dropout mask, int64
-// indices, or fp32 whatever the policy (softmax statistics, the loss's log-probabilities).
-enum class SavedClass { kActivation, kMask, kIndex, kFp32 };
+// indices, fp32 whatever the policy (softmax statistics, the loss's log-probabilities), or the
+// activation dtype except under autocast, which runs the op that makes it in fp32 (torch.amp's fp32
+// list: norms, softmax, pow) or keeps it in the fp32 residual stream.
+enum class SavedClass { kActivation, kMask, kIndex, kFp32, kAutocastFp32 };
 
 // The id of a sequential model's input batch: saved for the first layer's dW, but it is data the
 // caller holds, not an activation, so activation memory leaves it out.
@@ -115,6 +117,9 @@ struct Layer {
   std::vector<Gemm> gemms;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
   std::vector<SavedTensor> saved;
+  // Elements its backward holds beyond the gradients of its output and input: an op-by-op function's
+  // intermediate gradients (estimate/step_timeline.cc).
+  uint64_t backward_scratch = 0;
   // Attention scores only: how the queries choose their keys, the window or chunk, and the K and V
   // elements (the latent, under MLA) one token adds to this layer's cache, split over at most
   // `kv_tp_max_shards` tensor-parallel ranks (0: every rank; the K/V heads; 1 for a latent cache).

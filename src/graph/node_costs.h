@@ -54,6 +54,20 @@ inline Layer MakeLinear(const std::string& path, Component c, uint64_t rows, uin
   return l;
 }
 
+// The tensors an RMSNorm composed of ops as transformers writes it (LlamaRMSNorm: x.to(fp32),
+// pow(2), mean(-1), rsqrt(+eps), x·rstd, cast back, times the weight) saves for backward: the fp32 x
+// (pow and mul; x itself at fp32 activations), the fp32 rstd per normalized group (`groups`), and,
+// with a weight, the normalized x it multiplies, in `normed`'s class (the input's dtype: fp32 in
+// autocast's fp32 residual stream). PyTorch 2's mean saves only
+// its input's sizes: x² is not kept (measured on an H100 with PyTorch 2.11, docs/validation.md;
+// torch 1.13's mean kept it, which scripts/conformance states as a convention).
+inline void SaveRmsNorm(Layer& l, const std::string& input, uint64_t elements, uint64_t groups, bool weight,
+                        SavedClass normed = SavedClass::kAutocastFp32) {
+  l.saved.push_back({.id = input, .elements = elements, .cls = SavedClass::kFp32});
+  l.saved.push_back({.id = l.path + ":rstd", .elements = groups, .cls = SavedClass::kFp32});
+  if (weight) l.saved.push_back({.id = l.path + ":normed", .elements = elements, .cls = normed});
+}
+
 // An elementwise node over `elements` values that saves `saved` (possibly none).
 inline Layer MakeElementwise(const std::string& path, LayerKind kind, Component c, uint64_t elements,
                              uint64_t flops_per_element) {

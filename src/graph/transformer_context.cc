@@ -45,19 +45,11 @@ Layer TransformerContext::Norm(const std::string& path, uint64_t width, uint64_t
   const uint64_t groups = elements / params;  // normalized groups: tokens (x heads for per-head q/k norms)
   if (ln) {
     // native_layer_norm saves its input and the fp32 mean and reciprocal deviation of every row.
-    l.saved.push_back({input, elements, SavedClass::kActivation});
+    l.saved.push_back({input, elements, SavedClass::kAutocastFp32});
     l.saved.push_back({path + ":mean", groups, SavedClass::kFp32});
     l.saved.push_back({path + ":rstd", groups, SavedClass::kFp32});
   } else {
-    // RMSNorm as transformers writes it (LlamaRMSNorm), composed of ops: x.to(fp32), pow(2) and
-    // mean(-1), rsqrt(+eps), then x·rstd, cast back, times the weight. Autograd (saved-tensor
-    // hooks, torch 1.13) keeps the fp32 x (pow and mul; x itself at fp32 activations), the fp32
-    // x² (torch 1.13's mean saves its input), the fp32 rstd per row (rsqrt and mul) and, with a
-    // weight, the normalized x it multiplies.
-    l.saved.push_back({input, elements, SavedClass::kFp32});
-    l.saved.push_back({path + ":squares", elements, SavedClass::kFp32});
-    l.saved.push_back({path + ":rstd", groups, SavedClass::kFp32});
-    if (t.norm_params != NormParams::kNone) l.saved.push_back({path + ":normed", elements});
+    SaveRmsNorm(l, input, elements, groups, t.norm_params != NormParams::kNone);
   }
   return l;
 }

@@ -166,6 +166,7 @@ void RenderTable(const Table& table, size_t indent, const TableStyle& style, std
 
 void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style, std::string& out) {
   const ReportNode* total = group.ledger ? group.Child("total") : nullptr;
+  bool past_total = false;  // lines after a ledger's total (its peak, the device's overheads) are no shares of it
   for (const ReportNode& c : group.children) {
     std::string pad(indent, ' ');
     // An untitled group holding one leaf reads better as that one line.
@@ -187,12 +188,13 @@ void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style
     std::string line = Pad(pad + EscapeControl(c.Label()), kLabelWidth, false);
     if (c.unit == Unit::kText || c.unit == Unit::kBool) {
       line += " " + EscapeControl(human);
-    } else if (total != nullptr && &c != total && c.unit == Unit::kByte) {
+    } else if (total != nullptr && &c != total && !past_total && c.unit == Unit::kByte) {
       line += Pad(human, kValueWidth, true) + Share(std::get<uint64_t>(c.value), std::get<uint64_t>(total->value));
     } else {
       line += Pad(human, kValueWidth, true);
       if (!exact.empty()) line += "  " + Pad(exact, 20, true);
     }
+    if (&c == total) past_total = true;
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
     if (style.explain && !c.explain.empty()) out += pad + "    = " + c.explain + "\n";

@@ -11,8 +11,9 @@ struct ReportRequest {
   bool settings = true;  // batch, seq: not for parameter counts, which depend on neither
   bool params = true;
   bool flops = true;
-  bool memory = false;  // the ledgers, with the precision and parallelism settings
-  bool layers = false;  // the per-node breakdown
+  bool memory = false;    // the ledgers, with the precision and parallelism settings
+  bool layers = false;    // the per-node breakdown
+  bool timeline = false;  // the training step's events (memory --timeline): a table memory.train.timeline
 };
 
 // The report for `settings` (one replica's batch), from the evaluation's cached graph summary.

@@ -28,7 +28,8 @@ std::vector<std::unique_ptr<SectionReader>> AllSections() {
   out.push_back(std::make_unique<TableReader<TimeEstimate>>(
       std::initializer_list<const KeyTable<TimeEstimate>*>{&TimeKeys()}, EstimateDefaultTime));
   out.push_back(std::make_unique<TableReader<MemoryEstimate>>(
-      std::initializer_list<const KeyTable<MemoryEstimate>*>{&MemorySettingsKeys(), &MemoryKeys()}, EstimateMemory));
+      std::initializer_list<const KeyTable<MemoryEstimate>*>{&MemorySettingsKeys(), &MemoryKeys()},
+      [](Evaluation& evaluation, const Settings& settings) { return EstimateMemory(evaluation, settings); }));
   return out;
 }
 

@@ -1,7 +1,9 @@
 #include "config/hardware.h"
 #include "config/names.h"
 #include "config/quantization.h"
+#include "estimate/defaults.h"
 #include "estimate/optimizer.h"
+#include "estimate/step_timeline.h"
 #include "sections/sections.h"
 #include "util/units.h"
 
@@ -169,11 +171,55 @@ std::string LimitExplain(E e) {
   const Settings& s = S(e);
   return (s.gpu_memory_utilization ? FormatFixed(*s.gpu_memory_utilization, 2) + " (--gpu-memory-utilization) x "
                                    : "") +
-         FormatBytes(s.device->memory_bytes, UnitSystem::kIec) + " - " + FormatBytes(*s.reserve, UnitSystem::kIec) +
-         " reserved for the runtime (CUDA context, workspaces, communication buffers; --reserve)";
+         FormatBytes(s.device->memory_bytes, UnitSystem::kIec) +
+         (*s.reserve > 0 ? " - " + FormatBytes(*s.reserve, UnitSystem::kIec) + " kept back (--reserve)" : "") +
+         "; the CUDA context, workspaces and fragmentation are lines of memory.train.device and memory.infer.device";
 }
 
 std::string FitsLabel(E e) { return "fits in " + S(e).device->name; }
+
+Cell Step(E e, uint64_t StepTimeline::*field) { return When(e.step.has_value(), e.step ? e.step->step.*field : 0); }
+Cell Overhead(E e, uint64_t DeviceOverheads::*field, bool train) {
+  if (train) return When(e.step.has_value(), e.step ? e.step->overheads.*field : 0);
+  return When(e.infer.has_value(), e.infer_overheads.*field);
+}
+
+std::string PeakExplain(E e) {
+  const StepTimeline& t = e.step->step;
+  std::string parts;
+  for (size_t c = 0; c < kLiveCategories; ++c) {
+    const auto category = static_cast<LiveCategory>(c);
+    parts += (parts.empty() ? "" : " + ") + std::string(LiveCategoryName(category)) + " " +
+             FormatBytes(t.at_peak[category], UnitSystem::kIec);
+  }
+  return "the most bytes live over the step's allocations and frees (forward, loss, backward, optimizer; "
+         "docs/timeline.md), in " +
+         std::string(StepPhaseName(t.peak_phase)) + " at " + t.peak_at + ": " + parts +
+         (e.train->overhead > 0 ? "; + --overhead" : "") +
+         "; optimizer step: " + OptimizerImplName(S(e).optimizer_impl) + ", loss: " + Name(S(e).loss_kernel);
+}
+
+std::string ContextExplain(E e) {
+  return S(e).cuda_context ? std::string("as given (--cuda-context)")
+                           : "PyTorch's CUDA context with lazily loaded kernels, measured on an H100 (CUDA 13.0, "
+                             "PyTorch 2.11; docs/validation.md); --cuda-context";
+}
+std::string WorkspaceExplain(E e) {
+  return S(e).cublas_workspace ? std::string("as given (--cublas-workspace)")
+                               : "PyTorch's cuBLAS workspace, CUBLAS_WORKSPACE_CONFIG :4096:8 on Hopper "
+                                 "(CublasHandlePool.cpp); --cublas-workspace";
+}
+std::string NcclExplain(E e) {
+  return S(e).nccl_buffers ? std::string("as given (--nccl-buffers)")
+                           : "NCCL_BUFFSIZE 4 MiB x 32 channels x send and receive, with more than one device; "
+                             "--nccl-buffers";
+}
+std::string FragmentationExplain(E e) {
+  return FormatFixed(S(e).fragmentation.value_or(kDefaultFragmentation) * 100, 1) +
+         "% of the peak: the caching allocator's reserved bytes beyond its live tensors (512 B blocks, 2 MiB and 20 "
+         "MiB "
+         "segments, split blocks); --fragmentation";
+}
 
 }  // namespace
 
@@ -216,8 +262,8 @@ void AddMemoryNotes(E e, Report& r) {
                       " per device; " + s.device->name + " leaves " + FormatBytes(*e.limit, UnitSystem::kIec) + ": " +
                       (*fits ? "it fits" : "it does not fit (see 'tally fit')"));
   };
-  verdict("training", e.train ? std::optional(e.train->total) : std::nullopt, e.train_fits);
-  verdict("inference", e.infer ? std::optional(e.infer->total) : std::nullopt, e.infer_fits);
+  verdict("training", e.step ? std::optional(e.step->device) : std::nullopt, e.train_fits);
+  verdict("inference", e.infer ? std::optional(e.infer_device) : std::nullopt, e.infer_fits);
 }
 
 const KeyTable<MemoryEstimate>& MemoryKeys() {
@@ -279,6 +325,46 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .unit = Unit::kByte,
        .value = [](E e) { return Train(e, &TrainMemory::total); },
        .explain = [](E) -> std::string { return "the sum of the lines above"; }},
+      // The step's peak (estimate/step_timeline.h) and what the device holds beyond the tensors.
+      {.key = "memory.train.peak",
+       .label = "peak of the step",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Step(e, &StepTimeline::peak); },
+       .explain = PeakExplain},
+      {.key = "memory.train.peak_phase",
+       .label = "peak in",
+       .value =
+           [](E e) {
+             return When(e.step.has_value(), std::string(e.step ? StepPhaseName(e.step->step.peak_phase) : ""));
+           }},
+      {.key = "memory.train.peak_at",
+       .label = "peak at",
+       .value = [](E e) { return When(e.step.has_value(), e.step ? e.step->step.peak_at : std::string()); }},
+      {.key = "memory.train.cuda_context",
+       .label = "CUDA context",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::cuda_context, true); },
+       .explain = ContextExplain},
+      {.key = "memory.train.cublas_workspace",
+       .label = "cuBLAS workspace",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::cublas_workspace, true); },
+       .explain = WorkspaceExplain},
+      {.key = "memory.train.nccl_buffers",
+       .label = "NCCL buffers",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.step && S(e).gpus > 1, e.step ? e.step->overheads.nccl : 0); },
+       .explain = NcclExplain},
+      {.key = "memory.train.fragmentation",
+       .label = "allocator fragmentation",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::fragmentation, true); },
+       .explain = FragmentationExplain},
+      {.key = "memory.train.device",
+       .label = "on the device (peak + the lines above)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.step.has_value(), e.step ? e.step->device : 0); },
+       .explain = [](E) -> std::string { return "what the device must hold: what fits and fit compare"; }},
       // --offload: what the device's partition keeps in host memory instead (estimate/offload.h), out
       // of the device's total.
       {.key = "memory.train.host",
@@ -391,6 +477,42 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .unit = Unit::kByte,
        .value = [](E e) { return Infer(e, &InferMemory::total); },
        .explain = [](E) -> std::string { return "the sum of the lines above"; }},
+      {.key = "memory.infer.peak",
+       .label = "peak (the total)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Infer(e, &InferMemory::total); },
+       .explain = [](E) -> std::string {
+         return "the weights, the cache and the largest live node input + output are all held at once";
+       }},
+      {.key = "memory.infer.cuda_context",
+       .label = "CUDA context",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::cuda_context, false); },
+       .explain = ContextExplain},
+      {.key = "memory.infer.cublas_workspace",
+       .label = "cuBLAS workspace",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::cublas_workspace, false); },
+       .explain = WorkspaceExplain},
+      {.key = "memory.infer.nccl_buffers",
+       .label = "NCCL buffers",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.infer && S(e).gpus > 1, e.infer_overheads.nccl); },
+       .explain = NcclExplain},
+      {.key = "memory.infer.fragmentation",
+       .label = "allocator fragmentation",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::fragmentation, false); },
+       .explain = FragmentationExplain},
+      {.key = "memory.infer.device",
+       .label = "on the device (peak + the lines above)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.infer.has_value(), e.infer_device); },
+       .explain = [](E e) -> std::string {
+         return S(e).gpu_memory_utilization
+                    ? "what the server's --gpu-memory-utilization share must hold, its runtime included (vLLM)"
+                    : "what the device must hold: what fits and fit compare";
+       }},
       {.key = "kv_cache", .label = "KV cache"},
       {.key = "kv_cache.per_token",
        .label = "KV cache per token (all layers)",

@@ -58,4 +58,8 @@ Value PerUnit(uint64_t total, uint64_t units);
 // The --layers table: each node of the graph, blocks expanded.
 void AddLayersTable(const LayerGraph& graph, const Settings& settings, Report& r);
 
+// The training step's events, one row each (memory --timeline with --format json or csv).
+struct StepTimeline;
+void AddTimelineTable(const StepTimeline& timeline, Report& r);
+
 }  // namespace tally

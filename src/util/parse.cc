@@ -154,7 +154,7 @@ double ParsePercent(std::string_view text, std::string_view name) {
   return *pct / 100;
 }
 
-uint64_t ParseBytes(std::string_view text, std::string_view name) {
+uint64_t ParseBytes(std::string_view text, std::string_view name, bool zero) {
   auto fail = [&](const std::string& why) {
     return InputError(std::string(name) + ": " + why +
                       "; expected a size such as 80GiB, 80GB, 512MiB, 1.5TiB or 4096B");
@@ -174,7 +174,7 @@ uint64_t ParseBytes(std::string_view text, std::string_view name) {
     if (__builtin_mul_overflow(*whole, factor, &bytes) || bytes >= (1ULL << 63)) {
       throw fail(Quoted(text) + " is too large");
     }
-    if (bytes == 0) throw fail(Quoted(text) + " is not positive");
+    if (bytes == 0 && !zero) throw fail(Quoted(text) + " is not positive");
     return bytes;
   }
   std::optional<double> real = ReadDouble(number);

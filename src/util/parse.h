@@ -61,8 +61,9 @@ double ParsePercent(std::string_view text, std::string_view name);
 
 // A byte size with its unit: "80GiB", "80GB", "1.5TiB", "512MiB", "4096B". IEC units (KiB … PiB)
 // are powers of 1,024, SI units (kB … PB) powers of 1,000. A bare number ("80") is an error: it
-// would be 80 bytes, never what was meant; a byte count is written with B.
-uint64_t ParseBytes(std::string_view text, std::string_view name);
+// would be 80 bytes, never what was meant; a byte count is written with B. `zero`: 0B is a size (a
+// runtime line the user turns off), else refused.
+uint64_t ParseBytes(std::string_view text, std::string_view name, bool zero = false);
 
 // A duration in seconds: a number in `default_unit` ("14"), or with a unit: 600s, 90m, 36h, 14d,
 // 2w. Positive, at most `max_s`. `what` replaces "a duration; expected e.g. ..." in the error.

@@ -44,12 +44,12 @@ uint64_t SavedBytes(const LayerGraph& g, int block) {
 TEST_CASE("graph: saved tensors of a GPT-2 block are Korthikanti et al. 2022's Eq. 1 plus LayerNorm's statistics") {
   // Eq. 1: s·b·h·(34 + 5·a·s/h) bytes per layer with fp16 activations, dropout, no recomputation;
   // autograd's native_layer_norm also keeps an fp32 mean and rstd per row: 2 LayerNorms x 2 x 4 B
-  // = 16 bytes per token.
+  // = 16 bytes per token; transformers' gelu_new, in ops, three more tensors of 4h: 24·s·b·h.
   for (uint64_t batch : {uint64_t{1}, uint64_t{4}}) {
     CAPTURE(batch);
     const uint64_t s = 1024, b = batch, h = 768, a = 12;
     LayerGraph g = PresetGraph("gpt2-small", {.batch = batch, .attention = Attention::kEager});
-    CHECK(SavedBytes(g, 0) == 34 * s * b * h + 5 * a * s * s * b + 16 * s * b);
+    CHECK(SavedBytes(g, 0) == 34 * s * b * h + 5 * a * s * s * b + 16 * s * b + 24 * s * b * h);
     CHECK(SavedBytes(g, 11) == SavedBytes(g, 0));
     CHECK(Find(g, "blocks.0.attn_norm").saved.size() == 3);  // input, mean, rstd
   }
@@ -60,7 +60,8 @@ TEST_CASE("graph: --dropout-mask cpu charges a transformer's masks the activatio
   // (2·s·b·h), 1 byte each with CUDA's bool masks, 2 bytes as the CPU's fp16 noise tensors.
   const uint64_t s = 1024, b = 1, h = 768, a = 12;
   LayerGraph g = PresetGraph("gpt2-small", {.attention = Attention::kEager, .dropout_mask = DropoutMask::kCpu});
-  CHECK(SavedBytes(g, 0) == 34 * s * b * h + 5 * a * s * s * b + 16 * s * b + a * s * s * b + 2 * s * b * h);
+  CHECK(SavedBytes(g, 0) ==
+        34 * s * b * h + 5 * a * s * s * b + 16 * s * b + 24 * s * b * h + a * s * s * b + 2 * s * b * h);
 }
 
 // A 1-block Llama-style model, h = 8, f = 16, 2 heads, seq 4, no dropout, eager attention.
@@ -78,27 +79,25 @@ bias: false
 position: rope
 )";
 
-TEST_CASE("graph: RMSNorm saves what transformers' eager LlamaRMSNorm saves in torch 1.13") {
-  // LlamaRMSNorm(x) = w · (x.float() · rsqrt(mean(x.float()², -1) + eps)).to(x.dtype), walked with
-  // saved-tensor hooks and grad_fn._saved_* on torch 1.13.1 (scripts/conformance, llama-block): pow
-  // saves the fp32 x, mean its input x², rsqrt its result (one per row), mul x and rstd again, the
-  // weight's mul the normalized x. Per row of h = 8: 8·4 (x) + 8·4 (x²) + 4 (rstd) + 8·2 (normed,
-  // 2-byte) = 84 bytes; 4 tokens, batch 2: 8 rows, 672 bytes.
+TEST_CASE("graph: RMSNorm saves what transformers' eager LlamaRMSNorm saves in PyTorch 2") {
+  // LlamaRMSNorm(x) = w · (x.float() · rsqrt(mean(x.float()², -1) + eps)).to(x.dtype): pow saves the
+  // fp32 x, rsqrt its result (one per row), mul x and rstd again, the weight's mul the normalized x;
+  // PyTorch 2's mean keeps only its input's sizes (torch 1.13's kept x², which scripts/conformance
+  // writes as sum(x²) / h to match). Per row of h = 8: 8·4 (x) + 4 (rstd) + 8·2 (normed, 2-byte) =
+  // 52 bytes; 4 tokens, batch 2: 8 rows, 416 bytes.
   LayerGraph g = InlineGraph(kTinyLlama, {.batch = 2, .attention = Attention::kEager});
   const Layer& norm = Find(g, "blocks.0.attn_norm");
-  REQUIRE(norm.saved.size() == 4);
+  REQUIRE(norm.saved.size() == 3);
   const SavedClass fp32 = SavedClass::kFp32;
   CHECK(norm.saved[0].cls == fp32);
   CHECK(norm.saved[0].elements == 2 * 4 * 8);
   CHECK(norm.saved[1].cls == fp32);
-  CHECK(norm.saved[1].elements == 2 * 4 * 8);
-  CHECK(norm.saved[2].cls == fp32);
-  CHECK(norm.saved[2].elements == 2 * 4);
-  CHECK(norm.saved[3].cls == SavedClass::kActivation);
-  CHECK(norm.saved[3].elements == 2 * 4 * 8);
+  CHECK(norm.saved[1].elements == 2 * 4);
+  CHECK(norm.saved[2].cls == SavedClass::kAutocastFp32);  // the input's dtype: bf16 here
+  CHECK(norm.saved[2].elements == 2 * 4 * 8);
   uint64_t bytes = 0;
   for (const SavedTensor& t : norm.saved) bytes += t.elements * (t.cls == fp32 ? 4 : 2);
-  CHECK(bytes == 672);
+  CHECK(bytes == 416);
 }
 
 TEST_CASE("graph: an eager SwiGLU saves 4 tensors of d_ff, a fused kernel 3") {

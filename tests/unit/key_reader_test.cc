@@ -80,8 +80,8 @@ TEST_CASE("key reader: memory keys a point lacks are empty, and the KV cache per
   const std::vector<Cell> train = reader.Read(ResolveSettings(Point({.mode = Mode::kTrain, .hardware = "h100"}), spec));
   CHECK_FALSE(train[0].has_value());
   REQUIRE(train[2].has_value());
-  // An H100 SXM's 80 GiB less the 2 GiB reserve (config/resolve.h's kDefaultReserve).
-  CHECK(std::get<uint64_t>(*train[2]) == (uint64_t{78} << 30));
+  // An H100 SXM's 80 GiB, with no --reserve (config/resolve.h's kDefaultReserve).
+  CHECK(std::get<uint64_t>(*train[2]) == (uint64_t{80} << 30));
   CHECK_FALSE(train[3].has_value());  // the inference ledger's verdict, in training
 }
 

@@ -41,9 +41,11 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<UnitSystem>(2);
   CheckRoundTrip<OutputFormat>(4);
   CheckRoundTrip<Mode>(3);
-  CheckRoundTrip<Precision>(6);
+  CheckRoundTrip<Precision>(8);
   CheckRoundTrip<Optimizer>(9);
   CheckRoundTrip<Recompute>(3);
+  CheckRoundTrip<OptimizerImpl>(3);
+  CheckRoundTrip<LossKernel>(2);
   CheckRoundTrip<Attention>(2);
   CheckRoundTrip<Quant>(6);
   CheckRoundTrip<Family>(2);

@@ -9,6 +9,7 @@
 
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
+#include "util/units.h"
 
 namespace tally {
 namespace {
@@ -48,25 +49,26 @@ TEST_CASE("resolve: an encoder-decoder's target defaults to the source, within t
 }
 
 TEST_CASE("resolve: --hardware gives the usable memory and whether each ledger fits") {
-  // h100-sxm: 80 GiB less the default 2 GiB reserve = 78 · 2^30 bytes.
+  // h100-sxm: its 80 GiB (no --reserve); the runtime's memory is a line of each device figure.
   const testing::TallyRun run =
       testing::RunTally({"memory", "llama-2-7b", "--hardware", "h100-sxm", "--format", "json"});
   CHECK(run.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(run.out);
-  CHECK(doc["memory"]["limit"] == 78ULL << 30);
-  // Training, mixed-bf16 AdamW: 16 B per parameter alone is 107.8 GB, more than 78 GiB.
+  CHECK(doc["memory"]["limit"] == 80ULL << 30);
+  // Training, mixed-bf16 AdamW: 16 B per parameter alone is 107.8 GB, more than 80 GiB.
   CHECK(doc["memory"]["train"]["fits"] == false);
   CHECK(doc["memory"]["infer"]["fits"] == true);
-  CHECK(run.err.find("training needs 127.85 GiB per device; h100-sxm leaves 78.00 GiB: it does not fit") !=
-        std::string::npos);
+  const uint64_t needed = doc["memory"]["train"]["device"].get<uint64_t>();
+  CHECK(run.err.find("training needs " + FormatBytes(needed, UnitSystem::kIec) +
+                     " per device; h100-sxm leaves 80.00 GiB: it does not fit") != std::string::npos);
   const testing::TallyRun reserve = testing::RunTally(
       {"memory", "llama-2-7b", "--hardware", "h100-sxm", "--reserve", "10GiB", "--get", "memory.limit"});
   CHECK(reserve.out == std::to_string(70ULL << 30) + "\n");
-  // fit takes the device's usable memory when --memory is not given: the same answer as 78GiB.
+  // fit takes the device's usable memory when --memory is not given: the same answer as 80GiB.
   const testing::TallyRun device = testing::RunTally(
       {"fit", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
   const testing::TallyRun explicit_limit =
-      testing::RunTally({"fit", "llama-2-7b", "--memory", "78GiB", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
+      testing::RunTally({"fit", "llama-2-7b", "--memory", "80GiB", "--zero", "3", "--gpus", "8", "--get", "fit.batch"});
   CHECK(device.code == 0);
   CHECK(device.out == explicit_limit.out);
 }

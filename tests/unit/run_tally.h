@@ -80,8 +80,25 @@ inline void CheckLedgers(const nlohmann::json& doc) {
     lines.erase("total");
     lines.erase("stage");  // a pipeline stage's index, not bytes
     lines.erase("fits");
+    // After the total: the step's peak and the device's overheads, which sum to the device figure.
+    nlohmann::json device;
+    for (const char* key : {"peak", "cuda_context", "cublas_workspace", "nccl_buffers", "fragmentation"}) {
+      if (ledger.contains(key)) device[key] = ledger[key];
+      lines.erase(key);
+    }
+    for (const char* key : {"peak_phase", "peak_at", "device", "timeline"}) lines.erase(key);
     CAPTURE(mode);
     CHECK(SumOthers(lines, "") == ledger["total"].get<uint64_t>());
+    if (ledger.contains("device")) {
+      const uint64_t overhead = std::string(mode) == "train" && ledger.contains("overhead")
+                                    ? ledger["overhead"].get<uint64_t>()
+                                    : 0;  // --overhead joins the training peak as it joins the total
+      CHECK(SumOthers(device, "") + overhead == ledger["device"].get<uint64_t>());
+      // Whatever else a step frees, its weights stay.
+      if (ledger.contains("peak")) {
+        CHECK(ledger["peak"].get<uint64_t>() >= ledger["weights"].get<uint64_t>());
+      }
+    }
   }
   if (doc.contains("params") && doc["params"].contains("components")) {
     CHECK(SumOthers(doc["params"]["components"], "") == doc["params"]["total"].get<uint64_t>());
@@ -108,9 +125,13 @@ inline TallyRun RunTally(const std::vector<std::string>& args) {
   doc.erase("schema");
   doc.erase("tally_version");
   doc.erase("notes");
+  // memory --timeline's event list is a table too: CSV prints it instead of the leaves.
+  const bool timeline =
+      doc.contains("memory") && doc["memory"].contains("train") && doc["memory"]["train"].contains("timeline");
   const bool list = doc.contains("layers") || doc.contains("check") || doc.contains("models") ||
-                    doc.contains("dtypes") || doc.contains("hardware");
+                    doc.contains("dtypes") || doc.contains("hardware") || timeline;
   doc.erase("layers");
+  if (timeline) doc["memory"]["train"].erase("timeline");
   std::vector<std::pair<std::string, nlohmann::json>> leaves;
   detail::Leaves(doc, "", leaves);
   const TallyRun csv = RunRaw(detail::WithOutput(args, {"--format", "csv"}));
