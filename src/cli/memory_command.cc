@@ -29,7 +29,7 @@ std::optional<Report> RunMemory(const MemoryFlags& flags, Prepared& prepared, Ru
   request.timeline = flags.timeline.has_value() && flags.model.output.format != "table";
   Report report = ModelReport(prepared, request, flags.model.layers);
   if (flags.timeline) {
-    const MemoryEstimate memory = EstimateMemory(*prepared.evaluation, prepared.settings, true);
+    const MemoryEstimate memory = EstimateMemory(*prepared.evaluation, prepared.settings, {.events = true});
     const std::string title = "tally: one training step of " + prepared.spec().name + " (micro-batch " +
                               std::to_string(prepared.settings.micro_batch) + ")";
     WriteFile(*flags.timeline, TimelineSvg(memory.step->step, title), "--timeline");

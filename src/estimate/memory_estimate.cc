@@ -60,10 +60,10 @@ Korthikanti KorthikantiOf(const ModelSpec& spec, const Settings& s, const Memory
   return k;
 }
 
-void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& e, bool events) {
+void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& e, MemoryRequest request) {
   const MemoryModel& model = e.model();
   e.train = TrainingMemory(s, model);
-  e.step = TrainingStepMemory(model, s, *e.train, events);
+  if (request.step) e.step = TrainingStepMemory(model, s, *e.train, request.events);
   if (s.ep > 1 && s.zero > 0) e.expert_data_parallel = ExpertDataParallel(s);  // what ZeRO shards experts over
   const std::optional<QuantizationSpec> frozen = FrozenQuantization(model, s);
   if (frozen && (s.lora_rank > 0 || !s.frozen.empty())) e.frozen = frozen;
@@ -103,7 +103,7 @@ void EstimateInference(const ModelSpec& spec, const Settings& s, MemoryEstimate&
 
 }  // namespace
 
-MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& s, bool events) {
+MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& s, MemoryRequest request) {
   const ModelSpec& spec = evaluation.spec();
   MemoryEstimate e;
   e.spec = &spec;
@@ -112,11 +112,11 @@ MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& s, bool ev
   e.transformer = spec.family == Family::kTransformer;
   e.kv_dtype = KvDtype(s);
   e.gradient_ranks = GradientRanks(s);
-  if (s.mode != Mode::kInfer) EstimateTraining(spec, s, e, events);
+  if (s.mode != Mode::kInfer) EstimateTraining(spec, s, e, request);
   if (s.mode != Mode::kTrain) EstimateInference(spec, s, e);
   if (s.device != nullptr) {
     e.limit = UsableMemory(*s.device, s);
-    if (e.train) e.train_fits = e.step->device <= *e.limit;
+    if (e.step) e.train_fits = e.step->device <= *e.limit;
     if (e.infer) e.infer_fits = e.infer_device <= *e.limit;
   }
   return e;

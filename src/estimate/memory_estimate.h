@@ -94,8 +94,14 @@ struct MemoryEstimate {
   const MemoryModel& model() const { return summary->memory; }
 };
 
+// What to compute beside the ledgers: the training step's timeline (its peak, the device figure and
+// whether it fits), and with it every event (--timeline). A sweep of ledger keys skips the step.
+struct MemoryRequest {
+  bool step = true;
+  bool events = false;
+};
+
 // Reads `settings` and the evaluation's spec by reference: both must outlive the result.
-// `events`: list every event of the training step (--timeline).
-MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& settings, bool events = false);
+MemoryEstimate EstimateMemory(Evaluation& evaluation, const Settings& settings, MemoryRequest request = {});
 
 }  // namespace tally

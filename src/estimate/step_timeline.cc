@@ -21,6 +21,7 @@ uint64_t Times(uint64_t a, uint64_t n) { return CheckedMul(a, n, kWhat); }
 
 // a · num / den, exactly (num <= den).
 uint64_t Scale(uint64_t a, uint64_t num, uint64_t den) {
+  if (num == den) return a;  // no ZeRO partition: the common case, without a 128-bit division
   return den == 0 ? 0 : static_cast<uint64_t>(static_cast<u128>(a) * num / den);
 }
 
@@ -99,6 +100,7 @@ class StepWalk {
       }
     }
     shared_.assign(m_.nodes.size(), false);
+    runs_ = ClipRuns();
     raw_grads_ = StageRawGradients();
   }
 
@@ -114,6 +116,7 @@ class StepWalk {
     Loss();
     Backward();
     Optimizer();
+    out_.peak_at = NameOf(peak_where_);
     return std::move(out_);
   }
 
@@ -167,7 +170,7 @@ class StepWalk {
   }
 
   // Blocks of `type` this stage holds, and the blocks' runs clipped to the stage.
-  std::vector<BlockRun> StageRuns() const {
+  std::vector<BlockRun> ClipRuns() const {
     std::vector<BlockRun> runs;
     for (const BlockRun& r : m_.runs) {
       const uint64_t a = std::max(r.first, lo_), b = std::min(r.first + r.count, hi_);
@@ -181,7 +184,7 @@ class StepWalk {
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
       if (!InBlock(i) && OnStage(m_.nodes[i])) total = Add(total, bytes_[i].grads);
     }
-    for (const BlockRun& r : StageRuns()) {
+    for (const BlockRun& r : runs_) {
       for (size_t i : types_[static_cast<size_t>(r.type)]) total = Add(total, Times(bytes_[i].grads, r.count));
     }
     return total;
@@ -196,7 +199,7 @@ class StepWalk {
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
       if (!InBlock(i) && OnStage(m_.nodes[i])) kept = Add(kept, Held(i));
     }
-    for (const BlockRun& r : StageRuns()) {
+    for (const BlockRun& r : runs_) {
       for (size_t i : types_[static_cast<size_t>(r.type)]) {
         const uint64_t casts = s_.recompute == Recompute::kFull ? 0 : bytes_[i].casts;
         kept = Add(kept, Times(Add(Add(bytes_[i].kept, bytes_[i].checkpoint), casts), r.count));
@@ -218,12 +221,22 @@ class StepWalk {
     return path.substr(0, digits) + std::to_string(block) + (end == std::string::npos ? "" : path.substr(end));
   }
 
+  // Where an event happens: a node of block `block` (-1 outside the blocks), or a named step
+  // ("loss", "optimizer"). Its name is spelled only for a listed event and, once, for the peak.
+  struct Where {
+    const char* fixed = nullptr;
+    size_t node = 0;
+    int64_t block = -1;
+  };
+  std::string NameOf(const Where& w) const { return w.fixed != nullptr ? w.fixed : PathOf(w.node, w.block); }
+
   void Event(StepPhase phase, size_t node, int64_t block, uint64_t temporaries) {
-    Event(
-        phase, [&] { return PathOf(node, block); }, temporaries);
+    Event(phase, Where{.node = node, .block = block}, temporaries);
   }
-  template <typename Name>
-  void Event(StepPhase phase, const Name& name, uint64_t temporaries) {
+  void Event(StepPhase phase, const char* name, uint64_t temporaries) {
+    Event(phase, Where{.fixed = name}, temporaries);
+  }
+  void Event(StepPhase phase, const Where& where, uint64_t temporaries) {
     LiveBytes live;
     live[LiveCategory::kWeights] = Add(ledger_.weights, ledger_.master_weights);
     live[LiveCategory::kGradients] = GradientsLive();
@@ -231,20 +244,18 @@ class StepWalk {
     live[LiveCategory::kActivations] = Add(Add(saved_, casts_), in_flight_);
     live[LiveCategory::kTemporaries] = Add(Add(temporaries, held_), Add(sharded_buffers_, pending_));
     const uint64_t total = live.Total();
-    const bool peak = total > out_.peak || out_.peak_at.empty();
-    if (!peak && !list_) return;
-    std::string node = name();
-    if (peak) {
+    if (total > out_.peak || !peaked_) {
+      peaked_ = true;
       out_.peak = total;
       out_.peak_phase = phase;
-      out_.peak_at = node;
       out_.at_peak = live;
+      peak_where_ = where;
     }
     if (!list_) return;
     if (!condensed_) {
-      out_.events.push_back({phase, std::move(node), live});
+      out_.events.push_back({phase, NameOf(where), live});
     } else if (!block_best_ || total > block_best_->live.Total()) {
-      block_best_ = StepEvent{phase, std::move(node), live};
+      block_best_ = StepEvent{phase, NameOf(where), live};
     }
   }
 
@@ -293,7 +304,7 @@ class StepWalk {
       if (InBlock(i) || m_.nodes[i].after_blocks) continue;
       ForwardNode(i, -1);
     }
-    for (const BlockRun& r : StageRuns()) {
+    for (const BlockRun& r : runs_) {
       const auto type = static_cast<size_t>(r.type);
       const uint64_t delta = BlockForwardDelta(type);
       for (uint64_t k = 0; k < r.count; ++k) {
@@ -343,27 +354,23 @@ class StepWalk {
       while (chunk < CeilDiv(tokens, CeilDiv(vocab, width))) chunk *= 2;
       const uint64_t hidden = tally::BytesOf(Times(tokens, width), s_.dtypes.activation, kWhat);
       const uint64_t working = tally::BytesOf(Times(std::min(chunk, tokens), vocab), s_.dtypes.activation, kWhat);
-      Event(
-          StepPhase::kLoss, [] { return std::string("loss"); }, Add(working, hidden));
+      Event(StepPhase::kLoss, "loss", Add(working, hidden));
       return;
     }
     // Hugging Face's causal-LM loss upcasts the logits to fp32, then cross_entropy keeps the fp32
     // log-softmax for backward (the loss node's saved tensor); the upcast copy dies with the call.
     const uint64_t upcast = s_.dtypes.activation == DType::kFp32 || !LmHead() ? 0 : fp32;
     saved_ = Add(saved_, bytes_[i].kept);
-    Event(
-        StepPhase::kLoss, [] { return std::string("loss"); }, upcast);
+    Event(StepPhase::kLoss, "loss", upcast);
     // Backward of the loss: nll_loss writes the gradient of the log-probabilities, log_softmax's
     // backward the gradient of the logits, both fp32, while the log-probabilities are still held.
     const uint64_t log_probs_grad = LmHead() ? fp32 : bytes_[i].full;
-    Event(
-        StepPhase::kLoss, [] { return std::string("loss.backward"); }, Add(log_probs_grad, log_probs_grad));
+    Event(StepPhase::kLoss, "loss.backward", Add(log_probs_grad, log_probs_grad));
     saved_ = Sub(saved_, bytes_[i].kept);
     if (upcast > 0) {
       // The upcast's backward casts the fp32 gradient down to the logits' dtype.
       const uint64_t down = tally::BytesOf(logits, s_.dtypes.activation, kWhat);
-      Event(
-          StepPhase::kLoss, [] { return std::string("loss.backward"); }, Add(fp32, down));
+      Event(StepPhase::kLoss, "loss.backward", Add(fp32, down));
     }
   }
 
@@ -430,8 +437,7 @@ class StepWalk {
       if (!last_stage_ || !m_.nodes[i].after_blocks || (loss_ && i >= *loss_)) continue;
       BackwardNode(i, -1, InputGradient(i));
     }
-    const std::vector<BlockRun> runs = StageRuns();
-    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+    for (auto r = runs_.rbegin(); r != runs_.rend(); ++r) {
       const auto type = static_cast<size_t>(r->type);
       uint64_t grads = 0, freed = BlockForwardDelta(type);
       for (size_t i : types_[type]) grads = Add(grads, bytes_[i].grads);
@@ -466,8 +472,13 @@ class StepWalk {
     uint64_t largest = 0, all = 0, previous = 0;
     std::vector<uint64_t> last_of_type;
     const uint64_t count = OptimizerTemporaries(s_.optimizer, s_.optimizer_impl);
+    std::vector<uint64_t> blocks_of_type(types_.size(), 0);  // this stage's blocks of each type
+    for (const BlockRun& r : runs_) blocks_of_type[static_cast<size_t>(r.type)] += r.count;
     for (const ParamEntry& p : m_.params) {
-      const uint64_t copies = StageCopies(m_, p.block_type, p.after_blocks, ledger_.stage, s_.pp);
+      if (count == 0) break;  // nothing to size
+      const uint64_t copies = p.block_type >= 0 ? blocks_of_type[static_cast<size_t>(p.block_type)]
+                              : (p.after_blocks ? last_stage_ : first_stage_) ? 1
+                                                                              : 0;
       if (!p.trainable || p.tied_copy || copies == 0) continue;
       const uint64_t n = CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, s_.tp));
       uint64_t before = previous;
@@ -485,8 +496,7 @@ class StepWalk {
     if (s_.zero >= 1) all = CeilDiv(all, std::max<uint64_t>(1, ledger_.gradients == 0 ? 1 : GradientRanks()));
     const DType dtype = s_.dtypes.state == DType::kInt8 ? DType::kFp32 : s_.dtypes.state;
     const uint64_t elements = s_.optimizer_impl == OptimizerImpl::kForLoop ? largest : Times(all, count);
-    Event(
-        StepPhase::kOptimizer, [] { return std::string("optimizer"); }, tally::BytesOf(elements, dtype, kWhat));
+    Event(StepPhase::kOptimizer, "optimizer", tally::BytesOf(elements, dtype, kWhat));
   }
 
   uint64_t GradientRanks() const { return s_.dp() * s_.cp; }
@@ -498,7 +508,8 @@ class StepWalk {
   const bool frozen_quantized_;  // frozen block matrices are stored quantized (QLoRA)
   std::vector<NodeBytes> bytes_;
   std::vector<std::vector<size_t>> types_;
-  std::vector<bool> shared_;  // a node whose weight another node shares: its gradient is a sum
+  std::vector<bool> shared_;    // a node whose weight another node shares: its gradient is a sum
+  std::vector<BlockRun> runs_;  // the blocks' runs, clipped to this stage
   std::optional<size_t> loss_;
   uint64_t lo_ = 0, hi_ = 0;
   bool first_stage_ = true, last_stage_ = true;
@@ -507,6 +518,8 @@ class StepWalk {
   uint64_t saved_ = 0, casts_ = 0, grads_ = 0, held_ = 0, in_flight_ = 0, pending_ = 0;
   bool condensed_ = false;
   std::optional<StepEvent> block_best_;
+  bool peaked_ = false;
+  Where peak_where_;
 
  public:
   uint64_t fsdp_gather_ = 0, fsdp_reduce_ = 0;
@@ -526,16 +539,13 @@ StepTimeline TrainingTimeline(const MemoryModel& model, const Settings& settings
                               bool events) {
   if (!model.training_refused.empty()) throw InputError(model.training_refused);
   StepWalk walk(model, settings, ledger, events);
-  if (settings.zero >= 3) {
+  if (settings.zero >= 2) {
+    const ModelStates states = StageModelStates(model, settings, ledger.stage);
     // FSDP (Zhao et al. 2023, §3.2): each layer's weights are all-gathered before it runs and the
     // next layer's are prefetched, so two unsharded blocks are in flight, beyond this rank's shard.
-    const ModelStates states = StageModelStates(model, settings, ledger.stage);
-    walk.fsdp_gather_ = Times(states.largest_block, 2);
-  }
-  if (settings.zero >= 2) {
+    if (settings.zero >= 3) walk.fsdp_gather_ = Times(states.largest_block, 2);
     // The unsharded gradients of the block in backward, until the reduce-scatter hands each rank
     // its share.
-    const ModelStates states = StageModelStates(model, settings, ledger.stage);
     walk.fsdp_reduce_ = Scale(states.largest_block, BitsPer(settings.dtypes.grad), BitsPer(settings.dtypes.param));
   }
   return walk.Run();

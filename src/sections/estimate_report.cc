@@ -37,10 +37,11 @@ Report EstimateOnce(Evaluation& evaluation, const Settings& settings, const Repo
   if (request.flops) Present(FlopsKeys(), e, r);
   // After the FLOPs: of two figures past 2^64, the error names the one the report reaches first.
   if (request.memory) {
-    const MemoryEstimate memory = EstimateMemory(evaluation, settings, request.timeline);
+    const MemoryEstimate memory = EstimateMemory(evaluation, settings, {.events = request.timeline});
     Present(MemorySettingsKeys(), memory, r);
     AddMemoryNotes(memory, r);
     Present(MemoryKeys(), memory, r);
+    Present(MemoryStepKeys(), memory, r);
     if (request.timeline && memory.step) AddTimelineTable(memory.step->step, r);
   }
   if (request.layers) {

@@ -29,6 +29,13 @@ std::vector<std::unique_ptr<SectionReader>> AllSections() {
       std::initializer_list<const KeyTable<TimeEstimate>*>{&TimeKeys()}, EstimateDefaultTime));
   out.push_back(std::make_unique<TableReader<MemoryEstimate>>(
       std::initializer_list<const KeyTable<MemoryEstimate>*>{&MemorySettingsKeys(), &MemoryKeys()},
+      [](Evaluation& evaluation, const Settings& settings) {
+        return EstimateMemory(evaluation, settings, {.step = false});
+      }));
+  // The step's keys (its peak, the device figure, whether it fits) walk the step: their own reader,
+  // so that a sweep of ledger keys does not.
+  out.push_back(std::make_unique<TableReader<MemoryEstimate>>(
+      std::initializer_list<const KeyTable<MemoryEstimate>*>{&MemoryStepKeys()},
       [](Evaluation& evaluation, const Settings& settings) { return EstimateMemory(evaluation, settings); }));
   return out;
 }

@@ -325,46 +325,6 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .unit = Unit::kByte,
        .value = [](E e) { return Train(e, &TrainMemory::total); },
        .explain = [](E) -> std::string { return "the sum of the lines above"; }},
-      // The step's peak (estimate/step_timeline.h) and what the device holds beyond the tensors.
-      {.key = "memory.train.peak",
-       .label = "peak of the step",
-       .unit = Unit::kByte,
-       .value = [](E e) { return Step(e, &StepTimeline::peak); },
-       .explain = PeakExplain},
-      {.key = "memory.train.peak_phase",
-       .label = "peak in",
-       .value =
-           [](E e) {
-             return When(e.step.has_value(), std::string(e.step ? StepPhaseName(e.step->step.peak_phase) : ""));
-           }},
-      {.key = "memory.train.peak_at",
-       .label = "peak at",
-       .value = [](E e) { return When(e.step.has_value(), e.step ? e.step->step.peak_at : std::string()); }},
-      {.key = "memory.train.cuda_context",
-       .label = "CUDA context",
-       .unit = Unit::kByte,
-       .value = [](E e) { return Overhead(e, &DeviceOverheads::cuda_context, true); },
-       .explain = ContextExplain},
-      {.key = "memory.train.cublas_workspace",
-       .label = "cuBLAS workspace",
-       .unit = Unit::kByte,
-       .value = [](E e) { return Overhead(e, &DeviceOverheads::cublas_workspace, true); },
-       .explain = WorkspaceExplain},
-      {.key = "memory.train.nccl_buffers",
-       .label = "NCCL buffers",
-       .unit = Unit::kByte,
-       .value = [](E e) { return When(e.step && S(e).gpus > 1, e.step ? e.step->overheads.nccl : 0); },
-       .explain = NcclExplain},
-      {.key = "memory.train.fragmentation",
-       .label = "allocator fragmentation",
-       .unit = Unit::kByte,
-       .value = [](E e) { return Overhead(e, &DeviceOverheads::fragmentation, true); },
-       .explain = FragmentationExplain},
-      {.key = "memory.train.device",
-       .label = "on the device (peak + the lines above)",
-       .unit = Unit::kByte,
-       .value = [](E e) { return When(e.step.has_value(), e.step ? e.step->device : 0); },
-       .explain = [](E) -> std::string { return "what the device must hold: what fits and fit compare"; }},
       // --offload: what the device's partition keeps in host memory instead (estimate/offload.h), out
       // of the device's total.
       {.key = "memory.train.host",
@@ -477,6 +437,68 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .unit = Unit::kByte,
        .value = [](E e) { return Infer(e, &InferMemory::total); },
        .explain = [](E) -> std::string { return "the sum of the lines above"; }},
+      {.key = "kv_cache", .label = "KV cache"},
+      {.key = "kv_cache.per_token",
+       .label = "KV cache per token (all layers)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.kv_per_token.has_value(), e.kv_per_token.value_or(0)); },
+       .explain = [](E) -> std::string {
+         return "2 · L · g · d · bytes (K and V, or MLA's latent, of every layer; sliding and chunked layers stop "
+                "growing at their span: memory.infer.kv_cache is exact)";
+       }},
+      {.key = "kv_cache.ssm_state_per_sequence",
+       .label = "SSM state per sequence (all layers)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.ssm_state_per_sequence.has_value(), e.ssm_state_per_sequence.value_or(0)); },
+       .explain = [](E) -> std::string {
+         return "the convolution and SSM states of every state-space layer: constant, whatever the context";
+       }},
+  };
+  return kKeys;
+}
+
+const KeyTable<MemoryEstimate>& MemoryStepKeys() {
+  static const KeyTable<MemoryEstimate> kKeys = {
+      // The step's peak (estimate/step_timeline.h) and what the device holds beyond the tensors.
+      {.key = "memory.train.peak",
+       .label = "peak of the step",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Step(e, &StepTimeline::peak); },
+       .explain = PeakExplain},
+      {.key = "memory.train.peak_phase",
+       .label = "peak in",
+       .value =
+           [](E e) {
+             return When(e.step.has_value(), std::string(e.step ? StepPhaseName(e.step->step.peak_phase) : ""));
+           }},
+      {.key = "memory.train.peak_at",
+       .label = "peak at",
+       .value = [](E e) { return When(e.step.has_value(), e.step ? e.step->step.peak_at : std::string()); }},
+      {.key = "memory.train.cuda_context",
+       .label = "CUDA context",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::cuda_context, true); },
+       .explain = ContextExplain},
+      {.key = "memory.train.cublas_workspace",
+       .label = "cuBLAS workspace",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::cublas_workspace, true); },
+       .explain = WorkspaceExplain},
+      {.key = "memory.train.nccl_buffers",
+       .label = "NCCL buffers",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.step && S(e).gpus > 1, e.step ? e.step->overheads.nccl : 0); },
+       .explain = NcclExplain},
+      {.key = "memory.train.fragmentation",
+       .label = "allocator fragmentation",
+       .unit = Unit::kByte,
+       .value = [](E e) { return Overhead(e, &DeviceOverheads::fragmentation, true); },
+       .explain = FragmentationExplain},
+      {.key = "memory.train.device",
+       .label = "on the device (peak + the lines above)",
+       .unit = Unit::kByte,
+       .value = [](E e) { return When(e.step.has_value(), e.step ? e.step->device : 0); },
+       .explain = [](E) -> std::string { return "what the device must hold: what fits and fit compare"; }},
       {.key = "memory.infer.peak",
        .label = "peak (the total)",
        .unit = Unit::kByte,
@@ -512,22 +534,6 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
          return S(e).gpu_memory_utilization
                     ? "what the server's --gpu-memory-utilization share must hold, its runtime included (vLLM)"
                     : "what the device must hold: what fits and fit compare";
-       }},
-      {.key = "kv_cache", .label = "KV cache"},
-      {.key = "kv_cache.per_token",
-       .label = "KV cache per token (all layers)",
-       .unit = Unit::kByte,
-       .value = [](E e) { return When(e.kv_per_token.has_value(), e.kv_per_token.value_or(0)); },
-       .explain = [](E) -> std::string {
-         return "2 · L · g · d · bytes (K and V, or MLA's latent, of every layer; sliding and chunked layers stop "
-                "growing at their span: memory.infer.kv_cache is exact)";
-       }},
-      {.key = "kv_cache.ssm_state_per_sequence",
-       .label = "SSM state per sequence (all layers)",
-       .unit = Unit::kByte,
-       .value = [](E e) { return When(e.ssm_state_per_sequence.has_value(), e.ssm_state_per_sequence.value_or(0)); },
-       .explain = [](E) -> std::string {
-         return "the convolution and SSM states of every state-space layer: constant, whatever the context";
        }},
       // With --hardware: the usable memory and, for each ledger, whether it fits.
       {.key = "memory.limit",

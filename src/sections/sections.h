@@ -42,6 +42,8 @@ const KeyTable<ModelEstimate>& CheckpointKeys();
 // activations beside Korthikanti et al.'s formula, the KV cache per token, and with --hardware
 // whether each ledger fits.
 const KeyTable<MemoryEstimate>& MemoryKeys();
+// The training step's peak and the device figures, the device's limit and whether each fits.
+const KeyTable<MemoryEstimate>& MemoryStepKeys();
 // The precision, optimizer and parallelism settings the ledgers use, echoed under settings.*.
 const KeyTable<MemoryEstimate>& MemorySettingsKeys();
 // The memory section's warnings: settings that change nothing, and with --hardware the verdicts.
