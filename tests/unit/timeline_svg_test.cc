@@ -271,7 +271,10 @@ TEST_CASE("timeline svg: coordinates have at most one decimal") {
   const std::set<std::string> coordinates = {"x",  "y", "x1",    "y1",     "x2",     "y2", "cx",
                                              "cy", "r", "width", "height", "points", "d"};
   for (const Element& e : xml.elements) {
-    for (const auto& [key, value] : e.attrs) {
+    for (const auto& attr : e.attrs) {
+      // Named copies, not a structured binding: clang 14 cannot capture one in CHECK_MESSAGE.
+      const std::string& key = attr.first;
+      const std::string& value = attr.second;
       if (!coordinates.count(key)) continue;
       for (size_t dot = value.find('.'); dot != std::string::npos; dot = value.find('.', dot + 1)) {
         CHECK_MESSAGE(!(dot + 2 < value.size() && std::isdigit(value[dot + 2])), e.name << " " << key << "=" << value);
