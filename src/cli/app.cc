@@ -48,16 +48,34 @@ std::string UnknownFlag(const CLI::App& cmd, const std::vector<std::string>& arg
   return "";
 }
 
-// CLI11's text as CLI11 words it ("MODEL is required"), an unknown flag's nearest flag of the same
-// command, and the command's own --help.
+// CLI11's errors in tally's words (issue 28: "At Most 1 required but received 2" named nothing a
+// user typed wrong): a repeated flag, a flag without its value, an unexpected argument, an unknown
+// flag with its nearest flag of the same command; then the command's own --help.
 std::string ParseMessage(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
   const CLI::App* cmd = NamedCommand(app, args);
   const std::string help = cmd ? "tally " + cmd->get_name() + " --help" : "tally --help";
+  const std::string what = e.what();
   if (cmd && dynamic_cast<const CLI::ExtrasError*>(&e)) {
     const std::string flag = UnknownFlag(*cmd, args);
     if (!flag.empty()) return "unknown flag '" + flag + "; run '" + help + "' for its flags";
+    // "The following argument(s) was/were not expected: a b"
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos) {
+      return "unexpected argument '" + what.substr(colon + 2) + "'; run '" + help + "' for usage";
+    }
   }
-  return std::string(e.what()) + "; run '" + help + "' for usage";
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e)) {
+    // "NAME: At Most 1 required but received 2", "NAME: 1 required TYPE missing"
+    const size_t colon = what.find(": ");
+    const std::string name = what.substr(0, colon);
+    if (what.find("At Most") != std::string::npos) return name + ": given more than once; give it once";
+    const size_t required = what.find(" required "), missing = what.rfind(" missing");
+    if (required != std::string::npos && missing != std::string::npos && missing > required + 10) {
+      return name + ": needs a value (" + what.substr(required + 10, missing - required - 10) + "); run '" + help +
+             "' for usage";
+    }
+  }
+  return what + "; run '" + help + "' for usage";
 }
 
 // The flags a command reads, against those some command reads: a flag given to a command that

@@ -36,6 +36,15 @@ TEST_CASE("app: tally params with no MODEL names MODEL") {
   CheckRefused({"params"}, "tally: error: MODEL is required; run 'tally params --help' for usage");
 }
 
+TEST_CASE("app: CLI11's errors come in tally's words, naming what was typed") {
+  CheckRefused({"estimate", "gpt2", "--batch", "1", "--batch", "2"},
+               "tally: error: --batch: given more than once; give it once");
+  CheckRefused({"fit", "gpt2", "--memory", "24GiB", "--solve"},
+               "tally: error: --solve: needs a value (batch|seq|gpus); run 'tally fit --help' for usage");
+  CheckRefused({"estimate", "gpt2", "gpt2"},
+               "tally: error: unexpected argument 'gpt2'; run 'tally estimate --help' for usage");
+}
+
 TEST_CASE("app: --version names the version and the commit") {
   std::ostringstream out, err;
   CHECK(RunMain({"--version"}, out, err) == 0);
