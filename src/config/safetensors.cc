@@ -13,6 +13,8 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <unordered_set>
 
 #include "config/json_scan.h"
 #include "config/model_lookup.h"
@@ -181,8 +183,18 @@ void ReadHeaderTree(const std::string& file, std::string_view json, std::vector<
                  "the header's values are nested more than " + std::to_string(kJsonMaxNesting) + " levels deep");
   }
   Json root;
+  // nlohmann keeps the last of a repeated key: a tensor named twice would read as one (and its
+  // first data as a hole). The parser's callback sees every top-level key.
+  std::unordered_set<std::string> names;
+  std::optional<std::string> twice;
+  const Json::parser_callback_t note_twice = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (depth == 1 && event == Json::parse_event_t::key && !twice && !names.insert(parsed.get<std::string>()).second) {
+      twice = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    root = Json::parse(json);
+    root = Json::parse(json, note_twice);
   } catch (const Json::parse_error& e) {
     throw AtByte(file, 8 + (e.byte > 0 ? e.byte - 1 : 0), "the header is not valid JSON: " + NlohmannReason(e.what()));
   } catch (const Json::exception& e) {
@@ -191,6 +203,17 @@ void ReadHeaderTree(const std::string& file, std::string_view json, std::vector<
                  std::string("the header is not valid JSON: ") + (e.id == 406 ? "a number out of range" : "bad value"));
   }
   if (!root.is_object()) throw AtByte(file, 8, "the header must be a JSON object");
+  if (twice) {
+    // The byte of its second entry: the second place its quoted name appears.
+    const std::string quoted = Json(*twice).dump();
+    const size_t first = json.find(quoted);
+    const size_t second = first == std::string_view::npos ? first : json.find(quoted, first + quoted.size());
+    throw AtByte(
+        file, 8 + (second == std::string_view::npos ? 0 : second),
+        *twice == "__metadata__"
+            ? std::string("'__metadata__' appears twice in the header")
+            : "tensor '" + *twice + "' is named twice in the header; a safetensors file names each tensor once");
+  }
   for (const auto& [name, entry] : root.items()) {
     if (name == "__metadata__") continue;
     Span span{};

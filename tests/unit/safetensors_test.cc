@@ -65,6 +65,18 @@ TEST_CASE("safetensors: hostile headers are errors with the file and the byte") 
           12) == p + "62: tensor 'b' overlaps the one before it (its data begins at 4, before 8)");
   CHECK(parse(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12) ==
         p + "9: a hole of 4 bytes before tensor 'a' (no tensor covers them)");
+  // A name given twice, whether its two entries differ or not, is neither a hole nor one tensor
+  // (issue 28); the byte is its second entry's: 8 + 54.
+  const std::string named_twice =
+      "62: tensor 'a' is named twice in the header; a safetensors file names each tensor once";
+  CHECK(
+      parse(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          8) == p + named_twice);
+  CHECK(
+      parse(
+          R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+          4) == p + named_twice);
   CHECK(parse(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", 8) ==
         p + "9: tensor 'a': data_offsets end before they begin");
   CHECK(parse(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", 0) ==
@@ -88,8 +100,9 @@ TEST_CASE("safetensors: hostile headers are errors with the file and the byte") 
 
 TEST_CASE("safetensors: headers in rarer JSON read as the common form does") {
   // Each header holds a (F32 [2], 8 bytes) and b (BF16 [3], 6 bytes after it) in some other
-  // spelling: escapes, non-ASCII, other metadata, extra keys, keys out of order, a repeated key (the
-  // last stands, as nlohmann::json keeps it), a byte-order mark.
+  // spelling: escapes, non-ASCII, other metadata, extra keys, keys out of order, a repeated key
+  // inside an entry (the last stands, as nlohmann::json keeps it), a byte-order mark. A repeated
+  // tensor name is an error (the hostile headers above).
   const std::string a = R"("dtype":"F32","shape":[2],"data_offsets":[0,8])";
   const std::string b = R"("dtype":"BF16","shape":[3],"data_offsets":[8,14])";
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -99,7 +112,6 @@ TEST_CASE("safetensors: headers in rarer JSON read as the common form does") {
       {"metadata of numbers", "{\"__metadata__\":{\"n\":1,\"o\":[true]},\"a\":{" + a + "},\"b\":{" + b + "}}"},
       {"an extra key", "{\"a\":{" + a + ",\"note\":null},\"b\":{" + b + "}}"},
       {"keys reordered", R"({"a":{"data_offsets":[0,8],"shape":[2],"dtype":"F32"},"b":{)" + b + "}}"},
-      {"a repeated tensor", "{\"a\":{" + b + "},\"b\":{" + b + "},\"a\":{" + a + "}}"},
       {"a repeated key", R"({"a":{"dtype":"I8","dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{)" + b + "}}"},
       {"a byte-order mark", "\xef\xbb\xbf{\"a\":{" + a + "},\"b\":{" + b + "}}"},
       {"newlines and tabs", "{\n\t\"a\" : {" + a + "} ,\r\n \"b\":{" + b + "}\n}\n"},
