@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "estimate/activations.h"
+#include "estimate/context_parallel.h"
 #include "estimate/defaults.h"
 #include "util/checked_math.h"
 
@@ -79,10 +80,34 @@ uint64_t OptimizerTemporaries(Optimizer o, OptimizerImpl impl) {
   return 1;
 }
 
+// The buffers of sharded data parallelism beside this rank's shards, during forward (gather) and
+// backward (gather and reduce).
+struct ShardBuffers {
+  uint64_t gather = 0, reduce = 0;
+};
+
+ShardBuffers ShardBuffersOf(const MemoryModel& model, const Settings& settings, uint64_t stage) {
+  ShardBuffers b;
+  if (settings.zero < 2) return b;
+  const ModelStates states = StageModelStates(model, settings, stage);
+  // FSDP (Zhao et al. 2023, §3.2): each layer's weights are all-gathered before it runs and the
+  // next layer's are prefetched, so two unsharded blocks are in flight, beyond this rank's shard.
+  if (settings.zero >= 3) b.gather = Times(states.largest_block, 2);
+  // The unsharded gradients of the block in backward, until the reduce-scatter hands each rank its
+  // share.
+  b.reduce = Scale(states.largest_block, BitsPer(settings.dtypes.grad), BitsPer(settings.dtypes.param));
+  return b;
+}
+
 class StepWalk {
  public:
   StepWalk(const MemoryModel& model, const Settings& s, const TrainMemory& ledger, bool list)
-      : m_(model), s_(s), ledger_(ledger), list_(list), frozen_quantized_(FrozenQuantization(model, s).has_value()) {
+      : m_(model),
+        s_(s),
+        ledger_(ledger),
+        list_(list),
+        frozen_quantized_(FrozenQuantization(model, s).has_value()),
+        shards_(ShardBuffersOf(model, s, ledger.stage)) {
     bytes_.reserve(m_.nodes.size());
     for (const StepNode& n : m_.nodes) bytes_.push_back(BytesOf(n));
     const uint64_t last = s_.pp - 1;
@@ -299,7 +324,7 @@ class StepWalk {
   }
 
   void Forward() {
-    if (s_.zero >= 3) sharded_buffers_ = fsdp_gather_;
+    sharded_buffers_ = shards_.gather;
     for (size_t i = 0; i < m_.nodes.size() && first_stage_; ++i) {
       if (InBlock(i) || m_.nodes[i].after_blocks) continue;
       ForwardNode(i, -1);
@@ -432,7 +457,7 @@ class StepWalk {
   }
 
   void Backward() {
-    if (s_.zero >= 2) sharded_buffers_ = Add(fsdp_gather_, fsdp_reduce_);
+    sharded_buffers_ = Add(shards_.gather, shards_.reduce);
     for (size_t i = m_.nodes.size(); i-- > 0;) {
       if (!last_stage_ || !m_.nodes[i].after_blocks || (loss_ && i >= *loss_)) continue;
       BackwardNode(i, -1, InputGradient(i));
@@ -493,13 +518,11 @@ class StepWalk {
       all = Add(all, Times(n, copies));
     }
     // ZeRO-1 and up: each rank updates its own partition.
-    if (s_.zero >= 1) all = CeilDiv(all, std::max<uint64_t>(1, ledger_.gradients == 0 ? 1 : GradientRanks()));
+    if (s_.zero >= 1) all = CeilDiv(all, GradientRanks(s_));
     const DType dtype = s_.dtypes.state == DType::kInt8 ? DType::kFp32 : s_.dtypes.state;
     const uint64_t elements = s_.optimizer_impl == OptimizerImpl::kForLoop ? largest : Times(all, count);
     Event(StepPhase::kOptimizer, "optimizer", tally::BytesOf(elements, dtype, kWhat));
   }
-
-  uint64_t GradientRanks() const { return s_.dp() * s_.cp; }
 
   const MemoryModel& m_;
   const Settings& s_;
@@ -521,11 +544,8 @@ class StepWalk {
   bool peaked_ = false;
   Where peak_where_;
 
- public:
-  uint64_t fsdp_gather_ = 0, fsdp_reduce_ = 0;
-  uint64_t sharded_buffers_ = 0;
-
- private:
+  const ShardBuffers shards_;
+  uint64_t sharded_buffers_ = 0;  // the shard buffers live in the phase running
   StepTimeline out_;
 };
 
@@ -538,17 +558,7 @@ uint64_t DeviceOverheads::Total() const {
 StepTimeline TrainingTimeline(const MemoryModel& model, const Settings& settings, const TrainMemory& ledger,
                               bool events) {
   if (!model.training_refused.empty()) throw InputError(model.training_refused);
-  StepWalk walk(model, settings, ledger, events);
-  if (settings.zero >= 2) {
-    const ModelStates states = StageModelStates(model, settings, ledger.stage);
-    // FSDP (Zhao et al. 2023, §3.2): each layer's weights are all-gathered before it runs and the
-    // next layer's are prefetched, so two unsharded blocks are in flight, beyond this rank's shard.
-    if (settings.zero >= 3) walk.fsdp_gather_ = Times(states.largest_block, 2);
-    // The unsharded gradients of the block in backward, until the reduce-scatter hands each rank
-    // its share.
-    walk.fsdp_reduce_ = Scale(states.largest_block, BitsPer(settings.dtypes.grad), BitsPer(settings.dtypes.param));
-  }
-  return walk.Run();
+  return StepWalk(model, settings, ledger, events).Run();
 }
 
 DeviceOverheads Overheads(const Settings& s, uint64_t peak) {

@@ -246,6 +246,10 @@ void AddMemoryNotes(E e, Report& r) {
   if (s.zero > 0 && e.gradient_ranks == 1) {
     r.notes.push_back("--zero " + N(s.zero) + ": one data-parallel rank, so ZeRO shards nothing (add --gpus)");
   }
+  if (s.loss_kernel == LossKernel::kChunked && e.model().vocab == 0 && s.mode != Mode::kInfer) {
+    r.notes.push_back("--loss-kernel chunked: '" + spec.name +
+                      "' has no language-model head to chunk; its loss is counted as it runs, whole");
+  }
   if (s.lora_rank > 0 && !s.frozen.empty())
     r.notes.push_back("--trainable: moot with --lora, which freezes every base weight");
   // (A model without attention, Mamba, has no K/V heads.)

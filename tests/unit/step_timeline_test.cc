@@ -141,6 +141,29 @@ TEST_CASE("timeline: gradient accumulation starts each micro-batch with every gr
   }
 }
 
+TEST_CASE("timeline: ZeRO-3 holds two gathered blocks, and in backward one block's unsharded gradients") {
+  // Llama-2-7B's block: 4 · 4096² (attention) + 3 · 4096 · 11,008 (SwiGLU) + 2 · 4096 (norms) =
+  // 202,383,360 parameters (README, --offload params), 404,766,720 B in bf16. Against ZeRO-1 on the
+  // same 8 devices, FSDP adds the running and the prefetched block in forward, and the block's bf16
+  // gradients before their reduce-scatter in backward.
+  const uint64_t block = 202'383'360ULL * 2;
+  const Settings zero1{.seq = 512, .gpus = 8, .zero = 1};
+  Settings zero3 = zero1;
+  zero3.zero = 3;
+  const Step one = StepOf("llama-2-7b", zero1, true), three = StepOf("llama-2-7b", zero3, true);
+  const auto temporaries = [](const Step& s, StepPhase phase, const std::string& node) {
+    for (const StepEvent& e : s.timeline.events) {
+      if (e.phase == phase && e.node == node) return e.live[LiveCategory::kTemporaries];
+    }
+    FAIL("no event " << node);
+    return uint64_t{0};
+  };
+  CHECK(temporaries(three, StepPhase::kForward, "blocks.5.mlp.up") ==
+        temporaries(one, StepPhase::kForward, "blocks.5.mlp.up") + 2 * block);
+  CHECK(temporaries(three, StepPhase::kBackward, "blocks.5.mlp.up") ==
+        temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + 3 * block);
+}
+
 TEST_CASE("timeline: autocast saves its half-precision weight casts until each GEMM's backward") {
   // GPT-2 small under amp-bf16: at the loss every GEMM's bf16 weight copy is live beside the saved
   // activations: 12 blocks of 768·2304 + 768·768 + 2 · 768·3072 and the tied head's 50,257·768.
@@ -169,6 +192,11 @@ TEST_CASE("timeline: a chunked cross-entropy holds one chunk of logits, not the 
   REQUIRE(loss != nullptr);
   CHECK(loss->live[LiveCategory::kTemporaries] == 256ULL * 128'256 * 2 + 8192ULL * 4096 * 2);
   CHECK(s.timeline.peak < StepOf("llama-3-8b", base).timeline.peak);
+  // A model without a language-model head has nothing to chunk, and says so.
+  const testing::TallyRun cnn =
+      testing::RunTally({"memory", "resnet18", "--mode", "train", "--loss-kernel", "chunked"});
+  CHECK(cnn.code == 0);
+  CHECK(cnn.err.find("--loss-kernel chunked: 'resnet18' has no language-model head to chunk") != std::string::npos);
 }
 
 TEST_CASE("timeline: the device figure is the peak and the runtime's lines, each overridable") {
