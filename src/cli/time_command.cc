@@ -4,6 +4,7 @@
 
 #include "cli/settings_flags.h"
 #include "config/load_config.h"
+#include "config/names.h"
 #include "config/resolve.h"
 #include "estimate/defaults.h"
 #include "sections/estimate_report.h"
@@ -44,6 +45,14 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "link, larger ones the inter-node link (default 8)",
       "N");
   opt("--vp", f.vp, "training: virtual pipeline stages per device (interleaved 1F1B; default 1)", "N");
+  opt("--pp-schedule", f.pp_schedule,
+      "training: the pipeline schedule, " + JoinNames<PipelineSchedule>(" | ") +
+          " (default 1f1b, interleaved with --vp above 1); zero-bubble is ZB-H1, dualpipe DeepSeek-V3's",
+      "NAME");
+  opt("--kernels", f.kernels,
+      "training: the step's non-GEMM ops, eager (PyTorch op by op, as Hugging Face scripts run; default) | "
+      "fused (Megatron-LM, NeMo, TransformerEngine, torch.compile)",
+      "KIND");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -70,6 +79,17 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.generate) r.generate = ParseLength(*f.generate, "--generate");
   if (f.gpus_per_node) r.train.gpus_per_node = ParseCount(*f.gpus_per_node, "--gpus-per-node");
   if (f.vp) r.train.vp = ParseCount(*f.vp, "--vp");
+  if (f.kernels) r.train.kernels = ParseName<Kernels>(*f.kernels, "--kernels");
+  r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
+  if (f.pp_schedule) {
+    r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");
+    const bool interleaved = r.train.schedule == PipelineSchedule::kInterleaved;
+    if (interleaved != (r.train.vp > 1)) {
+      throw InputError(interleaved ? "--pp-schedule: interleaved needs --vp 2 or more (virtual stages per device)"
+                                   : "--vp: virtual stages are the interleaved schedule's; drop --pp-schedule " +
+                                         *f.pp_schedule + " or --vp");
+    }
+  }
   if (f.price) r.train.price = ParseReal(*f.price, "--price", {.lo = 0, .what = "a price >= 0 such as 2.5"});
   return r;
 }

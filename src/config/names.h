@@ -26,6 +26,19 @@ struct EnumNames<Precision> {
 };
 
 template <>
+struct EnumNames<Kernels> {
+  static constexpr NameEntry<Kernels> kTable[] = {{Kernels::kEager, "eager"}, {Kernels::kFused, "fused"}};
+};
+
+template <>
+struct EnumNames<PipelineSchedule> {
+  static constexpr NameEntry<PipelineSchedule> kTable[] = {{PipelineSchedule::k1f1b, "1f1b"},
+                                                           {PipelineSchedule::kInterleaved, "interleaved"},
+                                                           {PipelineSchedule::kZeroBubble, "zero-bubble"},
+                                                           {PipelineSchedule::kDualPipe, "dualpipe"}};
+};
+
+template <>
 struct EnumNames<Optimizer> {
   static constexpr NameEntry<Optimizer> kTable[] = {{Optimizer::kSgd, "sgd"},
                                                     {Optimizer::kSgdMomentum, "sgd-momentum"},

@@ -31,6 +31,11 @@ enum class OptimizerImpl { kForLoop, kForeach, kFused };
 // cross-entropy, Unsloth's).
 enum class LossKernel { kEager, kChunked };
 enum class Attention { kEager, kFlash };
+// The kernels a training step runs (estimate/kernel_costs.h): eager PyTorch op by op, as Hugging Face
+// scripts run it, or fused (Megatron-LM, NeMo, TransformerEngine, torch.compile).
+enum class Kernels { kEager, kFused };
+// The pipeline schedule (estimate/step_model.cc): its bubble.
+enum class PipelineSchedule { k1f1b, kInterleaved, kZeroBubble, kDualPipe };
 // A gated MLP's act(gate) · up: eager PyTorch ops (4 saved tensors) or one fused kernel (3).
 enum class MlpKernel { kEager, kFused };
 // Weight quantization by --quant, each one method of config/quantization.h (QuantFlagSpec): int8

@@ -19,11 +19,9 @@ bool HasMoeBlocks(const ModelSpec& spec) {
          std::any_of(t.layer_specs.begin(), t.layer_specs.end(), [](const LayerSpec& l) { return l.moe; });
 }
 
-// A routed expert's second linear (down): its output [b, s, top_k, hidden] is what the combine
-// all-to-all returns, and as many elements as the dispatch sent (its input's copies at hidden).
-bool RoutedDown(const Layer& l) { return l.n_experts > 0 && RowParallel(l); }
-
 }  // namespace
+
+bool RoutedDownProjection(const Layer& l) { return l.n_experts > 0 && RowParallel(l); }
 
 void CheckExpertParallel(const ModelSpec& spec, const Settings& s) {
   if (s.ep == 1) return;
@@ -91,7 +89,7 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, double band
   const double tokens_share = (s.sp ? static_cast<double>(s.tp) : 1) * static_cast<double>(s.cp);
   double bytes = 0;
   for (const Layer& l : g.layers) {
-    if (RoutedDown(l)) bytes += ShapeElements(l.shape) * static_cast<double>(l.repeat);
+    if (RoutedDownProjection(l)) bytes += ShapeElements(l.shape) * static_cast<double>(l.repeat);
   }
   bytes *= BytesPerElement(s.dtypes.activation) / tokens_share;
   return ExpertAllToAllsPerBlock(s) * bytes * (ep - 1) / ep / bandwidth;

@@ -47,6 +47,10 @@ DeviceParams TrainableParamsPerDevice(const LayerGraph& g, uint64_t trainable, c
 // Rajbhandari et al. 2022, DeepSpeed-MoE). Seconds at `bandwidth`; 0 when ep = 1.
 double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, double bandwidth);
 
+// A routed expert's second linear (down): its output [b, s, top_k, hidden] is what the combine
+// all-to-all returns, and as many elements as the dispatch sent (its input's copies at hidden).
+bool RoutedDownProjection(const Layer& l);
+
 // The all-to-alls per MoE block and micro-batch: 4, or 6 under --recompute full.
 double ExpertAllToAllsPerBlock(const Settings& s);
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimate/collectives.h"
 #include "estimate/expert_parallel.h"
+#include "estimate/kernel_costs.h"
 #include "estimate/flops.h"
 #include "estimate/roofline.h"
 #include "util/dtype.h"
@@ -39,9 +41,30 @@ bool SelectiveDropped(const Layer& l) {
   return std::any_of(l.saved.begin(), l.saved.end(), [](const SavedTensor& t) { return t.selective; });
 }
 
-// Ring all-reduce: each device sends and receives 2 (n - 1) / n of the buffer (Patarasuk & Yuan
-// 2009); a reduce-scatter or an all-gather is half of it.
-double Ring(double n, double bytes, double bandwidth) { return n > 1 ? 2 * (n - 1) / n * bytes / bandwidth : 0; }
+// Adam and AdamW, whose update PyTorch's implementations were measured for (estimate/kernel_costs.h).
+bool IsAdam(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer::kAdamw; }
+
+// The pipeline bubble's stage-times per step, as a multiple of one micro-batch's forward + backward
+// (F + B) on a stage: B is the whole backward, W its weight-gradient part.
+// 1F1B: p - 1 of them (Narayanan et al. 2021, §2.2), divided by the virtual stages when interleaved.
+// Zero-bubble (ZB-H1, Qi et al. 2024, "Zero Bubble Pipeline Parallelism", §3): the weight gradients
+// fill the bubble, (p - 1)(F + B - 2W). DualPipe (DeepSeek-AI 2024, DeepSeek-V3 technical report,
+// §3.2.1, Table 2): (p/2 - 1)(F&B + B - 3W), with F&B, a forward and a backward overlapped, taken as
+// F + B (the overlap hides communication, not compute).
+double BubbleStages(PipelineSchedule schedule, double p, double vp, double f, double b, double w) {
+  const double fb = f + b;
+  if (fb <= 0 || p <= 1) return 0;
+  switch (schedule) {
+    case PipelineSchedule::k1f1b:
+    case PipelineSchedule::kInterleaved:
+      return (p - 1) / vp;
+    case PipelineSchedule::kZeroBubble:
+      return (p - 1) * std::max(0.0, fb - 2 * w) / fb;
+    case PipelineSchedule::kDualPipe:
+      return std::max(0.0, p / 2 - 1) * std::max(0.0, fb + b - 3 * w) / fb;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -59,6 +82,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   out.efficiency = efficiency;
   const double act = BytesPerElement(s.dtypes.activation);
   const double bandwidth = hw.memory_bandwidth * o.mbu;
+  // What eager ops were measured at: a device-to-device copy's share of the datasheet bandwidth.
+  const double copy_bandwidth = hw.memory_bandwidth * kCopyEfficiency;
   const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
   const double micro = static_cast<double>(s.grad_accum());
   // Context parallelism: each rank holds s/cp of every micro-batch's tokens (their GEMMs and
@@ -70,15 +95,20 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   out.intra_bandwidth = hw.intra_node_bandwidth > 0 ? hw.intra_node_bandwidth : hw.interconnect_bandwidth;
   out.inter_bandwidth = hw.inter_node_bandwidth > 0 ? hw.inter_node_bandwidth : out.intra_bandwidth;
   const auto link = [&](uint64_t span) {
-    const double b = span <= o.gpus_per_node ? out.intra_bandwidth : out.inter_bandwidth;
+    const bool network = span > o.gpus_per_node;
+    const double b = network ? out.inter_bandwidth : out.intra_bandwidth;
     if (b <= 0) throw InputError("--hardware: " + hw.name + " gives no interconnect bandwidth for the collectives");
-    return b;
+    return Link{.bandwidth = b, .network = network, .ranks_per_node = static_cast<double>(o.gpus_per_node)};
   };
   // One GEMM on one device: max(compute at the rolled-off efficiency, its operands at bandwidth).
-  // `on_chip`: elements of an operand that never reach memory.
-  const auto gemm_time = [&](double flops, double m, double n, double k, double count, double eff, double on_chip) {
+  // `on_chip`: elements of an operand that never reach memory. A grouped expert GEMM runs `experts`
+  // products of m / experts rows each: its tiles quantize per expert.
+  const auto gemm_time = [&](double flops, double m, double n, double k, double count, double eff, double on_chip,
+                             double experts) {
+    const double rows = std::max(1.0, std::ceil(m / experts));
     const double rate =
-        peak * eff * TileEfficiency(static_cast<uint64_t>(std::ceil(m)), static_cast<uint64_t>(std::ceil(n)));
+        peak * eff * TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
+        (m / experts / rows);
     return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * act / bandwidth);
   };
   // Flash attention keeps the scores S = QK^T and the probabilities P on chip, forward and backward
@@ -89,16 +119,18 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double flash_efficiency = half && hw.attention_efficiency > 0 ? hw.attention_efficiency : efficiency;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
-  double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {};
-  double row_parallel_bytes = 0, hidden = 0;
+  double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
+  double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
   double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
+  double gemm_weights = 0, trainable_weights = 0, param_tensors = 0;  // this device's, for casts and launches
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const Layer& l = g.layers[i];
     const int part = i < g.blocks_begin ? kPre : i < g.blocks_end ? kBlocks : kPost;
     const double rep = static_cast<double>(l.repeat);
     // A tied head splits as the embedding it shares does (Megatron's vocabulary-parallel head).
     const double div = TpDivisor(l.weights_of ? g.layers[*l.weights_of] : l, s.tp);
-    double fwd = 0, bwd = 0;
+    double fwd = 0, bwd = 0, weight_grad = 0, fwd_launches = 0, bwd_launches = 0;
+    const double experts = l.n_experts > 0 ? static_cast<double>(l.n_experts) : 1;
     for (const Gemm& gm : l.gemms) {
       double m = static_cast<double>(gm.m), n = static_cast<double>(gm.n), k = static_cast<double>(gm.k);
       const bool core = l.component == Component::kAttentionCore;
@@ -109,20 +141,45 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       if (!core) (RowParallel(l) ? k : n) /= div;
       if (!core) m /= cp;
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
-      fwd += gemm_time(f, m, n, k, count, eff, on_chip);
-      if (gm.grad_a) bwd += gemm_time(f, m, k, n, count, eff, on_chip);  // dA = dY·Bᵀ: m x k out
-      if (gm.grad_b) bwd += gemm_time(f, k, n, m, count, eff, on_chip);  // dB = Aᵀ·dY: k x n out
+      fwd += gemm_time(f, m, n, k, count, eff, on_chip, experts);
+      fwd_launches += 1;
+      if (gm.grad_a) bwd += gemm_time(f, m, k, n, count, eff, on_chip, experts);  // dA = dY·Bᵀ: m x k out
+      if (gm.grad_b) {
+        const double dw = gemm_time(f, k, n, m, count, eff, on_chip, 1);  // dB = Aᵀ·dY: k x n out
+        bwd += dw;
+        if (!core) weight_grad += dw;
+      }
+      bwd_launches += (gm.grad_a ? 1 : 0) + (gm.grad_b ? 1 : 0);
       // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
-      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(f, m, n, k, count, eff, on_chip);
+      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(f, m, n, k, count, eff, on_chip, 1);
     }
+    if (!l.gemms.empty() && l.component != Component::kAttentionCore) {
+      gemm_weights += static_cast<double>(l.params) / div;
+      if (l.trainable) trainable_weights += static_cast<double>(l.params) / div;
+    }
+    if (l.trainable) param_tensors += static_cast<double>(l.param_tensors.size()) * rep;
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
-      // A memory-bound op reads its input and writes its output; its backward reads the output's
-      // gradient and the saved input and writes the input's gradient (twice the forward's bytes).
+      // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h).
       // Sequence parallelism splits the ops tensor parallelism leaves replicated.
       const double shard = l.component == Component::kAttentionCore ? tp : div > 1 ? div : s.sp ? tp : 1;
-      const double t = 2 * ShapeElements(l.shape) * act / shard / cp / bandwidth;
-      fwd += t;
-      bwd += 2 * t;
+      const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act);
+      const double elements = ShapeElements(l.shape) / shard / cp;
+      const double bw = traffic.measured ? copy_bandwidth : bandwidth;
+      fwd += elements * traffic.forward_bytes / bw;
+      bwd += elements * traffic.backward_bytes / bw;
+      memory_bound += elements * (traffic.forward_bytes + traffic.backward_bytes) / bw * rep;
+      fwd_launches += traffic.forward_kernels;
+      bwd_launches += traffic.backward_kernels;
+    }
+    // An MoE layer's tokens are permuted to their experts before the first expert GEMM and back after
+    // the last: each a read and a write of the routed copy, forward and backward.
+    if (RoutedDownProjection(l)) {
+      const double permute = 4 * ShapeElements(l.shape) / cp * act / copy_bandwidth;
+      fwd += permute;
+      bwd += permute;
+      memory_bound += 2 * permute * rep;
+      fwd_launches += 2;
+      bwd_launches += 2;
     }
     forward_all[part] += fwd * rep;
     if (part == kBlocks && l.component == Component::kAttentionCore) {
@@ -130,11 +187,15 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       attention_backward += bwd * rep;
     }
     backward_all[part] += bwd * rep;
+    weight_grads[part] += weight_grad * rep;
+    launches[part] += (fwd_launches + bwd_launches) * rep;
     if (s.recompute == Recompute::kFull || (s.recompute == Recompute::kSelective && SelectiveDropped(l))) {
       recompute[part] += fwd * rep;
+      launches[part] += fwd_launches * rep;
     }
     if (RowParallel(l)) {
       row_parallel_bytes += ShapeElements(l.shape) * act / cp * rep;
+      row_parallel_calls += rep;
       hidden = ShapeElements(l.shape) * act / cp;
     }
   }
@@ -143,48 +204,72 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const auto total = [&](int part) { return forward_all[part] + backward_all[part] + recompute[part]; };
   const double layers = static_cast<double>(std::max<uint64_t>(g.n_layers, 1));
   const double stage_share = s.pp > 1 ? std::ceil(layers / pp) / layers : 1;
-  const double ends = s.pp > 1 ? std::max(total(kPre), total(kPost)) : total(kPre) + total(kPost);
+  const auto stage = [&](const double* per_part) {
+    const double ends = s.pp > 1 ? std::max(per_part[kPre], per_part[kPost]) : per_part[kPre] + per_part[kPost];
+    return per_part[kBlocks] * stage_share + ends;
+  };
+  const double totals[3] = {total(kPre), total(kBlocks), total(kPost)};
   const double backward_stage = backward_all[kBlocks] * stage_share + backward_all[kPost];
   // The optimizer update reads and writes every local parameter's state once per step (memory-bound):
   // reads the gradient, the weight (its fp32 master under mixed precision) and the states, writes the
   // weight, the master and the states. ZeRO-1 and above update a 1/(dp·cp) share (--ep: the routed
-  // experts' 1/(dp·cp/ep) of the 1/ep the device holds).
+  // experts' 1/(dp·cp/ep) of the 1/ep the device holds). Eager Adam and AdamW on the weights
+  // themselves (no master copy) take PyTorch's measured passes instead (estimate/kernel_costs.h).
   const DeviceParams device = TrainableParamsPerDevice(g, trainable_params, s);
   const double local = device.dense / (s.zero >= 1 ? static_cast<double>(GradientRanks(s)) : 1) +
                        device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
   const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
-  out.optimizer = local *
-                  (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master + 2 * states) /
-                  bandwidth;
+  const std::optional<double> measured_adam =
+      o.kernels == Kernels::kEager && !s.dtypes.master && IsAdam(s.optimizer)
+          ? MeasuredAdamBytes(s.optimizer_impl, BytesPerElement(s.dtypes.param))
+          : std::nullopt;
+  out.optimizer =
+      measured_adam ? local * *measured_adam / copy_bandwidth
+                    : local *
+                          (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master +
+                           2 * states) /
+                          bandwidth;
+  const double optimizer_launches =
+      o.kernels == Kernels::kEager ? param_tensors * OptimizerKernelsPerTensor(s.optimizer_impl) : 0;
+  out.optimizer = std::max(out.optimizer, optimizer_launches * kHostSecondsPerKernel);
   // Offloaded, the update runs on the host's CPUs, which the catalog does not describe: left out.
   if (s.offload != Offload::kNone) out.optimizer = 0;
-  out.compute = (total(kBlocks) * stage_share + ends) * micro + out.optimizer;
+  // Autocast (torch.amp) casts each fp32 weight to the GEMMs' dtype in every forward (4 bytes read, 2
+  // written) and each weight gradient back to fp32 (torch/amp/autocast_mode.py; its cast cache lives
+  // one forward).
+  const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
+  const double casts = autocast ? 6 * (gemm_weights + trainable_weights) / copy_bandwidth : 0;
+  const double gpu = stage(totals) * micro + casts * micro;
+  // The host launches every kernel; where they run shorter than it launches them, the step waits on it.
+  out.kernels = (stage(launches) * micro) + optimizer_launches;
+  out.host = stage(launches) * micro * kHostSecondsPerKernel;
+  out.memory_bound = memory_bound * stage_share * micro + casts * micro;
+  out.compute = std::max(gpu, out.host) + out.optimizer;
   // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in a full recompute;
   // sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
   // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
   if (s.tp > 1) {
-    const double passes = s.recompute == Recompute::kFull ? 3 : 2;
-    out.tp_comm = passes * Ring(tp, row_parallel_bytes, link(s.tp)) * micro * stage_share;
+    const double passes = (s.recompute == Recompute::kFull ? 3 : 2) * micro * stage_share;
+    out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, passes * row_parallel_bytes,
+                                    passes * row_parallel_calls, link(s.tp));
   }
   // Expert parallel: each MoE block's dispatch and combine all-to-alls over the tp·ep ranks
   // (estimate/expert_parallel.h), not overlapped with compute.
-  if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.tp * s.ep)) * micro * stage_share;
+  if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.tp * s.ep).bandwidth) * micro * stage_share;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
   if (s.pp > 1) {
-    out.pp_comm = 2 * hidden / tp / link(s.tp * s.pp) * micro * static_cast<double>(o.vp);
+    out.pp_comm = 2 * hidden / tp / link(s.tp * s.pp).bandwidth * micro * static_cast<double>(o.vp);
   }
-  // The pipeline bubble of 1F1B: (p - 1) stage-times of idle at each step's ends, divided by the
-  // virtual stages when interleaved (Narayanan et al. 2021, §2.2).
   // Context parallel: per block, the ring's hops run under the attention core of the same block
   // (Liu et al. 2023, §3: each hop overlaps the blockwise attention of the chunk in hand), forward,
   // backward and a full recompute's forward; what outlasts it is exposed. The ring stays inside a
   // node while tp · cp devices fit in one (Megatron-Core orders the groups tp, cp, dp, pp).
   if (s.cp > 1) {
-    const double bw = link(s.tp * s.cp);
+    const double bw = link(s.tp * s.cp).bandwidth;
     const double blocks = layers * stage_share * micro;
     const double core_forward = attention_forward / layers, core_backward = attention_backward / layers;
     const double forward = o.ring.forward_hops * o.ring.hop_bytes / bw;
@@ -194,13 +279,17 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     out.cp_exposed =
         (forwards * std::max(0.0, forward - core_forward) + std::max(0.0, backward - core_backward)) * blocks;
   }
+  // The pipeline bubble: its stage-times (BubbleStages) of one micro-batch's share of the busy time.
   const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm + out.ep_comm + out.cp_exposed;
-  out.pipeline_bubble = (pp - 1) / static_cast<double>(o.vp) * busy / micro;
+  const double f_stage = stage(forward_all), b_stage = stage(backward_all) + stage(recompute);
+  const double bubble = BubbleStages(o.schedule, pp, static_cast<double>(o.vp), f_stage, b_stage, stage(weight_grads));
+  out.pipeline_bubble = bubble * busy / micro;
   out.bubble_fraction = out.pipeline_bubble / (busy + out.pipeline_bubble);
   // Data parallel: the gradients of a device's parameters all-reduced across dp ranks (ZeRO-1/2:
   // reduce-scatter + all-gather, the same volume; ZeRO-3 gathers the parameters again in every
-  // micro-batch's forward and backward: Rajbhandari et al. 2020, §7). The reduction overlaps with the
-  // backward except the last bucket; ZeRO-3's gathers prefetch under compute.
+  // micro-batch's forward and backward: Rajbhandari et al. 2020, §7), in buckets of 25 MiB (DDP's
+  // default), each a collective with its latency. The reduction overlaps with the backward except the
+  // last bucket; ZeRO-3's gathers, one per block forward and backward, prefetch under compute.
   // Context-parallel ranks hold the same weights and reduce their gradients with the data-parallel
   // ones; --ep: the routed experts' gradients over the dp·cp / ep ranks holding the same experts.
   const uint64_t dp = GradientRanks(s);
@@ -208,13 +297,16 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double n = static_cast<double>(dp);
     const double n_expert = n / static_cast<double>(s.ep);
     const double grads = (device.dense + device.expert) * BytesPerElement(s.dtypes.grad);
-    const double bw = link(s.gpus);
-    const auto reduce = [&](double bytes_per_param) {
-      return Ring(n, device.dense * bytes_per_param, bw) + Ring(n_expert, device.expert * bytes_per_param, bw);
+    const Link net = link(s.gpus);
+    const auto buckets = [](double bytes) { return std::max(1.0, std::ceil(bytes / kBucketBytes)); };
+    const auto reduce = [&](Collective c, double bytes_per_param) {
+      const double dense = device.dense * bytes_per_param, expert = device.expert * bytes_per_param;
+      return CollectiveSeconds(c, n, dense, buckets(dense), net) +
+             CollectiveSeconds(c, n_expert, expert, buckets(expert), net);
     };
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
-    const double all_reduce = reduce(BytesPerElement(s.dtypes.grad));
-    const double scatter = all_reduce / 2;
+    const double all_reduce = reduce(Collective::kAllReduce, BytesPerElement(s.dtypes.grad));
+    const double scatter = reduce(Collective::kReduceScatter, BytesPerElement(s.dtypes.grad));
     const double last = s.zero >= 3 ? scatter : all_reduce;
     // ZeRO-2 and 3 partition the gradients, so every micro-batch's backward reduce-scatters its own
     // to their owners (DeepSpeed's stage 2/3 gradient hooks; FSDP outside no_sync), each under that
@@ -222,10 +314,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // last micro-batch (DDP's no_sync).
     const double earlier = s.zero >= 2 ? (micro - 1) * scatter : 0;
     out.dp_comm = last + earlier;
-    double exposed = std::max(Ring(n, std::min(kBucketBytes, grads), bw), last - backward_stage);
+    double exposed =
+        std::max(CollectiveSeconds(Collective::kAllReduce, n, std::min(kBucketBytes, grads), 1, net),
+                 last - backward_stage);
     if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
     if (s.zero >= 3) {
-      const double gathers = 2 * reduce(BytesPerElement(s.dtypes.param)) / 2 * micro;  // an all-gather: half a ring
+      const double param_bytes = (device.dense + device.expert) * BytesPerElement(s.dtypes.param);
+      const double units = 2 * layers * stage_share * micro;  // one gather per block, forward and backward
+      const double gathers = CollectiveSeconds(Collective::kAllGather, n, param_bytes * 2 * micro, units, net);
       out.dp_comm += gathers;
       exposed += std::max(0.0, gathers - out.compute);
     }

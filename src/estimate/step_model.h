@@ -18,6 +18,8 @@ namespace tally {
 struct StepOptions {
   uint64_t gpus_per_node = 8;
   uint64_t vp = 1;            // virtual pipeline stages per device (interleaved 1F1B)
+  Kernels kernels = Kernels::kEager;  // --kernels: eager PyTorch or fused (estimate/kernel_costs.h)
+  PipelineSchedule schedule = PipelineSchedule::k1f1b;
   double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
@@ -28,12 +30,15 @@ struct StepTime {
   double efficiency = 0;  // the catalog's large-GEMM efficiency for the compute dtype
   double optimizer = 0;   // the optimizer update, memory-bound
   double compute = 0;     // the slowest stage's ops over the step, plus the optimizer update
+  double memory_bound = 0;  // of which the non-GEMM ops (norms, activations, the loss, casts), GPU time
+  double host = 0;          // the host's time to launch the step's kernels (bounds compute from below)
+  double kernels = 0;       // kernel launches in the step
   double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
   double ep_comm = 0;                  // --ep: the MoE dispatch and combine all-to-alls
   double cp_comm = 0, cp_exposed = 0;  // --cp: the ring exchange of keys and values, and its exposed part
   double communication = 0;            // exposed: tp + pp + dp_exposed + ep + cp_exposed
   double pipeline_bubble = 0;
-  double bubble_fraction = 0;   // (p - 1) / (v·m + p - 1)
+  double bubble_fraction = 0;   // 1F1B: (p - 1) / (v·m + p - 1); less under zero-bubble and DualPipe
   double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole
   double offload = 0;           // their exposed part
   double step_seconds = 0;      // compute + communication + pipeline_bubble + offload

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "config/settings.h"
+
 namespace tally {
 
 // Which two of tokens, time and devices the user fixed; the third is solved for.
@@ -20,6 +22,8 @@ struct TrainQuery {
   std::optional<double> step_seconds;
   uint64_t gpus_per_node = 8;
   uint64_t vp = 1;              // virtual pipeline stages (interleaved 1F1B)
+  PipelineSchedule schedule = PipelineSchedule::k1f1b;
+  Kernels kernels = Kernels::kEager;  // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
   std::optional<double> price;  // per device-hour
 };
 

@@ -73,6 +73,8 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
   m.time = TrainingStep(*ev.Graph(micro), s, hw, peak, efficiency, summary.params.trainable,
                         {.gpus_per_node = req.train.gpus_per_node,
                          .vp = req.train.vp,
+                         .kernels = req.train.kernels,
+                         .schedule = req.train.schedule,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,

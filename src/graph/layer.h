@@ -32,6 +32,12 @@ enum class LayerKind {
   kScan,      // the selective state-space recurrence (Mamba's S6, Mamba-2's SSD)
 };
 
+// Which kernels eager PyTorch runs for an elementwise node, where the kind alone does not say: a
+// norm is one fused kernel (LayerNorm) or an op-by-op chain (Hugging Face's RMSNorm), an activation
+// one kernel (F.gelu, ReLU) or several (gelu_new's tanh formula, a gated act(gate) · up). The step's time prices
+// each (estimate/kernel_costs.h).
+enum class ElementwiseOp { kGeneric, kLayerNorm, kRmsNorm, kActivation, kGeluInOps, kGatedActivation };
+
 // The rollup a node's cost is reported under.
 enum class Component {
   kEmbedding,
@@ -116,6 +122,7 @@ struct Layer {
   std::optional<size_t> weights_of;  // index of the node whose weight it shares (tied head)
   std::vector<Gemm> gemms;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
+  ElementwiseOp op = ElementwiseOp::kGeneric;
   std::vector<SavedTensor> saved;
   // Elements its backward holds beyond the gradients of its output and input: an op-by-op function's
   // intermediate gradients (estimate/step_timeline.cc).

@@ -40,6 +40,7 @@ Layer TransformerContext::Norm(const std::string& path, uint64_t width, uint64_t
   uint64_t elements = Count(path, {rows, width});
   Layer l = MakeElementwise(path, LayerKind::kNorm, Component::kNorm, elements,
                             ln ? kFlopsPerLayerNormElement : kFlopsPerRmsNormElement);
+  l.op = ln ? ElementwiseOp::kLayerNorm : ElementwiseOp::kRmsNorm;
   if (t.norm_params != NormParams::kNone) AddParamTensor(l, {params}, false);
   if (ln && t.norm_params == NormParams::kAffine) AddParamTensor(l, {params}, false);  // LayerNorm's bias
   const uint64_t groups = elements / params;  // normalized groups: tokens (x heads for per-head q/k norms)

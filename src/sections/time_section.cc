@@ -169,11 +169,41 @@ KeyTable<TimeEstimate> StepRows() {
        .explain = [](E) -> std::string {
          return "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
                 "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
-                "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background); other ops at bandwidth x MBU "
-                "(forward read + write, backward twice that); flash attention keeps the s x s scores on chip, runs at "
+                "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background; an MoE expert's m is its tokens); "
+                "other ops by the bytes they move, measured per op for eager PyTorch (--kernels eager) or a read and a "
+                "write (fused), at the device's bandwidth; flash attention keeps the s x s scores on chip, runs at "
                 "attention_efficiency where the device gives one (16-bit) and re-forms QK^T in its backward; layers / "
-                "pp per device";
+                "pp per device; at least the host's time to launch the kernels; plus the optimizer update";
        }},
+      {.key = "time.compute.memory_bound",
+       .label = "compute: non-GEMM ops (GPU time)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.memory_bound; }); },
+       .explain = [](E) -> std::string {
+         return "norms, activations, residual adds, dropout, RoPE, the embedding and the loss: bytes per element "
+                "(eager: measured per op on an H200, docs/data/h200-op-costs.json) / (bandwidth x 0.85, a copy's "
+                "share); autocast's weight casts";
+       }},
+      {.key = "time.compute.optimizer",
+       .label = "compute: optimizer update",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.optimizer; }); },
+       .explain = [](E) -> std::string {
+         return "eager Adam/AdamW on the weights: PyTorch's measured bytes per parameter (foreach, fused, for-loop); "
+                "else gradient + 2 x (weight + master + states) bytes per parameter; at bandwidth";
+       }},
+      {.key = "time.compute.host_launch",
+       .label = "compute: host's kernel launches",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.host; }); },
+       .explain = [](E) -> std::string {
+         return "kernels x 5.7 us (an eager op launched from Python, PyTorch 2.11); the step's compute is at least "
+                "this";
+       }},
+      {.key = "time.compute.kernels",
+       .label = "compute: kernel launches",
+       .unit = Unit::kCount,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.kernels; }); }},
       {.key = "time.breakdown.communication",
        .label = "step: exposed communication",
        .unit = Unit::kSecond,
@@ -194,8 +224,9 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.pipeline_bubble; }); },
        .explain = [](E) -> std::string {
-         return "(p - 1) / vp stage-times of one micro-batch: fraction (p - 1) / (vp m + p - 1) of the step (1F1B; "
-                "Narayanan et al. 2021, §2.2)";
+         return "1F1B: (p - 1) / vp stage-times of one micro-batch (Narayanan et al. 2021, §2.2); zero-bubble: (p - 1) "
+                "(F + B - 2W) (Qi et al. 2024, ZB-H1); dualpipe: (p/2 - 1)(F + 2B - 3W) (DeepSeek-V3 report, Table "
+                "2); F, B, W: a micro-batch's forward, backward and weight-gradient time on a stage";
        }},
       {.key = "time.breakdown.offload",
        .unit = Unit::kSecond,

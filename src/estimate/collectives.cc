@@ -1,0 +1,66 @@
+#include "estimate/collectives.h"
+
+#include <algorithm>
+
+namespace tally {
+namespace {
+
+// NCCL's tuning model (github.com/NVIDIA/nccl, src/graph/tuning.cc, ncclTopoTuneModel: baseLat and
+// hwLat, ring algorithm), microseconds: a call's base latency, and each ring step's over NVLink and
+// over the network, for the Simple and LL protocols. LL moves a quarter of the bandwidth (8-byte
+// lines carrying 4 bytes of data and a flag), and its intra-node hops cost 1.8x across nodes.
+struct Protocol {
+  double base, nvlink_hop, network_hop, bandwidth_share;
+};
+constexpr Protocol kSimple = {8.4, 3.4, 9.6, 1.0};
+constexpr Protocol kLowLatency = {3.6, 0.47, 2.7, 0.25};
+
+// Ring steps of one call (Patarasuk & Yuan 2009; NCCL's nsteps): an all-reduce is a reduce-scatter
+// then an all-gather. An all-to-all exchanges with every peer at once: one step of latency.
+double Steps(Collective c, double n) {
+  switch (c) {
+    case Collective::kAllReduce:
+      return 2 * (n - 1);
+    case Collective::kReduceScatter:
+    case Collective::kAllGather:
+      return n - 1;
+    case Collective::kAllToAll:
+      return 1;
+  }
+  return 0;
+}
+
+// What each rank sends of `bytes`: 2 (n - 1) / n for an all-reduce, (n - 1) / n otherwise.
+double WireShare(Collective c, double n) { return (c == Collective::kAllReduce ? 2 : 1) * (n - 1) / n; }
+
+double Latency(const Protocol& p, Collective c, double n, const Link& link) {
+  const double steps = Steps(c, n);
+  double inter = 0;
+  if (link.network && c != Collective::kAllToAll) {
+    const double nodes = std::max(1.0, n / std::max(1.0, link.ranks_per_node));
+    inter = std::min(steps, c == Collective::kAllReduce ? 2 * (nodes - 1) : nodes - 1);
+  }
+  const double intra_hop = link.network && &p == &kLowLatency ? 1.8 * p.nvlink_hop : p.nvlink_hop;
+  const double hops = link.network && c == Collective::kAllToAll ? p.network_hop : 0;
+  return (p.base + (steps - inter) * intra_hop + inter * p.network_hop + hops) * 1e-6;
+}
+
+}  // namespace
+
+double CollectiveSeconds(Collective c, double ranks, double bytes, double calls, const Link& link) {
+  if (ranks <= 1 || calls <= 0) return 0;
+  const double per_call = WireShare(c, ranks) * bytes / calls;
+  double best = 0;
+  for (const Protocol* p : {&kSimple, &kLowLatency}) {
+    const double t = Latency(*p, c, ranks, link) + per_call / (link.bandwidth * p->bandwidth_share);
+    best = p == &kSimple ? t : std::min(best, t);
+  }
+  return best * calls;
+}
+
+double CollectiveLatency(Collective c, double ranks, double calls, const Link& link) {
+  if (ranks <= 1 || calls <= 0) return 0;
+  return Latency(kSimple, c, ranks, link) * calls;
+}
+
+}  // namespace tally

@@ -1,0 +1,44 @@
+// What a training step's memory-bound work costs: the bytes each non-GEMM node moves and the kernels
+// it launches, eager (PyTorch op by op, as Hugging Face models run) or fused (Megatron-LM, NeMo,
+// TransformerEngine, torch.compile); the optimizer update's bytes per parameter; the host's time to
+// launch a kernel. The eager figures are measured (scripts/gpu/op_costs.py, docs/data/h200-op-costs.json):
+// each op's time on an H200 times the copy bandwidth measured beside it, per element, so that a
+// device's own copy bandwidth turns them back into seconds.
+#pragma once
+
+#include <optional>
+
+#include "config/settings.h"
+#include "graph/layer.h"
+
+namespace tally {
+
+struct OpTraffic {
+  double forward_bytes = 0, backward_bytes = 0;      // per element of the node's output
+  double forward_kernels = 0, backward_kernels = 0;  // launches
+  bool measured = false;  // bytes at the copy bandwidth (kCopyEfficiency), not at the step's mbu
+};
+
+// An elementwise (non-GEMM) node whose output elements are `act_bytes` wide (2 or 4).
+OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes);
+
+// PyTorch's Adam/AdamW update measured per parameter whose weight is `param_bytes` wide, where the
+// weight is what the optimizer updates (no fp32 master copy); nullopt for the other optimizers,
+// whose update the step prices from the tensors it reads and writes.
+std::optional<double> MeasuredAdamBytes(OptimizerImpl impl, double param_bytes);
+
+// Kernel launches per parameter tensor of the update: a for-loop runs each tensor's ops one by one;
+// foreach and fused launch per group of tensors, which the per-tensor count leaves out.
+double OptimizerKernelsPerTensor(OptimizerImpl impl);
+
+// The host's time to launch one eager op from Python: 5.7 µs per in-place add launched back to back
+// (PyTorch 2.11, the H200 machine's host; scripts/gpu/step_times.py, "micro"). A phase whose kernels
+// run shorter than their launches waits on the host.
+inline constexpr double kHostSecondsPerKernel = 5.7e-6;
+
+// A device-to-device copy's fraction of the datasheet bandwidth: 4.09 of 4.8 TB/s on an H200 (0.85;
+// docs/data/h200-op-costs.json), 2.97 of 3.35 TB/s on an H100 (0.89; shared reference
+// h100-measured.md). The eager bytes are at this rate.
+inline constexpr double kCopyEfficiency = 0.85;
+
+}  // namespace tally
