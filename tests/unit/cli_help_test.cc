@@ -96,7 +96,7 @@ TEST_CASE("hardware names: case-insensitive, aliases from the catalog files, sug
   CHECK(FindHardwareName("h100-nvl").empty());
   CHECK(ResolveHardware("H200").name == "h200");
   SUBCASE("suggestions: prefix, family, spelling") {
-    CHECK(HardwareSuggestion("mi3") == " (did you mean 'mi300x'?)");         // the one device it prefixes
+    CHECK(HardwareSuggestion("mi30") == " (did you mean 'mi300x'?)");        // the one device it prefixes
     CHECK(HardwareSuggestion("h100-nvl") == " (did you mean 'h100-sxm'?)");  // family h100 = h100-sxm
     CHECK(HardwareSuggestion("a100-80g") == " (did you mean 'a100-80gb'?)");
     CHECK(HardwareSuggestion("v1000") == " (did you mean 'v100-sxm2'?)");  // one edit from the alias v100

@@ -38,7 +38,10 @@ TEST_CASE("hardware sources: every figure in the catalog names where it comes fr
     for (const auto& peak : h.peak_flops)
       CHECK(h.field_sources.contains("peak_flops." + std::string(Name(peak.first))));
     for (const auto& eff : h.gemm_efficiency) {
+      CAPTURE(Name(eff.first));
       CHECK(h.field_sources.contains("gemm_efficiency." + std::string(Name(eff.first))));
+      // An efficiency is a fraction of a peak the file gives (configs/hardware/SOURCES.md, "GEMM efficiency").
+      CHECK(h.peak_flops.contains(eff.first));
     }
   }
 }
