@@ -67,7 +67,7 @@ void ReadBloom(HfReader& r, const std::string& type);
 void ReadLlamaLike(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
-// config/hf_llama_recent.cc: the Llama descendants of 2025 (exaone4, ernie4_5, granite,
+// config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
 // hunyuan_v1_dense, olmo3, seed_oss, smollm3).
 void ReadRecentLlama(HfReader& r, const std::string& type);
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.

@@ -15,12 +15,14 @@ namespace {
 // What each family's config class says when a key is absent, and which keys hold its biases.
 struct RecentLlama {
   std::string_view type;
-  bool tied;             // tie_word_embeddings' default
-  uint64_t head_dim;     // head_dim's default; 0: hidden_size / num_attention_heads
-  const char* qkv_bias;  // the key of the q, k and v biases ...
-  bool qkv_default;      // ... and its default
-  const char* out_bias;  // the key of o_proj's bias
-  const char* mlp_bias;  // the key of the MLP's biases, or nullptr (none)
+  bool tied;              // tie_word_embeddings' default
+  uint64_t head_dim;      // head_dim's default; 0: hidden_size / num_attention_heads
+  const char* qkv_bias;   // the key of the q, k and v biases ...
+  bool qkv_default;       // ... and its default
+  const char* out_bias;   // the key of o_proj's bias
+  const char* mlp_bias;   // the key of the MLP's biases, or nullptr (none)
+  uint64_t kv_heads = 0;  // num_key_value_heads' default; 0: num_attention_heads
+  double rotary = 0;      // partial_rotary_factor's default; 0: every dimension rotates
 };
 
 constexpr RecentLlama kRecent[] = {
@@ -28,6 +30,11 @@ constexpr RecentLlama kRecent[] = {
     {"ernie4_5", true, 128, "use_bias", false, "use_bias", "use_bias"},
     // modular_exaone4.py: no biases at all.
     {"exaone4", false, 0, nullptr, false, nullptr, nullptr},
+    // configuration_glm.py, modular_glm.py: q/k/v biases by default, o and the fused gate_up without;
+    // 2 K/V heads and half of each head rotated by default; head_dim 128.
+    {"glm", false, 128, "attention_bias", true, nullptr, nullptr, 2, 0.5},
+    // configuration_glm4.py, modular_glm4.py: GLM's, with four norms a block (below).
+    {"glm4", false, 128, "attention_bias", true, nullptr, nullptr, 2, 0.5},
     // configuration_granite.py: Llama's keys; its four multipliers are scalars, not parameters.
     {"granite", false, 0, "attention_bias", false, "attention_bias", "mlp_bias"},
     // configuration_hunyuan_v1_dense.py, modular_hunyuan_v1_dense.py: Llama's attention_bias, an MLP
@@ -115,12 +122,13 @@ void ReadRecentLlama(HfReader& r, const std::string& type) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
   r.ReadCommonSizes();
+  if (r.kv_key.empty() && f.kv_heads > 0) t.n_kv_heads = f.kv_heads;
   t.head_dim = m.PositiveInt("head_dim", f.head_dim);
   t.norm = NormKind::kRmsNorm;
   t.mlp = MlpKind::kSwiglu;
   t.tied_embeddings = m.Bool("tie_word_embeddings", f.tied);
   r.SetBiases(Bias(m, f.qkv_bias, f.qkv_default), Bias(m, f.out_bias, false), Bias(m, f.mlp_bias, false));
-  r.ReadRotaryFraction(0);
+  r.ReadRotaryFraction(f.rotary);
   if (type == "smollm3") {
     SmolLm3Layers(r);
   } else if (type == "olmo3") {
@@ -135,6 +143,8 @@ void ReadRecentLlama(HfReader& r, const std::string& type) {
     t.qk_norm = QkNorm::kPerHead;
     Exaone4Layers(r);
   } else {
+    // modular_glm4.py: post_self_attn_layernorm and post_mlp_layernorm after each branch too.
+    if (type == "glm4") t.norm_placement = NormPlacement::kSandwich;
     // modular_hunyuan_v1_dense.py: query_layernorm and key_layernorm over head_dim, after RoPE.
     if (type == "hunyuan_v1_dense") t.qk_norm = QkNorm::kPerHead;
     r.UniformAttention(AttentionKind::kFull, 0);

@@ -218,6 +218,13 @@ TEST_CASE("families: issue 30's layer patterns") {
   CHECK(LoadModelText("x.json", "{\"model_type\": \"seed_oss\", " + small + "}").transformer.head_dim == 128);
   CHECK(LoadModelText("x.json", "{\"model_type\": \"ernie4_5\", " + small + "}").transformer.head_dim == 128);
   CHECK(LoadModelText("x.json", "{\"model_type\": \"granite\", " + small + "}").transformer.head_dim == 2);
+  // GLM: 2 K/V heads and half of each 128-wide head rotated when the keys are absent.
+  const TransformerSpec glm = LoadModelText("g.json", R"({"model_type": "glm", "vocab_size": 10, "hidden_size": 8,
+      "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 64})")
+                                  .transformer;
+  CHECK(glm.n_kv_heads == 2);
+  CHECK(glm.head_dim == 128);
+  CHECK(glm.rotary_dim == 64);
 }
 
 TEST_CASE("families: a config read by its architectures") {

@@ -165,6 +165,12 @@ TEST_CASE("hf families: every row reads a config of its type") {
       // two post-norms 16: 596 a layer. 2384 + 168 = 2552.
       spec = Small(type, R"("num_hidden_layers": 4, "sliding_window": 16, "sliding_window_pattern": "LLLG")");
       CHECK(Total(spec) == 2552);
+    } else if (type == "glm" || type == "glm4") {
+      // modular_glm.py, 2 layers: attention 192 with q/k/v biases 8 + 4 + 4 (attention_bias true by
+      // default, none on o), the fused gate_up and down 384, two norms 16: 608 a layer; 1216 + 168 =
+      // 1384. modular_glm4.py adds two norms a layer: 1384 + 2·16 = 1416.
+      spec = Small(type, R"("num_hidden_layers": 2)");
+      CHECK(Total(spec) == (type == "glm" ? 1384 : 1416));
     } else if (type == "hunyuan_v1_dense") {
       // modular_hunyuan_v1_dense.py, 2 layers: attention 192, query_layernorm and key_layernorm over
       // head_dim 2 + 2, MLP 384 (no biases), two norms 16: 596 a layer. 1192 + 168 = 1360.
