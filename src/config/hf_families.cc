@@ -15,17 +15,24 @@ constexpr HfFamily kFamilies[] = {
     {"deepseek_v2", ReadHfTransformer<ReadDeepSeek>},
     {"deepseek_v3", ReadHfTransformer<ReadDeepSeek>},
     {"distilbert", ReadHfTransformer<ReadDistilBert>},
+    {"ernie4_5", ReadHfTransformer<ReadRecentLlama>},
+    {"exaone4", ReadHfTransformer<ReadRecentLlama>},
     {"falcon", ReadHfTransformer<ReadFalcon>},
     {"gemma", ReadHfTransformer<ReadLlamaLike>},
     {"gemma2", ReadHfTransformer<ReadLlamaLike>},
     {"gemma3", ReadHfTransformer<ReadGemma3>},
     {"gemma3_text", ReadHfTransformer<ReadLlamaLike>},
+    {"glm", ReadHfTransformer<ReadRecentLlama>},
+    {"glm4", ReadHfTransformer<ReadRecentLlama>},
     {"gpt2", ReadHfTransformer<ReadGpt2>},
     {"gpt_bigcode", ReadHfTransformer<ReadGpt2>},
     {"gpt_neox", ReadHfTransformer<ReadGptNeox>},
     {"gpt_oss", ReadHfTransformer<ReadLlamaLike>},
     {"gptj", ReadHfTransformer<ReadGptj>},
+    {"granite", ReadHfTransformer<ReadRecentLlama>},
+    {"hunyuan_v1_dense", ReadHfTransformer<ReadRecentLlama>},
     {"jamba", ReadHfJamba},
+    {"kimi_k2", ReadHfTransformer<ReadDeepSeek>},
     {"llama", ReadHfTransformer<ReadLlamaLike>},
     {"llama4", ReadHfTransformer<ReadLlama4>},
     {"llama4_text", ReadHfTransformer<ReadLlamaLike>},
@@ -37,6 +44,7 @@ constexpr HfFamily kFamilies[] = {
     {"mt5", ReadHfTransformer<ReadT5>},
     {"olmo", ReadHfTransformer<ReadLlamaLike>},
     {"olmo2", ReadHfTransformer<ReadLlamaLike>},
+    {"olmo3", ReadHfTransformer<ReadRecentLlama>},
     {"opt", ReadHfTransformer<ReadOpt>},
     {"phi", ReadHfTransformer<ReadPhi>},
     {"phi-msft", ReadHfTransformer<ReadPhiMsft>},
@@ -48,6 +56,8 @@ constexpr HfFamily kFamilies[] = {
     {"RefinedWeb", ReadHfTransformer<ReadFalcon>},
     {"RefinedWebModel", ReadHfTransformer<ReadFalcon>},
     {"roberta", ReadHfTransformer<ReadBert>},
+    {"seed_oss", ReadHfTransformer<ReadRecentLlama>},
+    {"smollm3", ReadHfTransformer<ReadRecentLlama>},
     {"starcoder2", ReadHfTransformer<ReadStarcoder2>},
     {"t5", ReadHfTransformer<ReadT5>},
     {"umt5", ReadHfTransformer<ReadT5>},
@@ -60,9 +70,88 @@ constexpr HfFamily kFamilies[] = {
 constexpr std::string_view kLookalikes[] = {"gpt_neo",      "qwen2_moe", "qwen2_vl", "gemma3n",
                                             "gemma3n_text", "olmoe",     "phi4mm"};
 
+// transformers' model classes (the `architectures` a config names) of the rows above: how a config
+// whose model_type is missing or is no row is read (config/hf_config.cc says so in a note).
+constexpr HfArchitecture kArchitectures[] = {
+    {"BartForConditionalGeneration", "bart"},
+    {"BartModel", "bart"},
+    {"BertForMaskedLM", "bert"},
+    {"BertForSequenceClassification", "bert"},
+    {"BertModel", "bert"},
+    {"BloomForCausalLM", "bloom"},
+    {"Cohere2ForCausalLM", "cohere2"},
+    {"CohereForCausalLM", "cohere"},
+    {"DeepseekV2ForCausalLM", "deepseek_v2"},
+    {"DeepseekV3ForCausalLM", "deepseek_v3"},
+    {"DistilBertForMaskedLM", "distilbert"},
+    {"DistilBertForSequenceClassification", "distilbert"},
+    {"DistilBertModel", "distilbert"},
+    {"Ernie4_5ForCausalLM", "ernie4_5"},
+    {"Exaone4ForCausalLM", "exaone4"},
+    {"FalconForCausalLM", "falcon"},
+    {"Gemma2ForCausalLM", "gemma2"},
+    {"Gemma3ForCausalLM", "gemma3_text"},
+    {"Gemma3ForConditionalGeneration", "gemma3"},
+    {"GemmaForCausalLM", "gemma"},
+    {"Glm4ForCausalLM", "glm4"},
+    {"GlmForCausalLM", "glm"},
+    {"GPT2LMHeadModel", "gpt2"},
+    {"GPTBigCodeForCausalLM", "gpt_bigcode"},
+    {"GPTJForCausalLM", "gptj"},
+    {"GPTNeoXForCausalLM", "gpt_neox"},
+    {"GptOssForCausalLM", "gpt_oss"},
+    {"GraniteForCausalLM", "granite"},
+    {"HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense"},
+    {"JambaForCausalLM", "jamba"},
+    {"Llama4ForCausalLM", "llama4_text"},
+    {"Llama4ForConditionalGeneration", "llama4"},
+    {"LlamaForCausalLM", "llama"},
+    {"LlavaForConditionalGeneration", "llava"},
+    {"Mamba2ForCausalLM", "mamba2"},
+    {"MambaForCausalLM", "mamba"},
+    {"MistralForCausalLM", "mistral"},
+    {"MixtralForCausalLM", "mixtral"},
+    {"MT5ForConditionalGeneration", "mt5"},
+    {"Olmo2ForCausalLM", "olmo2"},
+    {"Olmo3ForCausalLM", "olmo3"},
+    {"OlmoForCausalLM", "olmo"},
+    {"OPTForCausalLM", "opt"},
+    {"Phi3ForCausalLM", "phi3"},
+    {"PhiForCausalLM", "phi"},
+    {"PhiMoEForCausalLM", "phimoe"},  // the hub's spelling (remote code)
+    {"PhimoeForCausalLM", "phimoe"},
+    {"Qwen2ForCausalLM", "qwen2"},
+    {"Qwen3ForCausalLM", "qwen3"},
+    {"Qwen3MoeForCausalLM", "qwen3_moe"},
+    {"RobertaForMaskedLM", "roberta"},
+    {"RobertaForSequenceClassification", "roberta"},
+    {"RobertaModel", "roberta"},
+    {"SeedOssForCausalLM", "seed_oss"},
+    {"SmolLM3ForCausalLM", "smollm3"},
+    {"Starcoder2ForCausalLM", "starcoder2"},
+    {"T5ForConditionalGeneration", "t5"},
+    {"UMT5ForConditionalGeneration", "umt5"},
+    {"ViTForImageClassification", "vit"},
+    {"ViTModel", "vit"},
+    {"WhisperForConditionalGeneration", "whisper"},
+    {"XLMRobertaForMaskedLM", "xlm-roberta"},
+    {"XLMRobertaForSequenceClassification", "xlm-roberta"},
+    {"XLMRobertaModel", "xlm-roberta"},
+    {"Zamba2ForCausalLM", "zamba2"},
+};
+
 }  // namespace
 
 std::span<const HfFamily> HfFamilyTable() { return kFamilies; }
+
+std::span<const HfArchitecture> HfArchitectureTable() { return kArchitectures; }
+
+const HfFamily* FindHfFamilyByArchitecture(std::string_view architecture) {
+  for (const HfArchitecture& a : kArchitectures) {
+    if (a.architecture == architecture) return FindHfFamily(a.model_type);
+  }
+  return nullptr;
+}
 
 const HfFamily* FindHfFamily(std::string_view model_type) {
   for (const HfFamily& f : kFamilies) {

@@ -32,6 +32,18 @@ const HfFamily* FindHfFamily(std::string_view model_type);
 // offered as a "did you mean".
 std::span<const std::string_view> HfLookalikeTypes();
 
+// A transformers model class named in a config's `architectures`, and the row that reads it.
+struct HfArchitecture {
+  std::string_view architecture;
+  std::string_view model_type;
+};
+
+// Every class the table knows, for a config whose model_type is missing or not a row.
+std::span<const HfArchitecture> HfArchitectureTable();
+
+// The row of the model class `architecture` (HfArchitectureTable), or nullptr.
+const HfFamily* FindHfFamilyByArchitecture(std::string_view architecture);
+
 // Transformer families (HfFamilyRead; the table reads them through ReadHfTransformer).
 // config/hf_encoders.cc: bert, roberta, xlm-roberta; distilbert.
 void ReadBert(HfReader& r, const std::string& type);
@@ -51,10 +63,13 @@ void ReadOpt(HfReader& r, const std::string& type);
 void ReadGptNeox(HfReader& r, const std::string& type);
 void ReadBloom(HfReader& r, const std::string& type);
 // config/hf_llama.cc: llama and its descendants (mistral, mixtral, qwen*, gemma*, llama4_text,
-// gpt_oss, olmo*, phi3, phimoe); cohere, cohere2; deepseek_v2, deepseek_v3.
+// gpt_oss, olmo*, phi3, phimoe); cohere, cohere2; deepseek_v2, deepseek_v3, kimi_k2.
 void ReadLlamaLike(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
+// config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
+// hunyuan_v1_dense, olmo3, seed_oss, smollm3).
+void ReadRecentLlama(HfReader& r, const std::string& type);
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

@@ -163,7 +163,7 @@ void ReadLlamaLike(HfReader& r, const std::string& type) {
   }
 }
 
-// modeling_deepseek_v3.py (and v2): multi-head latent attention; the first first_k_dense_replace
+// modeling_deepseek_v3.py (and v2, and Kimi K2): multi-head latent attention; the first first_k_dense_replace
 // layers dense, then MoE on every moe_layer_freq-th, with n_shared_experts shared experts.
 void ReadDeepSeek(HfReader& r, const std::string& type) {
   const ConfigMap& m = r.m;
@@ -198,8 +198,10 @@ void ReadDeepSeek(HfReader& r, const std::string& type) {
       r.moe.assign(t.n_layers, false);
       for (uint64_t i = first; i < t.n_layers; ++i) r.moe[i] = i % freq == 0;
     }
-    // DeepSeek-V3's noaux_tc routing adds e_score_correction_bias to the expert scores.
-    t.router_score_bias = type == "deepseek_v3" && m.String("topk_method", "noaux_tc") == "noaux_tc";
+    // DeepSeek-V3's noaux_tc routing adds e_score_correction_bias to the expert scores; Kimi K2 is
+    // DeepSeek-V3's architecture under its own model_type (its config names DeepseekV3ForCausalLM).
+    t.router_score_bias =
+        (type == "deepseek_v3" || type == "kimi_k2") && m.String("topk_method", "noaux_tc") == "noaux_tc";
   }
   t.mtp_layers = m.NonNegativeInt("num_nextn_predict_layers", 0);
 }

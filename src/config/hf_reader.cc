@@ -39,7 +39,9 @@ const std::vector<std::string> kUsedKeys = {
     "max_source_positions", "max_target_positions",
     // vision towers (issue 16)
     "vision_config", "mm_tokens_per_image", "vision_feature_layer", "vision_feature_select_strategy",
-    "projector_hidden_act", "multimodal_projector_bias"};
+    "projector_hidden_act", "multimodal_projector_bias",
+    // issue 30's dense decoders
+    "attention_out_bias"};
 
 }  // namespace
 

@@ -323,6 +323,7 @@ ModelSpec LoadModelText(const std::string& file, const std::string& text) {
   // The family decides which keys are allowed, so read it before checking the others.
   YAML::Node family = const_root["family"];
   if (!family && LooksLikeHfConfig(const_root, file)) {
+    if (HfReadsArchitecture(const_root)) return ReadHfConfig(root, file);
     throw InputError(LocOf(root, file),
                      "this Hugging Face config has no 'model_type', which names its architecture; 'tally models' "
                      "lists the model types tally reads (hf_model_types)");

@@ -75,6 +75,15 @@ const FamilyRow kFamilies[] = {
     {"falcon-7b-instruct-rw.json", 6'921'720'704, 0, 0, 67'108'864, "derived; as falcon-7b.json"},
     {"falcon-40b-rw.json", 41'303'293'952, 0, 0, 1'006'632'960, "derived; as falcon-40b.json"},
     {"phi-2-msft.json", 2'779'683'840, 0, 0, 2'684'354'560, "HF safetensors F16 total (as phi-2.json)"},
+    // Issue 30's dense decoders.
+    {"smollm3-3b.json", 3'075'098'624, 0, 0, 603'979'776,
+     "HF API safetensors.total of SmolLM3-3B-Base and SmolLM3-3B; the index's total_size / 2"},
+    {"granite-3.3-8b-instruct.json", 8'170'864'640, 0, 0, 1'342'177'280,
+     "HF API safetensors.total of ibm-granite/granite-3.3-8b-instruct"},
+    {"ernie-4.5-0.3b-pt.json", 360'748'032, 0, 0, 150'994'944,
+     "derived from modular_ernie4_5.py; a third-party runtime print of an 18-layer ERNIE 4.5 (EXPECTED.md)"},
+    {"kimi-k2-instruct.json", 1'026'408'232'448, 32'861'500'928, 31'687'095'808, 575'668'224,
+     "derived from modeling_deepseek_v3.py (EXPECTED.md); Moonshot '1T total, 32B activated'"},
 };
 
 Settings KvSettings() {
@@ -167,6 +176,77 @@ TEST_CASE("families: each layer's attention follows layer_types or the family's 
   CHECK(lite[0].attention == AttentionKind::kLatent);
   // Qwen3: use_sliding_window false, so no layer slides, whatever sliding_window says.
   CHECK(LoadModelFile(Hf("qwen3-8b.json")).transformer.sliding_window == 0);
+}
+
+TEST_CASE("families: issue 30's layer patterns") {
+  auto kinds = [](const ModelSpec& spec) {
+    std::vector<LayerSpec> out;
+    for (const auto& [layer, count] : LayerRuns(spec.transformer)) out.insert(out.end(), count, layer);
+    return out;
+  };
+  const std::string small = R"("vocab_size": 10, "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 4,
+      "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64)";
+  // configuration_smollm3.py: the NoPE layers (every 4th by default) slide with use_sliding_window.
+  const auto smol = kinds(LoadModelText(
+      "s.json", "{\"model_type\": \"smollm3\", " + small + ", \"use_sliding_window\": true, \"sliding_window\": 16}"));
+  REQUIRE(smol.size() == 4);
+  CHECK(smol[2].attention == AttentionKind::kFull);
+  CHECK(smol[3].attention == AttentionKind::kSliding);
+  CHECK(smol[3].span == 16);
+  // The released SmolLM3-3B: no window, every layer full (its layer_types say so).
+  CHECK(LoadModelFile(Hf("smollm3-3b.json")).transformer.layer_specs.empty());
+  CHECK_THROWS_WITH_AS(
+      LoadModelText("s.json", "{\"model_type\": \"smollm3\", " + small + ", \"no_rope_layers\": [1, 0]}"),
+      "s.json:2:108: error: 'no_rope_layers' must list at least the 4 layers", InputError);
+  // configuration_olmo3.py: sliding (default 4096) unless (i + 1) % 4 == 0.
+  const auto olmo = kinds(LoadModelText("o.json", "{\"model_type\": \"olmo3\", " + small + "}"));
+  CHECK(olmo[0].attention == AttentionKind::kSliding);
+  CHECK(olmo[0].span == 4096);
+  CHECK(olmo[3].attention == AttentionKind::kFull);
+  // modular_exaone4.py: the pattern as letters (L sliding, G full), or null windows: all full.
+  const auto exaone =
+      kinds(LoadModelText("e.json", "{\"model_type\": \"exaone4\", " + small +
+                                        ", \"sliding_window\": 16, \"sliding_window_pattern\": \"LLGG\"}"));
+  CHECK(exaone[1].attention == AttentionKind::kSliding);
+  CHECK(exaone[2].attention == AttentionKind::kFull);
+  CHECK(exaone[3].attention == AttentionKind::kFull);
+  const ModelSpec global =
+      LoadModelText("e.json", "{\"model_type\": \"exaone4\", " + small + ", \"sliding_window\": null}");
+  CHECK(global.transformer.sliding_window == 0);
+  CHECK(global.transformer.layer_specs.empty());
+  // Seed-OSS and ERNIE 4.5: head_dim is 128 when absent, not hidden_size / heads.
+  CHECK(LoadModelText("x.json", "{\"model_type\": \"seed_oss\", " + small + "}").transformer.head_dim == 128);
+  CHECK(LoadModelText("x.json", "{\"model_type\": \"ernie4_5\", " + small + "}").transformer.head_dim == 128);
+  CHECK(LoadModelText("x.json", "{\"model_type\": \"granite\", " + small + "}").transformer.head_dim == 2);
+  // GLM: 2 K/V heads and half of each 128-wide head rotated when the keys are absent.
+  const TransformerSpec glm = LoadModelText("g.json", R"({"model_type": "glm", "vocab_size": 10, "hidden_size": 8,
+      "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4, "max_position_embeddings": 64})")
+                                  .transformer;
+  CHECK(glm.n_kv_heads == 2);
+  CHECK(glm.head_dim == 128);
+  CHECK(glm.rotary_dim == 64);
+}
+
+TEST_CASE("families: a config read by its architectures") {
+  // Kimi K2's own model_type and DeepSeek-V3's class: read as DeepSeek-V3, with its score bias.
+  const ModelSpec kimi = LoadModelFile(Hf("kimi-k2-instruct.json"));
+  CHECK(kimi.transformer.router_score_bias);
+  CHECK(kimi.notes.empty());
+  // A model_type tally does not read, or none, with a class it knows: read by that class's row.
+  const std::string body = R"("architectures": ["SmolLM3ForCausalLM"], "vocab_size": 10, "hidden_size": 8,
+      "intermediate_size": 16, "num_hidden_layers": 4, "num_attention_heads": 4, "max_position_embeddings": 64})";
+  const ModelSpec renamed = LoadModelText("r.json", R"({"model_type": "smol_custom", )" + body);
+  CHECK(renamed.description == "Hugging Face config.json, model_type smollm3");
+  REQUIRE(renamed.notes.size() == 1);
+  CHECK(renamed.notes[0] ==
+        "r.json: model_type 'smol_custom' is not one tally reads; read as 'smollm3' from its architectures "
+        "entry 'SmolLM3ForCausalLM'");
+  const ModelSpec untyped = LoadModelText("r.json", "{" + body);
+  REQUIRE(untyped.notes.size() == 1);
+  CHECK(untyped.notes[0] ==
+        "r.json: no model_type; read as 'smollm3' from its architectures entry 'SmolLM3ForCausalLM'");
+  // Both the same family: the model_type decides, with no note.
+  CHECK(LoadModelText("r.json", R"({"model_type": "smollm3", )" + body).notes.empty());
 }
 
 TEST_CASE("families: DeepSeek details") {

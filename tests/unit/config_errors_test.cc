@@ -59,10 +59,11 @@ const BadCase kCases[] = {
     {"hf_missing_vocab_size.json", Stage::kLoad, "1:1: error: missing required key 'vocab_size' in 'config.json'"},
     {"hf_unknown_model_type.json", Stage::kLoad,
      "3:17: error: unsupported model_type 'xlnet'; tally reads bart, bert, bloom, cohere, cohere2, "
-     "deepseek_v2, deepseek_v3, distilbert, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, "
-     "gpt_neox, gpt_oss, gptj, jamba, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, "
-     "olmo, olmo2, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
-     "roberta, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for "
+     "deepseek_v2, deepseek_v3, distilbert, ernie4_5, exaone4, falcon, gemma, gemma2, gemma3, gemma3_text, glm, "
+     "glm4, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, hunyuan_v1_dense, jamba, kimi_k2, llama, llama4, "
+     "llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, olmo2, olmo3, opt, phi, phi-msft, phi3, "
+     "phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, roberta, seed_oss, smollm3, starcoder2, t5, "
+     "umt5, vit, whisper, xlm-roberta, zamba2; for "
      "another model, write a tally YAML config (README, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,

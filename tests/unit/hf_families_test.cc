@@ -57,7 +57,17 @@ const char* const kLlama4Text = R"({"model_type": "llama4_text", "vocab_size": 1
   "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "attention_chunk_size": 8,
   "max_position_embeddings": 64, "tie_word_embeddings": false})";
 
+// Issue 30's families without a real config in tests/data/hf: V 10, h 8, 4 heads of 2 and 2 K/V
+// heads, an MLP of 16, untied.
+const char* const kSmall = R"("vocab_size": 10, "hidden_size": 8, "intermediate_size": 16,
+  "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 2, "max_position_embeddings": 64,
+  "tie_word_embeddings": false)";
+
 uint64_t Total(const ModelSpec& spec) { return CountParams(testing::GraphOf(spec, 16)).total; }
+
+ModelSpec Small(const std::string& type, const std::string& extra) {
+  return LoadModelText(type + ".json", "{\"model_type\": \"" + type + "\", " + kSmall + ", " + extra + "}");
+}
 
 // README.md's "Hugging Face config.json" table: the model_type values of its first column (the
 // words in backticks before any " with ").
@@ -107,6 +117,16 @@ TEST_CASE("hf families: the table is sorted, each type once, and HfFamilies() is
   }
 }
 
+TEST_CASE("hf families: every model class names a row") {
+  for (const HfArchitecture& a : HfArchitectureTable()) {
+    CAPTURE(a.architecture);
+    REQUIRE(FindHfFamily(a.model_type) != nullptr);
+    CHECK(FindHfFamilyByArchitecture(a.architecture) == FindHfFamily(a.model_type));
+  }
+  CHECK(FindHfFamilyByArchitecture("XLNetLMHeadModel") == nullptr);
+  CHECK(FindHfFamilyByArchitecture("") == nullptr);
+}
+
 TEST_CASE("hf families: every row reads a config of its type") {
   for (const HfFamily& f : HfFamilyTable()) {
     const std::string type(f.model_type);
@@ -129,6 +149,33 @@ TEST_CASE("hf families: every row reads a config of its type") {
       // 80 + 4 + 2·56 + 192 + 296 = 684.
       spec = LoadModelText("llama4_text.json", kLlama4Text);
       CHECK(Total(spec) == 684);
+    } else if (type == "seed_oss") {
+      // modeling_seed_oss.py, 2 layers: q 8·8 and its bias 8, k and v 8·4 and biases 4 each (the
+      // default attention_bias true), o 8·8 without one (attention_out_bias false), MLP 3·8·16 = 384,
+      // two norms 16: 608 a layer. Embedding and head 2·80, final norm 8: 1216 + 168 = 1384.
+      spec = Small(type, R"("num_hidden_layers": 2)");
+      CHECK(Total(spec) == 1384);
+    } else if (type == "olmo3") {
+      // modeling_olmo3.py (OLMo 2's block), 4 layers: q, k, v, o 64 + 32 + 32 + 64 = 192, q_norm over
+      // a·d = 8 and k_norm over g·d = 4, MLP 384, two post-norms 16: 604 a layer. 2416 + 168 = 2584.
+      spec = Small(type, R"("num_hidden_layers": 4, "sliding_window": 16)");
+      CHECK(Total(spec) == 2584);
+    } else if (type == "exaone4") {
+      // modular_exaone4.py, 4 layers: attention 192, q_norm and k_norm over head_dim 2 + 2, MLP 384,
+      // two post-norms 16: 596 a layer. 2384 + 168 = 2552.
+      spec = Small(type, R"("num_hidden_layers": 4, "sliding_window": 16, "sliding_window_pattern": "LLLG")");
+      CHECK(Total(spec) == 2552);
+    } else if (type == "glm" || type == "glm4") {
+      // modular_glm.py, 2 layers: attention 192 with q/k/v biases 8 + 4 + 4 (attention_bias true by
+      // default, none on o), the fused gate_up and down 384, two norms 16: 608 a layer; 1216 + 168 =
+      // 1384. modular_glm4.py adds two norms a layer: 1384 + 2·16 = 1416.
+      spec = Small(type, R"("num_hidden_layers": 2)");
+      CHECK(Total(spec) == (type == "glm" ? 1384 : 1416));
+    } else if (type == "hunyuan_v1_dense") {
+      // modular_hunyuan_v1_dense.py, 2 layers: attention 192, query_layernorm and key_layernorm over
+      // head_dim 2 + 2, MLP 384 (no biases), two norms 16: 596 a layer. 1192 + 168 = 1360.
+      spec = Small(type, R"("num_hidden_layers": 2)");
+      CHECK(Total(spec) == 1360);
     } else {
       FAIL_CHECK("no fixture in tests/data/hf and no config here for " << type);
       continue;
