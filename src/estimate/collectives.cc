@@ -37,7 +37,9 @@ double Latency(const Protocol& p, Collective c, double n, const Link& link) {
   const double steps = Steps(c, n);
   double inter = 0;
   if (link.network && c != Collective::kAllToAll) {
-    const double nodes = std::max(1.0, n / std::max(1.0, link.ranks_per_node));
+    // A collective over the network spans two nodes at least (an expert's data-parallel peers sit a
+    // node apart however few they are).
+    const double nodes = std::max(2.0, n / std::max(1.0, link.ranks_per_node));
     inter = std::min(steps, c == Collective::kAllReduce ? 2 * (nodes - 1) : nodes - 1);
   }
   const double intra_hop = link.network && &p == &kLowLatency ? 1.8 * p.nvlink_hop : p.nvlink_hop;
@@ -48,7 +50,7 @@ double Latency(const Protocol& p, Collective c, double n, const Link& link) {
 }  // namespace
 
 double CollectiveSeconds(Collective c, double ranks, double bytes, double calls, const Link& link) {
-  if (ranks <= 1 || calls <= 0) return 0;
+  if (ranks <= 1 || calls <= 0 || bytes <= 0) return 0;
   const double per_call = WireShare(c, ranks) * bytes / calls;
   double best = 0;
   for (const Protocol* p : {&kSimple, &kLowLatency}) {
@@ -56,11 +58,6 @@ double CollectiveSeconds(Collective c, double ranks, double bytes, double calls,
     best = p == &kSimple ? t : std::min(best, t);
   }
   return best * calls;
-}
-
-double CollectiveLatency(Collective c, double ranks, double calls, const Link& link) {
-  if (ranks <= 1 || calls <= 0) return 0;
-  return Latency(kSimple, c, ranks, link) * calls;
 }
 
 }  // namespace tally

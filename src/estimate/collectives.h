@@ -17,7 +17,4 @@ struct Link {
 // `calls` collectives over `ranks` devices moving `bytes` in all (each call bytes / calls).
 double CollectiveSeconds(Collective c, double ranks, double bytes, double calls, const Link& link);
 
-// The latency part alone: what `calls` collectives cost beyond their bytes.
-double CollectiveLatency(Collective c, double ranks, double calls, const Link& link);
-
 }  // namespace tally

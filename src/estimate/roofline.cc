@@ -1,5 +1,7 @@
 #include "estimate/roofline.h"
 
+#include "estimate/collectives.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -191,12 +193,13 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
       out.gemm_compute_seconds += compute;
       out.gemm_memory_seconds += memory;
     }
-    // Ring all-reduce: each device sends and receives 2 (t - 1) / t of the buffer.
+    // An all-reduce of the output across the tensor-parallel group, by NCCL's α–β model
+    // (estimate/collectives.h): at a decode step's few kilobytes its latency is all of it.
     if (s.tp > 1 && RowParallel(l)) {
-      const double t = static_cast<double>(s.tp);
       if (r.interconnect <= 0) throw InputError("--tp: the hardware has no interconnect bandwidth for all-reduces");
-      out.allreduce_seconds +=
-          2 * (t - 1) / t * ShapeElements(l.shape) * act / r.interconnect * static_cast<double>(l.repeat);
+      const double rep = static_cast<double>(l.repeat);
+      out.allreduce_seconds += CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.tp),
+                                                 ShapeElements(l.shape) * act * rep, rep, {.bandwidth = r.interconnect});
     }
   }
   out.seconds += out.allreduce_seconds;

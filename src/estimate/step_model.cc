@@ -5,6 +5,7 @@
 
 #include "estimate/collectives.h"
 #include "estimate/expert_parallel.h"
+#include "estimate/gemm_shape.h"
 #include "estimate/kernel_costs.h"
 #include "estimate/flops.h"
 #include "estimate/roofline.h"
@@ -103,26 +104,44 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // One GEMM on one device: max(compute at the rolled-off efficiency, its operands at bandwidth).
   // `on_chip`: elements of an operand that never reach memory. A grouped expert GEMM runs `experts`
   // products of m / experts rows each: its tiles quantize per expert.
-  const auto gemm_time = [&](double flops, double m, double n, double k, double count, double eff, double on_chip,
-                             double experts) {
+  // cuBLAS's GEMMs roll off the best rate by shape (estimate/gemm_shape.h); a fused attention
+  // kernel's figure is its own.
+  const GemmDType compute_dtype = ComputeDtype(s.precision);
+  struct Rate {
+    double peak, efficiency;
+    GemmDType dtype;
+  };
+  const Rate main_rate = {peak, efficiency, compute_dtype};
+  // FP8 training (Transformer Engine under Megatron-LM, NeMo, torchao) runs the blocks' linears in
+  // fp8 and keeps attention's core, the router and the output layer in 16-bit (TE's fp8_autocast
+  // covers te.Linear/LayerNormLinear/LayerNormMLP; Megatron's output layer and embedding stay bf16).
+  const bool fp8 = compute_dtype == GemmDType::kFp8;
+  const auto bf16_efficiency = hw.gemm_efficiency.find(GemmDType::kBf16);
+  const Rate half_rate = fp8 && hw.Peak(GemmDType::kBf16) && bf16_efficiency != hw.gemm_efficiency.end()
+                             ? Rate{*hw.Peak(GemmDType::kBf16), bf16_efficiency->second, GemmDType::kBf16}
+                             : main_rate;
+  const auto gemm_time = [&](const Rate& r, double flops, double m, double n, double k, double count, double eff,
+                             double on_chip, double experts, double aligned) {
     const double rows = std::max(1.0, std::ceil(m / experts));
-    const double rate =
-        peak * eff * TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
-        (m / experts / rows);
+    const double shape = on_chip > 0 ? 1 : GemmShapeFactor(r.dtype, m / experts, n, k) * aligned;
+    const double rate = r.peak * eff * shape *
+                        TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
+                        std::min(1.0, m / experts / rows);
     return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * act / bandwidth);
   };
   // Flash attention keeps the scores S = QK^T and the probabilities P on chip, forward and backward
   // (Dao et al. 2022, §3.1): its GEMMs move only their s x d operands, at the fraction of the peak
   // fused attention kernels reach (the catalog's attention_efficiency, 16-bit; without it the GEMMs').
-  const GemmDType compute_dtype = ComputeDtype(s.precision);
   const bool half = compute_dtype == GemmDType::kBf16 || compute_dtype == GemmDType::kFp16;
-  const double flash_efficiency = half && hw.attention_efficiency > 0 ? hw.attention_efficiency : efficiency;
+  const double flash_efficiency =
+      (half || fp8) && hw.attention_efficiency > 0 ? hw.attention_efficiency : half_rate.efficiency;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
   double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
   double gemm_weights = 0, trainable_weights = 0, param_tensors = 0;  // this device's, for casts and launches
+  double fp8_weights = 0;  // the fp8 linears' weights, cast once a step (TE caches them over micro-batches)
   for (size_t i = 0; i < g.layers.size(); ++i) {
     const Layer& l = g.layers[i];
     const int part = i < g.blocks_begin ? kPre : i < g.blocks_end ? kBlocks : kPost;
@@ -131,31 +150,46 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double div = TpDivisor(l.weights_of ? g.layers[*l.weights_of] : l, s.tp);
     double fwd = 0, bwd = 0, weight_grad = 0, fwd_launches = 0, bwd_launches = 0;
     const double experts = l.n_experts > 0 ? static_cast<double>(l.n_experts) : 1;
+    const bool in_fp8 = fp8 && part == kBlocks && l.component != Component::kAttentionCore &&
+                        l.component != Component::kRouter && l.component != Component::kLmHead;
+    const Rate& r = in_fp8 || !fp8 ? main_rate : half_rate;
     for (const Gemm& gm : l.gemms) {
       double m = static_cast<double>(gm.m), n = static_cast<double>(gm.n), k = static_cast<double>(gm.k);
       const bool core = l.component == Component::kAttentionCore;
       // The s x s operand: the scores GEMM's output (m x n) or the PV GEMM's input (m x k).
       const double on_chip = flash && core ? m * (l.kind == LayerKind::kAttentionScores ? n : k) : 0;
-      const double eff = flash && core ? flash_efficiency : efficiency;
+      const double eff = flash && core ? flash_efficiency : r.efficiency;
       const double count = static_cast<double>(gm.count) / (core ? tp * cp : 1);
       if (!core) (RowParallel(l) ? k : n) /= div;
       if (!core) m /= cp;
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
-      fwd += gemm_time(f, m, n, k, count, eff, on_chip, experts);
+      // The forward's n and k are the operands' leading dimensions in all three products.
+      const double aligned = GemmAlignmentFactor(compute_dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
+      fwd += gemm_time(r, f, m, n, k, count, eff, on_chip, experts, aligned);
       fwd_launches += 1;
-      if (gm.grad_a) bwd += gemm_time(f, m, k, n, count, eff, on_chip, experts);  // dA = dY·Bᵀ: m x k out
+      if (gm.grad_a) bwd += gemm_time(r, f, m, k, n, count, eff, on_chip, experts, aligned);  // dA = dY·Bᵀ: m x k out
       if (gm.grad_b) {
-        const double dw = gemm_time(f, k, n, m, count, eff, on_chip, 1);  // dB = Aᵀ·dY: k x n out
+        const double dw = gemm_time(r, f, k, n, m, count, eff, on_chip, 1, aligned);  // dB = Aᵀ·dY: k x n out
         bwd += dw;
         if (!core) weight_grad += dw;
       }
       bwd_launches += (gm.grad_a ? 1 : 0) + (gm.grad_b ? 1 : 0);
       // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
-      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(f, m, n, k, count, eff, on_chip, 1);
+      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(r, f, m, n, k, count, eff, on_chip, 1, 1);
+      // An fp8 linear casts its input to fp8 and transposes it (Transformer Engine's cast_transpose:
+      // 2 bytes read, 1 + 1 written) after a pass that takes its amax (current scaling: 2 more), and
+      // the same for the output's gradient in the backward.
+      if (in_fp8) {
+        fwd += 6 * m * k * count / copy_bandwidth;
+        bwd += 6 * m * n * count / copy_bandwidth;
+        fwd_launches += 2;
+        bwd_launches += 2;
+      }
     }
+    if (in_fp8) fp8_weights += static_cast<double>(l.params) / div * rep;
     if (!l.gemms.empty() && l.component != Component::kAttentionCore) {
-      gemm_weights += static_cast<double>(l.params) / div;
-      if (l.trainable) trainable_weights += static_cast<double>(l.params) / div;
+      gemm_weights += static_cast<double>(l.params) / div * rep;
+      if (l.trainable) trainable_weights += static_cast<double>(l.params) / div * rep;
     }
     if (l.trainable) param_tensors += static_cast<double>(l.param_tensors.size()) * rep;
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
@@ -239,8 +273,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // written) and each weight gradient back to fp32 (torch/amp/autocast_mode.py; its cast cache lives
   // one forward).
   const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
-  const double casts = autocast ? 6 * (gemm_weights + trainable_weights) / copy_bandwidth : 0;
-  const double gpu = stage(totals) * micro + casts * micro;
+  const double casts = autocast ? 6 * (gemm_weights + trainable_weights) * stage_share / copy_bandwidth : 0;
+  const double gpu = stage(totals) * micro + casts * micro + 4 * fp8_weights * stage_share / copy_bandwidth;
   // The host launches every kernel; where they run shorter than it launches them, the step waits on it.
   out.kernels = (stage(launches) * micro) + optimizer_launches;
   out.host = stage(launches) * micro * kHostSecondsPerKernel;

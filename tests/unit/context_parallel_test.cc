@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "unit/test_util.h"
 #include "unit/run_tally.h"
 
 namespace tally {
@@ -40,13 +41,14 @@ TEST_CASE("cp: each rank keeps s/cp of the activations; ZeRO shards over dp x cp
   const nlohmann::json& m1 = one["memory"]["train"];
   const nlohmann::json& m4 = four["memory"]["train"];
   // By hand, per token of a block (memory_test's node-by-node Llama-2 tally, with grouped-query K and V
-  // of 8 x 128 = 1,024 wide): two RMSNorms, fp32 x and x² and the normalized x (2 x 10h) and fp32 rstd
-  // (2 x 4); q (2h), k and v (2 x 2 x 1,024); the qkv and gate/up inputs (2h + 2h); the flash output
-  // (2h); gate, silu(gate), up and their product (4 x 2f); log-sum-exp (4a). Outside the blocks: the
-  // final norm (10h + 4), the head's input (2h) and the loss's fp32 log-probabilities (4 x vocab).
+  // of 8 x 128 = 1,024 wide): two RMSNorms, fp32 x and the normalized x (2 x 6h; PyTorch 2's mean keeps
+  // no x², graph/node_costs.h) and fp32 rstd (2 x 4); q (2h), k and v (2 x 2 x 1,024); the qkv and
+  // gate/up inputs (2h + 2h); the flash output (2h); gate, silu(gate), up and their product (4 x 2f);
+  // log-sum-exp (4a). Outside the blocks: the final norm (6h + 4), the head's input (2h) and the loss's
+  // fp32 log-probabilities (4 x vocab).
   constexpr uint64_t h = 4096, f = 14336, a = 32, vocab = 128256;
-  constexpr uint64_t block = 28 * h + 4 * 1024 + 8 + 8 * f + 4 * a;  // 233,608 B
-  constexpr uint64_t outside = 12 * h + 4 + 4 * vocab;
+  constexpr uint64_t block = 20 * h + 4 * 1024 + 8 + 8 * f + 4 * a;  // 200,840 B
+  constexpr uint64_t outside = 8 * h + 4 + 4 * vocab;
   CHECK(one["activations"]["per_layer"].get<uint64_t>() == 131072 * block);
   CHECK(four["activations"]["per_layer"].get<uint64_t>() == 32768 * block);  // s/cp tokens
   CHECK(m1["activations"].get<uint64_t>() == 131072 * (32 * block + outside));
@@ -80,8 +82,11 @@ TEST_CASE("cp: the K/V ring's hops, by hand from the catalog's bandwidth") {
   // At 131,072 tokens a block's attention core (a quarter of 4·s²·h/2 causal FLOPs = 3.5e13, tens of
   // ms) hides its 3 hops (0.9 ms) forward and 6 backward: nothing exposed.
   CHECK(t["breakdown"]["cp_ring"].get<double>() == 0);
-  // The gradients reduce over dp x cp = 8 ranks inside the node: 2 (n - 1) / n x 2 bytes x P.
-  CHECK(t["comm"]["dp_seconds"].get<double>() == doctest::Approx(2 * 7.0 / 8 * 2 * kParams / kNvlink).epsilon(1e-12));
+  // The gradients reduce over dp x cp = 8 ranks inside the node: 2 (n - 1) / n x 2 bytes x P, in
+  // 25 MiB buckets of 14 ring steps each.
+  CHECK(t["comm"]["dp_seconds"].get<double>() ==
+        doctest::Approx(testing::NcclRing(14, 0, testing::Buckets(2 * kParams), 2 * 7.0 / 8 * 2 * kParams, kNvlink))
+            .epsilon(1e-12));
 
   // time is training time unless --mode infer: the same ring without --mode train.
   const nlohmann::json plain =

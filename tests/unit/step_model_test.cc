@@ -12,6 +12,8 @@
 namespace tally {
 namespace {
 
+using testing::Buckets;
+using testing::NcclRing;
 using testing::ResolvedGraph;
 
 std::string Gpt(uint64_t h, uint64_t layers, uint64_t heads) {
@@ -87,16 +89,17 @@ TEST_CASE("step: flash attention's GEMMs run at the device's attention_efficienc
 
 TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's link or the NIC") {
   // 16 replicas of a 1-device model: 2 (16 - 1) / 16 x params x 2 bytes (bf16 gradients) over the
-  // intra-node link with 16 devices per node, over InfiniBand (25 GB/s on an A100) with 8.
+  // intra-node link with 16 devices per node, over InfiniBand (25 GB/s on an A100) with 8; each 25 MiB
+  // bucket a call with NCCL's latency: 30 ring steps, 2 of them between the two nodes.
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 1);
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
   const double bytes = 2.0 * static_cast<double>(params);
   const StepTime intra = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
-  CHECK(intra.dp_comm == doctest::Approx(2 * 15.0 / 16 * bytes / 300e9));
+  CHECK(intra.dp_comm == doctest::Approx(NcclRing(30, 0, Buckets(bytes), 2 * 15.0 / 16 * bytes, 300e9)));
   const StepTime inter = TrainingStep(g, s, a100, 312e12, 0.8, params, {});
-  CHECK(inter.dp_comm == doctest::Approx(2 * 15.0 / 16 * bytes / 25e9));
+  CHECK(inter.dp_comm == doctest::Approx(NcclRing(30, 2, Buckets(bytes), 2 * 15.0 / 16 * bytes, 25e9)));
   // Hidden under the backward except what exceeds it, and at least the last 25 MiB bucket.
   CHECK(inter.dp_exposed >= 2 * 15.0 / 16 * 25 * 1024 * 1024 / 25e9);
   CHECK(inter.dp_exposed <= inter.dp_comm);
@@ -107,20 +110,24 @@ TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters
   // gradients (partitioned gradients are reduced to their owners in every backward: DeepSpeed's
   // stage-3 hooks) and an all-gather of the bf16 parameters in the forward and in the backward, each
   // (16 - 1) / 16 of the buffer (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x a
-  // micro-batch).
+  // micro-batch). Each reduce-scatter goes in 25 MiB buckets and each gather per block, forward and
+  // backward (8 blocks, 2 micro-batches: 32 calls); each call 15 ring steps, one between the nodes.
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 2);
   s.zero = 3;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
-  const double buffer = 15.0 / 16 * 2 * static_cast<double>(params) / 25e9;
-  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(buffer * 2 * (1 + 2)));
+  const double bytes = 2 * static_cast<double>(params), wire = 15.0 / 16 * bytes;
+  const double scatters = 2 * NcclRing(15, 1, Buckets(bytes), wire, 25e9);
+  const double gathers = NcclRing(15, 1, 32, wire * 2 * 2, 25e9);
+  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(scatters + gathers));
 }
 
 TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapped") {
   // Llama-2-7B at seq 2048, micro-batch 1, tp 2 on one A100 node: 64 row-parallel linears (attention
   // out and MLP down in 32 blocks), each a 2048 x 4096 bf16 output all-reduced in the forward and
-  // its twin in the backward: 2 x 64 x 2 (2 - 1) / 2 x 2048 x 4096 x 2 B / 300 GB/s.
+  // its twin in the backward: 2 x 64 x 2 (2 - 1) / 2 x 2048 x 4096 x 2 B / 300 GB/s, and 128 calls of
+  // 2 ring steps each.
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(2, 1, 1, 1);
   const ModelSpec spec = ResolveModel("llama-2-7b");
@@ -128,7 +135,7 @@ TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapp
   micro.batch = 1;
   const LayerGraph g = ResolvedGraph(spec, micro);
   const StepTime st = TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {});
-  CHECK(st.tp_comm == doctest::Approx(2 * 64 * (2048.0 * 4096 * 2) / 300e9));
+  CHECK(st.tp_comm == doctest::Approx(NcclRing(2, 0, 128, 2 * 64 * (2048.0 * 4096 * 2), 300e9)));
   // Sequence parallelism swaps each for a reduce-scatter + all-gather of the same volume.
   s.sp = true;
   CHECK(TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {}).tp_comm == doctest::Approx(st.tp_comm));
@@ -176,8 +183,8 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
     s.recompute = Recompute::kSelective;
     s.attention = Attention::kEager;  // Megatron-LM of 2022: fused softmax, no flash attention
     const LayerGraph g = Micro(Gpt(row.h, row.layers, row.heads), s);
-    const StepTime st = TrainingStep(g, s, a100, *a100.Peak(GemmDType::kBf16),
-                                     a100.gemm_efficiency.at(GemmDType::kBf16), CountParams(g).trainable, {});
+    const StepTime st = TrainingStep(g, s, a100, *a100.Peak(GemmDType::kBf16), a100.gemm_efficiency.at(GemmDType::kBf16),
+                                     CountParams(g).trainable, {.kernels = Kernels::kFused});
     CHECK(st.step_seconds == doctest::Approx(row.seconds).epsilon(row.tolerance));
     // MFU: model FLOPs (attention whole) / (time x devices x peak).
     const FlopCounts f = CountFlops(g);

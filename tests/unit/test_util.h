@@ -18,6 +18,21 @@
 
 namespace tally::testing {
 
+// A ring collective's time by hand, large messages (NCCL's Simple protocol): per call a base latency
+// of 8.4 us plus 3.4 us per ring step over NVLink and 9.6 us per step that crosses nodes (NVIDIA/nccl,
+// src/graph/tuning.cc, baseLat and hwLat), plus each rank's share of the bytes over the link. An
+// all-reduce takes 2 (n - 1) steps and moves 2 (n - 1) / n of the buffer; a reduce-scatter or an
+// all-gather half of each. `network_steps`: the steps between nodes (2 (nodes - 1) for an all-reduce).
+inline double NcclRing(double steps, double network_steps, double calls, double wire_bytes, double bandwidth) {
+  return calls * (8.4e-6 + (steps - network_steps) * 3.4e-6 + network_steps * 9.6e-6) + wire_bytes / bandwidth;
+}
+
+// The calls a buffer is reduced in: PyTorch DDP's 25 MiB buckets.
+inline double Buckets(double bytes) {
+  const double bucket = 25.0 * 1024 * 1024;
+  return bytes <= bucket ? 1 : static_cast<double>(static_cast<uint64_t>((bytes + bucket - 1) / bucket));
+}
+
 // The graph of `spec` under `settings` made whole as a run makes them (ResolveSettings: a
 // transformer's default seq).
 inline LayerGraph ResolvedGraph(const ModelSpec& spec, const Settings& settings = {}) {

@@ -1,0 +1,26 @@
+// How a GEMM's shape rolls its rate off the device's best: a (m x k)·(k x n) product's fraction of
+// the catalog's gemm_efficiency (the best-shape rate, as maximum-achievable-matmul sweeps report it),
+// by dtype, from a sweep of kernel times on an H200 (scripts/gpu/gemm_sweep.py,
+// docs/data/h200-gemm-sweep.json): 5 m x 6 n x 4 k shapes, each 10 products in one CUDA graph, so no
+// launch gap inflates small shapes. Between the sweep's shapes the factor is interpolated in log m,
+// log n and log k; outside them it is held at the edge, except below m = 64, where a product takes
+// the time of 64 rows (its weights' read bounds it). Other devices take the H200's roll-off: an
+// assumption (their tiles and SM counts differ), named in `tally time --explain`.
+#pragma once
+
+#include <cstdint>
+
+#include "util/compute_dtype.h"
+
+namespace tally {
+
+double GemmShapeFactor(GemmDType dtype, double m, double n, double k);
+
+// A 16-bit or 8-bit GEMM whose n or k (the operands' leading dimensions) is not a multiple of 16
+// bytes runs cuBLAS's unaligned kernels: 0.195 of the aligned rate, the median of 72 products (a
+// linear's forward, input and weight gradients; n = 50,257 and 32,001 against 50,304 and 32,000; k 768
+// to 4,096; bf16 and fp16) on an H200 (scripts/gpu/gemm_align.py, docs/data/h200-gemm-align.json;
+// 0.13-0.25). fp32 runs at its aligned rate; tf32 was not measured and is taken as aligned.
+double GemmAlignmentFactor(GemmDType dtype, uint64_t n, uint64_t k);
+
+}  // namespace tally
