@@ -15,16 +15,19 @@ constexpr HfFamily kFamilies[] = {
     {"deepseek_v2", ReadHfTransformer<ReadDeepSeek>},
     {"deepseek_v3", ReadHfTransformer<ReadDeepSeek>},
     {"distilbert", ReadHfTransformer<ReadDistilBert>},
+    {"dots1", ReadHfTransformer<ReadDots1>},
     {"falcon", ReadHfTransformer<ReadFalcon>},
     {"gemma", ReadHfTransformer<ReadLlamaLike>},
     {"gemma2", ReadHfTransformer<ReadLlamaLike>},
     {"gemma3", ReadHfTransformer<ReadGemma3>},
     {"gemma3_text", ReadHfTransformer<ReadLlamaLike>},
+    {"glm4_moe", ReadHfTransformer<ReadGlm4Moe>},
     {"gpt2", ReadHfTransformer<ReadGpt2>},
     {"gpt_bigcode", ReadHfTransformer<ReadGpt2>},
     {"gpt_neox", ReadHfTransformer<ReadGptNeox>},
     {"gpt_oss", ReadHfTransformer<ReadLlamaLike>},
     {"gptj", ReadHfTransformer<ReadGptj>},
+    {"granitemoe", ReadHfTransformer<ReadLlamaLike>},
     {"jamba", ReadHfJamba},
     {"llama", ReadHfTransformer<ReadLlamaLike>},
     {"llama4", ReadHfTransformer<ReadLlama4>},
@@ -37,12 +40,14 @@ constexpr HfFamily kFamilies[] = {
     {"mt5", ReadHfTransformer<ReadT5>},
     {"olmo", ReadHfTransformer<ReadLlamaLike>},
     {"olmo2", ReadHfTransformer<ReadLlamaLike>},
+    {"olmoe", ReadHfTransformer<ReadLlamaLike>},
     {"opt", ReadHfTransformer<ReadOpt>},
     {"phi", ReadHfTransformer<ReadPhi>},
     {"phi-msft", ReadHfTransformer<ReadPhiMsft>},
     {"phi3", ReadHfTransformer<ReadLlamaLike>},
     {"phimoe", ReadHfTransformer<ReadLlamaLike>},
     {"qwen2", ReadHfTransformer<ReadLlamaLike>},
+    {"qwen2_moe", ReadHfTransformer<ReadLlamaLike>},
     {"qwen3", ReadHfTransformer<ReadLlamaLike>},
     {"qwen3_moe", ReadHfTransformer<ReadLlamaLike>},
     {"RefinedWeb", ReadHfTransformer<ReadFalcon>},
@@ -57,8 +62,7 @@ constexpr HfFamily kFamilies[] = {
     {"zamba2", ReadHfZamba2},
 };
 
-constexpr std::string_view kLookalikes[] = {"gpt_neo",      "qwen2_moe", "qwen2_vl", "gemma3n",
-                                            "gemma3n_text", "olmoe",     "phi4mm"};
+constexpr std::string_view kLookalikes[] = {"gpt_neo", "qwen2_vl", "gemma3n", "gemma3n_text", "phi4mm"};
 
 }  // namespace
 

@@ -51,10 +51,13 @@ void ReadOpt(HfReader& r, const std::string& type);
 void ReadGptNeox(HfReader& r, const std::string& type);
 void ReadBloom(HfReader& r, const std::string& type);
 // config/hf_llama.cc: llama and its descendants (mistral, mixtral, qwen*, gemma*, llama4_text,
-// gpt_oss, olmo*, phi3, phimoe); cohere, cohere2; deepseek_v2, deepseek_v3.
+// gpt_oss, olmo*, phi3, phimoe, granitemoe); cohere, cohere2; deepseek_v2, deepseek_v3.
 void ReadLlamaLike(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
+// config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts).
+void ReadGlm4Moe(HfReader& r, const std::string& type);
+void ReadDots1(HfReader& r, const std::string& type);
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);
