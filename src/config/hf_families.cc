@@ -15,6 +15,7 @@ constexpr HfFamily kFamilies[] = {
     {"deepseek_v2", ReadHfTransformer<ReadDeepSeek>},
     {"deepseek_v3", ReadHfTransformer<ReadDeepSeek>},
     {"distilbert", ReadHfTransformer<ReadDistilBert>},
+    {"dots1", ReadHfTransformer<ReadDots1>},
     {"ernie4_5", ReadHfTransformer<ReadRecentLlama>},
     {"exaone4", ReadHfTransformer<ReadRecentLlama>},
     {"falcon", ReadHfTransformer<ReadFalcon>},
@@ -24,12 +25,14 @@ constexpr HfFamily kFamilies[] = {
     {"gemma3_text", ReadHfTransformer<ReadLlamaLike>},
     {"glm", ReadHfTransformer<ReadRecentLlama>},
     {"glm4", ReadHfTransformer<ReadRecentLlama>},
+    {"glm4_moe", ReadHfTransformer<ReadGlm4Moe>},
     {"gpt2", ReadHfTransformer<ReadGpt2>},
     {"gpt_bigcode", ReadHfTransformer<ReadGpt2>},
     {"gpt_neox", ReadHfTransformer<ReadGptNeox>},
     {"gpt_oss", ReadHfTransformer<ReadLlamaLike>},
     {"gptj", ReadHfTransformer<ReadGptj>},
     {"granite", ReadHfTransformer<ReadRecentLlama>},
+    {"granitemoe", ReadHfTransformer<ReadLlamaLike>},
     {"hunyuan_v1_dense", ReadHfTransformer<ReadRecentLlama>},
     {"jamba", ReadHfJamba},
     {"kimi_k2", ReadHfTransformer<ReadDeepSeek>},
@@ -45,12 +48,14 @@ constexpr HfFamily kFamilies[] = {
     {"olmo", ReadHfTransformer<ReadLlamaLike>},
     {"olmo2", ReadHfTransformer<ReadLlamaLike>},
     {"olmo3", ReadHfTransformer<ReadRecentLlama>},
+    {"olmoe", ReadHfTransformer<ReadLlamaLike>},
     {"opt", ReadHfTransformer<ReadOpt>},
     {"phi", ReadHfTransformer<ReadPhi>},
     {"phi-msft", ReadHfTransformer<ReadPhiMsft>},
     {"phi3", ReadHfTransformer<ReadLlamaLike>},
     {"phimoe", ReadHfTransformer<ReadLlamaLike>},
     {"qwen2", ReadHfTransformer<ReadLlamaLike>},
+    {"qwen2_moe", ReadHfTransformer<ReadLlamaLike>},
     {"qwen3", ReadHfTransformer<ReadLlamaLike>},
     {"qwen3_moe", ReadHfTransformer<ReadLlamaLike>},
     {"RefinedWeb", ReadHfTransformer<ReadFalcon>},
@@ -67,8 +72,7 @@ constexpr HfFamily kFamilies[] = {
     {"zamba2", ReadHfZamba2},
 };
 
-constexpr std::string_view kLookalikes[] = {"gpt_neo",      "qwen2_moe", "qwen2_vl", "gemma3n",
-                                            "gemma3n_text", "olmoe",     "phi4mm"};
+constexpr std::string_view kLookalikes[] = {"gpt_neo", "qwen2_vl", "gemma3n", "gemma3n_text", "phi4mm"};
 
 // transformers' model classes (the `architectures` a config names) of the rows above: how a config
 // whose model_type is missing or is no row is read (config/hf_config.cc says so in a note).
@@ -86,6 +90,7 @@ constexpr HfArchitecture kArchitectures[] = {
     {"DistilBertForMaskedLM", "distilbert"},
     {"DistilBertForSequenceClassification", "distilbert"},
     {"DistilBertModel", "distilbert"},
+    {"Dots1ForCausalLM", "dots1"},
     {"Ernie4_5ForCausalLM", "ernie4_5"},
     {"Exaone4ForCausalLM", "exaone4"},
     {"FalconForCausalLM", "falcon"},
@@ -94,6 +99,7 @@ constexpr HfArchitecture kArchitectures[] = {
     {"Gemma3ForConditionalGeneration", "gemma3"},
     {"GemmaForCausalLM", "gemma"},
     {"Glm4ForCausalLM", "glm4"},
+    {"Glm4MoeForCausalLM", "glm4_moe"},
     {"GlmForCausalLM", "glm"},
     {"GPT2LMHeadModel", "gpt2"},
     {"GPTBigCodeForCausalLM", "gpt_bigcode"},
@@ -101,6 +107,7 @@ constexpr HfArchitecture kArchitectures[] = {
     {"GPTNeoXForCausalLM", "gpt_neox"},
     {"GptOssForCausalLM", "gpt_oss"},
     {"GraniteForCausalLM", "granite"},
+    {"GraniteMoeForCausalLM", "granitemoe"},
     {"HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense"},
     {"JambaForCausalLM", "jamba"},
     {"Llama4ForCausalLM", "llama4_text"},
@@ -114,6 +121,7 @@ constexpr HfArchitecture kArchitectures[] = {
     {"MT5ForConditionalGeneration", "mt5"},
     {"Olmo2ForCausalLM", "olmo2"},
     {"Olmo3ForCausalLM", "olmo3"},
+    {"OlmoeForCausalLM", "olmoe"},
     {"OlmoForCausalLM", "olmo"},
     {"OPTForCausalLM", "opt"},
     {"Phi3ForCausalLM", "phi3"},
@@ -121,6 +129,7 @@ constexpr HfArchitecture kArchitectures[] = {
     {"PhiMoEForCausalLM", "phimoe"},  // the hub's spelling (remote code)
     {"PhimoeForCausalLM", "phimoe"},
     {"Qwen2ForCausalLM", "qwen2"},
+    {"Qwen2MoeForCausalLM", "qwen2_moe"},
     {"Qwen3ForCausalLM", "qwen3"},
     {"Qwen3MoeForCausalLM", "qwen3_moe"},
     {"RobertaForMaskedLM", "roberta"},

@@ -63,10 +63,13 @@ void ReadOpt(HfReader& r, const std::string& type);
 void ReadGptNeox(HfReader& r, const std::string& type);
 void ReadBloom(HfReader& r, const std::string& type);
 // config/hf_llama.cc: llama and its descendants (mistral, mixtral, qwen*, gemma*, llama4_text,
-// gpt_oss, olmo*, phi3, phimoe); cohere, cohere2; deepseek_v2, deepseek_v3, kimi_k2.
+// gpt_oss, olmo*, phi3, phimoe, granitemoe); cohere, cohere2; deepseek_v2, deepseek_v3, kimi_k2.
 void ReadLlamaLike(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
+// config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts).
+void ReadGlm4Moe(HfReader& r, const std::string& type);
+void ReadDots1(HfReader& r, const std::string& type);
 // config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
 // hunyuan_v1_dense, olmo3, seed_oss, smollm3).
 void ReadRecentLlama(HfReader& r, const std::string& type);

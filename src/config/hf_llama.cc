@@ -1,13 +1,12 @@
 // The Llama-like decoder families of a Hugging Face config.json (modeling_llama.py and its
-// descendants: Mistral, Mixtral, Qwen, Gemma, Llama 4, gpt-oss, OLMo, Phi-3, PhiMoE), Cohere and
-// DeepSeek-V2/V3.
+// descendants: Mistral, Mixtral, Qwen, Qwen2-MoE, Gemma, Llama 4, gpt-oss, OLMo, OLMoE, Phi-3, PhiMoE,
+// GraniteMoE), Cohere and DeepSeek-V2/V3 (and Kimi K2).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "config/hf_families.h"
 #include "config/hf_reader.h"
-#include "util/checked_math.h"
 
 namespace tally {
 namespace {
@@ -33,18 +32,30 @@ void QwenLayers(HfReader& r, const std::string& type, uint64_t window) {
   TransformerSpec& t = r.t;
   const bool slide = m.Bool("use_sliding_window", false);
   const uint64_t first = m.NonNegativeInt("max_window_layers", t.n_layers);
+  if (type == "qwen2_moe" && slide && !m.Has("layer_types")) {
+    // configuration_qwen2_moe.py has changed which layers slide between transformers releases.
+    throw InputError(m.Loc("use_sliding_window"),
+                     "qwen2_moe's sliding layers are read only from 'layer_types' (transformers' rule for "
+                     "'use_sliding_window' changed between releases)");
+  }
   if (slide && window > 0 && first < t.n_layers) {
     r.Attention(window, 0, [&](uint64_t i) { return i >= first ? AttentionKind::kSliding : AttentionKind::kFull; });
   } else {
     r.UniformAttention(AttentionKind::kFull, 0);
   }
   // modeling_qwen3.py: RMSNorms over head_dim on q and k.
-  if (type != "qwen2") t.qk_norm = QkNorm::kPerHead;
-  if (type != "qwen3_moe") return;
-  // configuration_qwen3_moe.py: layer i is MoE unless listed in mlp_only_layers, when
-  // (i + 1) % decoder_sparse_step == 0.
+  if (type == "qwen3" || type == "qwen3_moe") t.qk_norm = QkNorm::kPerHead;
+  if (type != "qwen3_moe" && type != "qwen2_moe") return;
+  // configuration_qwen3_moe.py and configuration_qwen2_moe.py: layer i is MoE unless listed in
+  // mlp_only_layers, when (i + 1) % decoder_sparse_step == 0.
   r.ReadMoe(m.Has("num_experts") ? "num_experts" : "num_local_experts");
   t.moe_d_ff = m.PositiveInt("moe_intermediate_size");
+  if (type == "qwen2_moe") {
+    // modeling_qwen2_moe.py: one shared expert of shared_expert_intermediate_size (default 5632)
+    // beside the routed ones, scaled per token by sigmoid(shared_expert_gate(x)).
+    t.shared_expert_d_ff = m.PositiveInt("shared_expert_intermediate_size", 5632);
+    t.shared_expert_gate = true;
+  }
   const uint64_t step = m.PositiveInt("decoder_sparse_step", 1);
   const std::vector<uint64_t> dense = r.IntList("mlp_only_layers", t.n_layers);
   if (step > 1 || !dense.empty()) {
@@ -91,7 +102,9 @@ void Llama4Layers(HfReader& r) {
 void MistralLayers(HfReader& r, const std::string& type, uint64_t window, bool attention_bias) {
   r.UniformAttention(window > 0 ? AttentionKind::kSliding : AttentionKind::kFull, window);
   // modeling_mixtral.py: a router (no bias) and num_local_experts SwiGLU experts, top-k per token.
-  if (type == "mixtral" || type == "phimoe") r.ReadMoe("num_local_experts");
+  // modeling_granitemoe.py: the same counts, each expert's gate and up fused in input_linear
+  // [E, 2·intermediate_size, h], output_linear [E, h, intermediate_size], no biases.
+  if (type == "mixtral" || type == "phimoe" || type == "granitemoe") r.ReadMoe("num_local_experts");
   if (type == "phimoe") {
     // modeling_phimoe.py: LayerNorms with weight and bias, q/k/v/o biases, a head bias.
     r.t.norm = NormKind::kLayerNorm;
@@ -123,13 +136,16 @@ void ReadLlamaLike(HfReader& r, const std::string& type) {
   if (m.Has("tie_word_embeddings")) t.tied_embeddings = m.Bool("tie_word_embeddings", gemma);
   const bool attention_bias = m.Bool("attention_bias", false);
   // modeling_qwen2.py: q, k and v projections carry biases, o does not; there is no key for it.
+  // modeling_qwen2_moe.py: the same, under qkv_bias (default true).
   if (type == "qwen2")
     r.SetBiases(true, false, false);
+  else if (type == "qwen2_moe")
+    r.SetBiases(m.Bool("qkv_bias", true), false, false);
   else
     r.SetBiases(attention_bias, attention_bias, m.Bool("mlp_bias", false));
   r.ReadRotaryFraction(0);
   const uint64_t window = m.PositiveInt("sliding_window", 0);
-  if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe") {
+  if (type == "qwen2" || type == "qwen3" || type == "qwen3_moe" || type == "qwen2_moe") {
     QwenLayers(r, type, window);
   } else if (type == "gemma2" || type == "gemma3_text") {
     // modeling_gemma2.py / modeling_gemma3.py: four RMSNorms per block; configuration_*: sliding
@@ -147,17 +163,20 @@ void ReadLlamaLike(HfReader& r, const std::string& type) {
     t.attention_sinks = true;
     t.router_bias = true;
     r.ReadMoe("num_local_experts");
-  } else if (type == "olmo" || type == "olmo2") {
+  } else if (type == "olmo" || type == "olmo2" || type == "olmoe") {
     // modeling_olmo.py: LayerNorm without weight or bias. modeling_olmo2.py: RMSNorm after each
-    // branch, and q/k norms over the whole projections.
+    // branch, and q/k norms over the whole projections. modeling_olmoe.py: pre-norm with those q/k
+    // norms (hidden_size, and head_dim · num_key_value_heads), and num_experts SwiGLU experts of
+    // intermediate_size behind a router without a bias.
     r.UniformAttention(AttentionKind::kFull, 0);
     if (type == "olmo") {
       t.norm = NormKind::kLayerNorm;
       t.norm_params = NormParams::kNone;
     } else {
-      t.norm_placement = NormPlacement::kPost;
+      t.norm_placement = type == "olmo2" ? NormPlacement::kPost : NormPlacement::kPre;
       t.qk_norm = QkNorm::kProjection;
     }
+    if (type == "olmoe") r.ReadMoe("num_experts");
   } else {
     MistralLayers(r, type, window, attention_bias);
   }
@@ -188,16 +207,7 @@ void ReadDeepSeek(HfReader& r, const std::string& type) {
   r.UniformAttention(AttentionKind::kLatent, 0);
   t.n_experts = m.PositiveInt("n_routed_experts", 0);
   if (t.n_experts > 0) {
-    r.ReadMoe("n_routed_experts");
-    t.moe_d_ff = m.PositiveInt("moe_intermediate_size");
-    t.shared_expert_d_ff = CheckedMul(m.NonNegativeInt("n_shared_experts", 0), t.moe_d_ff, "the shared experts");
-    const uint64_t first = m.NonNegativeInt("first_k_dense_replace", 0);
-    const uint64_t freq = m.PositiveInt("moe_layer_freq", 1);
-    if (first > 0 || freq > 1) {
-      r.PerLayer();
-      r.moe.assign(t.n_layers, false);
-      for (uint64_t i = first; i < t.n_layers; ++i) r.moe[i] = i % freq == 0;
-    }
+    r.ReadDeepSeekMoe(true);
     // DeepSeek-V3's noaux_tc routing adds e_score_correction_bias to the expert scores; Kimi K2 is
     // DeepSeek-V3's architecture under its own model_type (its config names DeepseekV3ForCausalLM).
     t.router_score_bias =

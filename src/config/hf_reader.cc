@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "config/hf_common.h"
+#include "util/checked_math.h"
 
 namespace tally {
 
@@ -41,7 +42,9 @@ const std::vector<std::string> kUsedKeys = {
     "vision_config", "mm_tokens_per_image", "vision_feature_layer", "vision_feature_select_strategy",
     "projector_hidden_act", "multimodal_projector_bias",
     // issue 30's dense decoders
-    "attention_out_bias"};
+    "attention_out_bias",
+    // MoE families (issue 30)
+    "shared_expert_intermediate_size"};
 
 }  // namespace
 
@@ -229,6 +232,19 @@ void HfReader::ReadMoe(const char* experts_key) {
   if (t.top_k > t.n_experts) {
     throw InputError(m.Loc("num_experts_per_tok"),
                      "'num_experts_per_tok' is more than '" + std::string(experts_key) + "'");
+  }
+}
+
+void HfReader::ReadDeepSeekMoe(bool layer_freq) {
+  ReadMoe("n_routed_experts");
+  t.moe_d_ff = m.PositiveInt("moe_intermediate_size");
+  t.shared_expert_d_ff = CheckedMul(m.NonNegativeInt("n_shared_experts", 0), t.moe_d_ff, "the shared experts");
+  const uint64_t first = m.NonNegativeInt("first_k_dense_replace", 0);
+  const uint64_t freq = layer_freq ? m.PositiveInt("moe_layer_freq", 1) : 1;
+  if (first > 0 || freq > 1) {
+    PerLayer();
+    moe.assign(t.n_layers, false);
+    for (uint64_t i = first; i < t.n_layers; ++i) moe[i] = i % freq == 0;
   }
 }
 

@@ -60,6 +60,11 @@ class HfReader {
   // Sliding on every layer but each `pattern`-th (Gemma 2 with 2, Gemma 3 with 6, Cohere2 with 4).
   void Pattern(uint64_t window, uint64_t pattern);
   void ReadMoe(const char* experts_key);
+  // DeepSeek's experts (modeling_deepseek_v3.py, and GLM-4.5's and dots.llm1's copies of it):
+  // n_routed_experts of moe_intermediate_size, n_shared_experts as one always-active MLP of their
+  // summed width, the first first_k_dense_replace layers dense (intermediate_size), then MoE on
+  // every moe_layer_freq-th when `layer_freq` (DeepSeek's own; the copies have no such key).
+  void ReadDeepSeekMoe(bool layer_freq);
   // The first entry of `architectures`, or "" when the config has none.
   std::string Architecture() const;
   // The feed-forward activation of an encoder: GELU (any of transformers' GELU names) or ReLU.

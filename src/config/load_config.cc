@@ -87,7 +87,8 @@ std::optional<DType> WeightDtype(const ConfigMap& m) {
   return d;
 }
 
-const std::vector<std::string> kMoeKeys = {"experts",           "top_k",       "d_ff", "shared_d_ff", "router_bias",
+const std::vector<std::string> kMoeKeys = {"experts",           "top_k",       "d_ff",
+                                           "shared_d_ff",       "shared_gate", "router_bias",
                                            "router_score_bias", "first_dense", "every"};
 
 void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
@@ -99,6 +100,10 @@ void ReadMoe(const ConfigMap& moe, TransformerSpec& t) {
   }
   t.moe_d_ff = moe.PositiveInt("d_ff", 0);
   t.shared_expert_d_ff = moe.PositiveInt("shared_d_ff", 0);
+  t.shared_expert_gate = moe.Bool("shared_gate", false);
+  if (t.shared_expert_gate && t.shared_expert_d_ff == 0) {
+    throw InputError(moe.Loc("shared_gate"), "'shared_gate' gates the shared experts: give 'shared_d_ff'");
+  }
   t.router_bias = moe.Bool("router_bias", false);
   t.router_score_bias = moe.Bool("router_score_bias", false);
 }

@@ -192,12 +192,15 @@ struct TransformerSpec {
   uint64_t top_k = 0;               // ... and how many each token is routed to
   uint64_t moe_d_ff = 0;            // each expert's width (0 = d_ff; d_ff is then the dense layers' width)
   uint64_t shared_expert_d_ff = 0;  // width of the always-active shared expert(s) of MoE blocks (0 = none)
-  bool router_bias = false;         // the router linear has a bias (gpt-oss)
+  // Qwen2-MoE's shared_expert_gate: a linear h -> 1 without a bias whose sigmoid scales the shared
+  // expert's output per token.
+  bool shared_expert_gate = false;
+  bool router_bias = false;  // the router linear has a bias (gpt-oss)
   // DeepSeek-V3's e_score_correction_bias: one value per expert, a buffer in transformers that the
   // checkpoint stores and its published count includes.
   bool router_score_bias = false;
-  // DeepSeek-V3's multi-token-prediction modules: reported apart (params.mtp), not in the total, as
-  // transformers does not build them.
+  // DeepSeek-V3's and GLM-4.5's multi-token-prediction modules: reported apart (params.mtp), not in
+  // the total, as transformers does not build them.
   uint64_t mtp_layers = 0;
   uint64_t sliding_window = 0;  // attention window in tokens (0 = none) of every layer, unless layer_specs say
   // One entry per block when blocks differ (Gemma 2's alternating windows, interleaved MoE), at

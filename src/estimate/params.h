@@ -24,7 +24,7 @@ struct ParamCounts {
   // `active` less a multimodal model's vision tower and projector, which run once per image, not per
   // token: what Meta's "17B active" counts for Llama 4 Scout.
   uint64_t active_text = 0;
-  uint64_t mtp = 0;        // DeepSeek-V3's multi-token-prediction modules, outside `total`
+  uint64_t mtp = 0;        // DeepSeek-V3's and GLM-4.5's multi-token-prediction modules, outside `total`
   uint64_t trainable = 0;  // parameters that get gradients (all, unless frozen or LoRA)
   std::map<Component, uint64_t> by_component;
 };

@@ -69,6 +69,21 @@ void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows
   ctx.AddLinear(linear("down", f, h, ctx.cur), shape(h), "down");
 }
 
+// modeling_qwen2_moe.py, Qwen2MoeSparseMoeBlock: sigmoid(shared_expert_gate(x)) · shared_expert(x),
+// the gate a linear h -> 1 without a bias over the block's input. The product saves both factors.
+void SharedExpertGate(TransformerContext& ctx, const std::string& input) {
+  const std::string shared = ctx.cur;
+  Layer gate = MakeLinear(ctx.P("moe.shared_gate"), Component::kRouter, ctx.rows, ctx.t.d_model, 1, false, input, true);
+  ctx.Add(std::move(gate), {ctx.batch, ctx.seq, 1});
+  const uint64_t out = Count(ctx.P("moe.shared_gate"), {ctx.rows, ctx.t.d_model});
+  Layer scale = MakeElementwise(ctx.P("moe.shared_gate.scale"), LayerKind::kActivation, Component::kMlp, out,
+                                kFlopsPerElementwise);
+  scale.non_matmul_flops = CheckedAdd(scale.non_matmul_flops, ctx.rows, "the FLOPs of " + scale.path);  // sigmoid
+  scale.saved.push_back({.id = shared, .elements = out, .tp_sharded = false});
+  scale.saved.push_back({.id = scale.path + ":sigmoid", .elements = ctx.rows, .tp_sharded = false});
+  ctx.Add(std::move(scale), ctx.Hidden());
+}
+
 }  // namespace
 
 void AddMlp(TransformerContext& ctx) {
@@ -102,6 +117,7 @@ void AddMlp(TransformerContext& ctx) {
       // routed ones, added to their sum.
       ctx.cur = input;
       MlpLayers(ctx, "moe.shared.", ctx.rows, {ctx.batch, ctx.seq}, ctx.t.shared_expert_d_ff, 0, 0);
+      if (ctx.t.shared_expert_gate) SharedExpertGate(ctx, input);
       ctx.Residual(ctx.P("moe.combine"), 1);
     }
   }

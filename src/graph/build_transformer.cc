@@ -106,7 +106,9 @@ class TransformerBuilder {
   // DeepSeek-V3 §2.2 (modeling_deepseek.py in the checkpoint): each multi-token-prediction module
   // is an RMSNorm on the hidden state and one on the embedding (enorm, hnorm), their concatenation
   // projected back to h (eh_proj, 2h x h), one decoder block like the last, and a final RMSNorm;
-  // the embedding and head are the main model's.
+  // the embedding and head are the main model's. GLM-4.5's (model.layers.92) has the same modules
+  // (modeling_glm4_moe.py skips them on load); the copies of the embedding and head both
+  // checkpoints store with them are not counted.
   uint64_t MtpParams(const std::vector<LayerSpec>& types) const {
     const std::string what = "the multi-token-prediction parameters";
     const int last =

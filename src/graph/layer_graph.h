@@ -33,7 +33,7 @@ struct LayerGraph {
   size_t blocks_begin = 0, blocks_end = 0;  // layers[blocks_begin, blocks_end) are the blocks' nodes
   // A model with a vision tower: the images per sequence it encodes (0: none, as in a decode step).
   std::optional<uint64_t> images;
-  uint64_t mtp_params = 0;  // DeepSeek-V3's multi-token-prediction modules: not built, not in the total
+  uint64_t mtp_params = 0;  // DeepSeek-V3's and GLM-4.5's multi-token-prediction modules: not built, not in the total
   // Why the training activations of this graph are not modelled (non-empty: training memory is
   // refused with this message; estimate/activations.cc).
   std::string training_refused;

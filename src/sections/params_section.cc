@@ -114,7 +114,7 @@ const KeyTable<ModelEstimate>& ParamsKeys() {
        .unit = Unit::kCount,
        .value = [](E e) { return When(e.transformer() && P(e).mtp > 0, P(e).mtp); },
        .explain = [](E) -> std::string {
-         return "DeepSeek-V3's MTP modules: stored in the checkpoint, not built by transformers";
+         return "DeepSeek-V3's and GLM-4.5's MTP modules: stored in the checkpoint, not built by transformers";
        }},
       {.key = "params.components", .label = "by component"},
       {.key = "params.components", .unit = Unit::kCount, .entries = Components},

@@ -84,6 +84,15 @@ const FamilyRow kFamilies[] = {
      "derived from modular_ernie4_5.py; a third-party runtime print of an 18-layer ERNIE 4.5 (EXPECTED.md)"},
     {"kimi-k2-instruct.json", 1'026'408'232'448, 32'861'500'928, 31'687'095'808, 575'668'224,
      "derived from modeling_deepseek_v3.py (EXPECTED.md); Moonshot '1T total, 32B activated'"},
+    // Issue 30's mixture-of-experts families (EXPECTED.md, "Issue 30").
+    {"qwen1.5-moe-a2.7b-chat.json", 14'315'784'192, 2'689'173'504, 2'378'008'576, 1'610'612'736,
+     "keras-hub qwen1.5_moe_2.7b_en; HF safetensors metadata; active: 'A2.7B'"},
+    {"olmoe-1b-7b-0125-instruct.json", 6'919'161'856, 1'282'017'280, 1'178'994'688, 1'073'741'824,
+     "HF API total of OLMoE-1B-7B-0924(-Instruct), the same dims; active: '1.3B'"},
+    {"glm-4.7.json", 352'797'829'024, 33'632'266'144, 32'856'319'904, 3'087'007'744,
+     "derived from modeling_glm4_moe.py; with the MTP layer and its copies, the HF safetensors total"},
+    {"granite-3.1-3b-a800m-instruct.json", 3'298'793'472, 882'874'368, 807'372'288, 536'870'912,
+     "granite-guardian-3.2-3b-a800m (same dims) in a model table"},
 };
 
 Settings KvSettings() {
@@ -130,6 +139,29 @@ TEST_CASE("families: Llama 4's active parameters per text token leave out the vi
   CHECK(p.active_text == 18'044'827'136 - 850'960'896 - 20'971'520);
   const ParamCounts mixtral = CountParams(ResolvedGraph(LoadModelFile(Hf("mixtral-8x7b.json")), s));
   CHECK(mixtral.active_text == mixtral.active);
+}
+
+TEST_CASE("families: GLM-4.7's multi-token-prediction layer is reported apart from the total") {
+  // model.layers.92 (not loaded by Glm4MoeForCausalLM): enorm and hnorm 2·5120, eh_proj
+  // 2·5120·5120, one MoE decoder layer 3,935,625,632 and shared_head.norm 5120 (EXPECTED.md).
+  Settings s;
+  s.seq = 1;
+  const ParamCounts p = CountParams(ResolvedGraph(LoadModelFile(Hf("glm-4.7.json")), s));
+  CHECK(p.mtp == 2ULL * 5120 + 2ULL * 5120 * 5120 + 3'935'625'632ULL + 5120);
+  CHECK(p.mtp == 3'988'069'792ULL);
+  // With the layer's own copies of the embedding and head (2 · 151552 · 5120), the checkpoint's
+  // 358,337,791,296 (HF safetensors metadata of GLM-4.7; the kvfit table's GLM-4.5).
+  CHECK(p.total + p.mtp + 2ULL * 151552 * 5120 == 358'337'791'296ULL);
+}
+
+TEST_CASE("families: Qwen1.5-MoE's shared expert and its gate run in every block") {
+  // Per block (modeling_qwen2_moe.py): the router 60·2048 and shared_expert_gate 2048 → 1, both
+  // without a bias; the shared expert 3·2048·5632 beside the routed ones.
+  Settings s;
+  s.seq = 1;
+  const ParamCounts p = CountParams(ResolvedGraph(LoadModelFile(Hf("qwen1.5-moe-a2.7b-chat.json")), s));
+  CHECK(p.by_component.at(Component::kRouter) == 24ULL * (60 * 2048 + 2048));
+  CHECK(p.total - p.active == 24ULL * (60 - 4) * 3 * 2048 * 1408);
 }
 
 TEST_CASE("families: windows and chunks bite past their span") {

@@ -58,12 +58,12 @@ const BadCase kCases[] = {
     // Hugging Face config.json: unknown keys are ignored, used ones checked.
     {"hf_missing_vocab_size.json", Stage::kLoad, "1:1: error: missing required key 'vocab_size' in 'config.json'"},
     {"hf_unknown_model_type.json", Stage::kLoad,
-     "3:17: error: unsupported model_type 'xlnet'; tally reads bart, bert, bloom, cohere, cohere2, "
-     "deepseek_v2, deepseek_v3, distilbert, ernie4_5, exaone4, falcon, gemma, gemma2, gemma3, gemma3_text, glm, "
-     "glm4, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, hunyuan_v1_dense, jamba, kimi_k2, llama, llama4, "
-     "llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, olmo2, olmo3, opt, phi, phi-msft, phi3, "
-     "phimoe, qwen2, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, roberta, seed_oss, smollm3, starcoder2, t5, "
-     "umt5, vit, whisper, xlm-roberta, zamba2; for "
+     "3:17: error: unsupported model_type 'xlnet'; tally reads bart, bert, bloom, cohere, cohere2, deepseek_v2, "
+     "deepseek_v3, distilbert, dots1, ernie4_5, exaone4, falcon, gemma, gemma2, gemma3, gemma3_text, glm, glm4, "
+     "glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, granitemoe, hunyuan_v1_dense, jamba, "
+     "kimi_k2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, olmo2, olmo3, "
+     "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_moe, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
+     "roberta, seed_oss, smollm3, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for "
      "another model, write a tally YAML config (README, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
@@ -168,6 +168,8 @@ const BadCase kCases[] = {
     {"hf_heads_not_dividing_hidden.json", Stage::kLoad,
      "7:26: error: the hidden size (4096) is not divisible by the number of heads (30)"},
     {"moe_top_k_too_large.yaml", Stage::kLoad, "8:26: error: 'top_k' (3) is more than the 2 experts"},
+    {"moe_shared_gate_without_shared.yaml", Stage::kLoad,
+     "8:42: error: 'shared_gate' gates the shared experts: give 'shared_d_ff'"},
     {"rotary_dim_too_large.yaml", Stage::kLoad,
      "9:13: error: 'rotary_dim' (32) is larger than the head dimension (16)"},
     {"position_offset_needs_learned.yaml", Stage::kLoad, "9:18: error: 'position_offset' needs 'position: learned'"},

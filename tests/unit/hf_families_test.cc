@@ -63,6 +63,14 @@ const char* const kSmall = R"("vocab_size": 10, "hidden_size": 8, "intermediate_
   "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 2, "max_position_embeddings": 64,
   "tie_word_embeddings": false)";
 
+// dots.llm1 (modular_dots1.py): V 10, h 4, 2 heads of 2 and one K/V head, two layers, the first
+// dense (intermediate 16), then two routed experts of 8 (top-1) and one shared, untied.
+const char* const kDots1 = R"({"model_type": "dots1", "vocab_size": 10, "hidden_size": 4,
+  "intermediate_size": 16, "moe_intermediate_size": 8, "num_hidden_layers": 2,
+  "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 2, "n_routed_experts": 2,
+  "n_shared_experts": 1, "num_experts_per_tok": 1, "first_k_dense_replace": 1,
+  "max_position_embeddings": 64, "tie_word_embeddings": false})";
+
 uint64_t Total(const ModelSpec& spec) { return CountParams(testing::GraphOf(spec, 16)).total; }
 
 ModelSpec Small(const std::string& type, const std::string& extra) {
@@ -176,6 +184,13 @@ TEST_CASE("hf families: every row reads a config of its type") {
       // head_dim 2 + 2, MLP 384 (no biases), two norms 16: 596 a layer. 1192 + 168 = 1360.
       spec = Small(type, R"("num_hidden_layers": 2)");
       CHECK(Total(spec) == 1360);
+    } else if (type == "dots1") {
+      // Embedding and untied head 2·40 = 80, final norm 4. Per layer: q 4·4, k 4·2, v 4·2, o 4·4 =
+      // 48, q/k norms over head_dim 2·2 and two norms 8: 60. Layer 0 dense: 3·4·16 = 192. Layer 1:
+      // router 2·4 = 8 and its e_score_correction_bias 2, experts 2·3·4·8 = 192, the shared expert
+      // 3·4·8 = 96: 298. 80 + 4 + 2·60 + 192 + 298 = 694.
+      spec = LoadModelText("dots1.json", kDots1);
+      CHECK(Total(spec) == 694);
     } else {
       FAIL_CHECK("no fixture in tests/data/hf and no config here for " << type);
       continue;
