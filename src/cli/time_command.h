@@ -12,8 +12,8 @@
 namespace tally {
 
 struct TimeFlags {
-  std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price, kernels,
-      pp_schedule;
+  std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price,
+      kernels, pp_schedule;
 };
 
 void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);

@@ -1,6 +1,7 @@
 #include "estimate/collectives.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tally {
 namespace {
@@ -14,6 +15,11 @@ struct Protocol {
 };
 constexpr Protocol kSimple = {8.4, 3.4, 9.6, 1.0};
 constexpr Protocol kLowLatency = {3.6, 0.47, 2.7, 0.25};
+// The tree algorithm, all-reduce only (NCCL's double binary tree across nodes, a chain inside one):
+// a latency of base + 2 ((ranks a node - 1) x the NVLink hop + log2(nodes) x the network hop), at 0.9
+// of the link (LL: 1 / 3.8 of that), an algorithm bandwidth of half the bus bandwidth.
+constexpr Protocol kTreeSimple = {0, 28, 50, 0.9};
+constexpr Protocol kTreeLowLatency = {4.4, 0.52, 5.0, 0.9 / 3.8};
 
 // Ring steps of one call (Patarasuk & Yuan 2009; NCCL's nsteps): an all-reduce is a reduce-scatter
 // then an all-gather. An all-to-all exchanges with every peer at once: one step of latency.
@@ -47,6 +53,12 @@ double Latency(const Protocol& p, Collective c, double n, const Link& link) {
   return (p.base + (steps - inter) * intra_hop + inter * p.network_hop + hops) * 1e-6;
 }
 
+double TreeLatency(const Protocol& p, double n, const Link& link) {
+  const double per_node = link.network ? std::min(n, std::max(1.0, link.ranks_per_node)) : n;
+  const double nodes = link.network ? std::max(2.0, n / per_node) : 1;
+  return (p.base + 2 * ((per_node - 1) * p.nvlink_hop + std::log2(nodes) * p.network_hop)) * 1e-6;
+}
+
 }  // namespace
 
 double CollectiveSeconds(Collective c, double ranks, double bytes, double calls, const Link& link) {
@@ -56,6 +68,11 @@ double CollectiveSeconds(Collective c, double ranks, double bytes, double calls,
   for (const Protocol* p : {&kSimple, &kLowLatency}) {
     const double t = Latency(*p, c, ranks, link) + per_call / (link.bandwidth * p->bandwidth_share);
     best = p == &kSimple ? t : std::min(best, t);
+  }
+  if (c == Collective::kAllReduce) {
+    for (const Protocol* p : {&kTreeSimple, &kTreeLowLatency}) {
+      best = std::min(best, TreeLatency(*p, ranks, link) + 2 * bytes / calls / (link.bandwidth * p->bandwidth_share));
+    }
   }
   return best * calls;
 }

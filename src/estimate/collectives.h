@@ -1,7 +1,8 @@
 // A collective's time by the α–β model NCCL itself tunes with: a latency per call (a base plus one
 // hop's latency per ring step, NVLink inside a node, the NIC across nodes) plus the bytes each rank
-// sends over the link's bandwidth. NCCL picks the faster of its low-latency (LL) protocol, at a
-// quarter of the bandwidth, and its Simple protocol; so does this.
+// sends over the link's bandwidth. NCCL picks the fastest of its algorithms (ring; for an all-reduce
+// also the tree, whose latency grows with log2 of the nodes) and protocols (Simple; low-latency, LL,
+// at a quarter of the bandwidth); so does this.
 #pragma once
 
 namespace tally {

@@ -61,7 +61,7 @@ double GemmShapeFactor(GemmDType dtype, double m, double n, double k) {
 }
 
 double GemmAlignmentFactor(GemmDType dtype, uint64_t n, uint64_t k) {
-  const uint64_t per_16_bytes = dtype == GemmDType::kFp8 || dtype == GemmDType::kInt8 ? 16
+  const uint64_t per_16_bytes = dtype == GemmDType::kFp8 || dtype == GemmDType::kInt8    ? 16
                                 : dtype == GemmDType::kBf16 || dtype == GemmDType::kFp16 ? 8
                                                                                          : 0;
   if (per_16_bytes == 0) return 1;

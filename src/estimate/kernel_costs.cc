@@ -64,7 +64,8 @@ OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes) 
     // A fused kernel (and an eager op not measured: the attention's softmax, pooling): it reads its
     // input and writes its output; its backward reads the output's gradient and the saved input and
     // writes the input's gradient.
-    return {.forward_bytes = 2 * act_bytes, .backward_bytes = 4 * act_bytes, .forward_kernels = 1, .backward_kernels = 1};
+    return {
+        .forward_bytes = 2 * act_bytes, .backward_bytes = 4 * act_bytes, .forward_kernels = 1, .backward_kernels = 1};
   }
   const bool wide = act_bytes >= 4;
   return {.forward_bytes = wide ? m->forward32 : m->forward16,

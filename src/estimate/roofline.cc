@@ -1,11 +1,10 @@
 #include "estimate/roofline.h"
 
-#include "estimate/collectives.h"
-
 #include <algorithm>
 #include <cmath>
 
 #include "estimate/checkpoint_weights.h"
+#include "estimate/collectives.h"
 #include "estimate/defaults.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
@@ -198,8 +197,9 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     if (s.tp > 1 && RowParallel(l)) {
       if (r.interconnect <= 0) throw InputError("--tp: the hardware has no interconnect bandwidth for all-reduces");
       const double rep = static_cast<double>(l.repeat);
-      out.allreduce_seconds += CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.tp),
-                                                 ShapeElements(l.shape) * act * rep, rep, {.bandwidth = r.interconnect});
+      out.allreduce_seconds +=
+          CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.tp), ShapeElements(l.shape) * act * rep, rep,
+                            {.bandwidth = r.interconnect});
     }
   }
   out.seconds += out.allreduce_seconds;

@@ -5,9 +5,9 @@
 
 #include "estimate/collectives.h"
 #include "estimate/expert_parallel.h"
+#include "estimate/flops.h"
 #include "estimate/gemm_shape.h"
 #include "estimate/kernel_costs.h"
-#include "estimate/flops.h"
 #include "estimate/roofline.h"
 #include "util/dtype.h"
 #include "util/error.h"
@@ -254,16 +254,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                        device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
   const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
-  const std::optional<double> measured_adam =
-      o.kernels == Kernels::kEager && !s.dtypes.master && IsAdam(s.optimizer)
-          ? MeasuredAdamBytes(s.optimizer_impl, BytesPerElement(s.dtypes.param))
-          : std::nullopt;
+  const std::optional<double> measured_adam = o.kernels == Kernels::kEager && !s.dtypes.master && IsAdam(s.optimizer)
+                                                  ? MeasuredAdamBytes(s.optimizer_impl, BytesPerElement(s.dtypes.param))
+                                                  : std::nullopt;
   out.optimizer =
-      measured_adam ? local * *measured_adam / copy_bandwidth
-                    : local *
-                          (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master +
-                           2 * states) /
-                          bandwidth;
+      measured_adam
+          ? local * *measured_adam / copy_bandwidth
+          : local * (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master + 2 * states) /
+                bandwidth;
   const double optimizer_launches =
       o.kernels == Kernels::kEager ? param_tensors * OptimizerKernelsPerTensor(s.optimizer_impl) : 0;
   out.optimizer = std::max(out.optimizer, optimizer_launches * kHostSecondsPerKernel);
@@ -348,9 +346,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // last micro-batch (DDP's no_sync).
     const double earlier = s.zero >= 2 ? (micro - 1) * scatter : 0;
     out.dp_comm = last + earlier;
-    double exposed =
-        std::max(CollectiveSeconds(Collective::kAllReduce, n, std::min(kBucketBytes, grads), 1, net),
-                 last - backward_stage);
+    double exposed = std::max(CollectiveSeconds(Collective::kAllReduce, n, std::min(kBucketBytes, grads), 1, net),
+                              last - backward_stage);
     if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
     if (s.zero >= 3) {
       const double param_bytes = (device.dense + device.expert) * BytesPerElement(s.dtypes.param);

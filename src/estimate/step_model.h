@@ -17,7 +17,7 @@ namespace tally {
 
 struct StepOptions {
   uint64_t gpus_per_node = 8;
-  uint64_t vp = 1;            // virtual pipeline stages per device (interleaved 1F1B)
+  uint64_t vp = 1;                    // virtual pipeline stages per device (interleaved 1F1B)
   Kernels kernels = Kernels::kEager;  // --kernels: eager PyTorch or fused (estimate/kernel_costs.h)
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
   double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
@@ -27,9 +27,9 @@ struct StepOptions {
 };
 
 struct StepTime {
-  double efficiency = 0;  // the catalog's large-GEMM efficiency for the compute dtype
-  double optimizer = 0;   // the optimizer update, memory-bound
-  double compute = 0;     // the slowest stage's ops over the step, plus the optimizer update
+  double efficiency = 0;    // the catalog's large-GEMM efficiency for the compute dtype
+  double optimizer = 0;     // the optimizer update, memory-bound
+  double compute = 0;       // the slowest stage's ops over the step, plus the optimizer update
   double memory_bound = 0;  // of which the non-GEMM ops (norms, activations, the loss, casts), GPU time
   double host = 0;          // the host's time to launch the step's kernels (bounds compute from below)
   double kernels = 0;       // kernel launches in the step

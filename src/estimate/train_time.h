@@ -21,10 +21,10 @@ struct TrainQuery {
   // mfu nor achieved is given.
   std::optional<double> step_seconds;
   uint64_t gpus_per_node = 8;
-  uint64_t vp = 1;              // virtual pipeline stages (interleaved 1F1B)
+  uint64_t vp = 1;  // virtual pipeline stages (interleaved 1F1B)
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
   Kernels kernels = Kernels::kEager;  // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
-  std::optional<double> price;  // per device-hour
+  std::optional<double> price;        // per device-hour
 };
 
 struct TrainTime {

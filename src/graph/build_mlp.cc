@@ -45,7 +45,9 @@ void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows
   // ReLU's backward uses its output (the down projection's saved input); GELU and SiLU their input.
   const bool saves_output = ctx.t.mlp == MlpKind::kRelu;
   const bool gelu_in_ops = ctx.t.gelu_in_ops && ctx.t.mlp == MlpKind::kGelu;
-  act.op = gated ? ElementwiseOp::kGatedActivation : gelu_in_ops ? ElementwiseOp::kGeluInOps : ElementwiseOp::kActivation;
+  act.op = gated         ? ElementwiseOp::kGatedActivation
+           : gelu_in_ops ? ElementwiseOp::kGeluInOps
+                         : ElementwiseOp::kActivation;
   // gelu_new's pow runs in fp32 under autocast, and what follows it: x (cast), tanh and 1 + tanh are
   // fp32 there, 0.5·x keeps the GEMM's dtype.
   act.saved.push_back({.id = saves_output ? ctx.P(prefix + "act") : ctx.cur,

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "unit/test_util.h"
 #include "unit/run_tally.h"
+#include "unit/test_util.h"
 
 namespace tally {
 namespace {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/hardware.h"
-#include "unit/test_util.h"
 #include "unit/run_tally.h"
+#include "unit/test_util.h"
 
 namespace tally {
 namespace {

@@ -183,8 +183,9 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
     s.recompute = Recompute::kSelective;
     s.attention = Attention::kEager;  // Megatron-LM of 2022: fused softmax, no flash attention
     const LayerGraph g = Micro(Gpt(row.h, row.layers, row.heads), s);
-    const StepTime st = TrainingStep(g, s, a100, *a100.Peak(GemmDType::kBf16), a100.gemm_efficiency.at(GemmDType::kBf16),
-                                     CountParams(g).trainable, {.kernels = Kernels::kFused});
+    const StepTime st =
+        TrainingStep(g, s, a100, *a100.Peak(GemmDType::kBf16), a100.gemm_efficiency.at(GemmDType::kBf16),
+                     CountParams(g).trainable, {.kernels = Kernels::kFused});
     CHECK(st.step_seconds == doctest::Approx(row.seconds).epsilon(row.tolerance));
     // MFU: model FLOPs (attention whole) / (time x devices x peak).
     const FlopCounts f = CountFlops(g);

@@ -98,9 +98,9 @@ TEST_CASE("validation: BLOOM-176B's training step on 384 A100 (BigScience tr11)"
   const std::string bloom = (std::filesystem::path(TALLY_TEST_DATA) / "validation" / "bloom-176b.yaml").string();
   CHECK(RunJson({"params", bloom})["params"]["total"] == 176'247'271'424ULL);
   const nlohmann::json j =
-      RunJson({"time",  bloom,  "--hardware",  "a100-80gb", "--gpus",        "384",   "--tp",         "4",
-               "--pp",  "12",   "--zero",      "1",         "--micro-batch", "2",     "--grad-accum", "128",
-               "--seq", "2048", "--recompute", "full",      "--attention",   "eager", "--tokens",     "1B",
+      RunJson({"time",      bloom,  "--hardware",  "a100-80gb", "--gpus",        "384",   "--tp",         "4",
+               "--pp",      "12",   "--zero",      "1",         "--micro-batch", "2",     "--grad-accum", "128",
+               "--seq",     "2048", "--recompute", "full",      "--attention",   "eager", "--tokens",     "1B",
                "--kernels", "fused"});
   const double predicted = j["time"]["step_seconds"].get<double>();
   CAPTURE(predicted);
