@@ -8,7 +8,10 @@
 import argparse
 import json
 import os
-import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_time import graph_seconds  # noqa: E402
 
 
 def main():
@@ -17,29 +20,6 @@ def main():
     args = ap.parse_args()
     import torch
     res = {"torch": torch.__version__, "gpu": torch.cuda.get_device_name(0), "rows": []}
-
-    def graph_time(fn, reps=10):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                fn()
-        torch.cuda.current_stream().wait_stream(side)
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            for _ in range(reps):
-                fn()
-        g.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(5):
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            g.replay()
-            b.record()
-            torch.cuda.synchronize()
-            times.append(a.elapsed_time(b) / 1000 / reps)
-        return statistics.median(times)
 
     for name, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32)):
         for m in (1024, 8192):
@@ -51,7 +31,7 @@ def main():
                     row = {"dtype": name, "m": m, "n": n, "k": k}
                     for part, fn in (("forward", lambda: x @ w.t()), ("grad_input", lambda: dy @ w),
                                      ("grad_weight", lambda: dy.t() @ x)):
-                        t = graph_time(fn)
+                        t = graph_seconds(torch, fn)
                         row[part + "_seconds"] = t
                         row[part + "_tflops"] = 2 * m * n * k / t / 1e12
                     res["rows"].append(row)

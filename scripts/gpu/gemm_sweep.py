@@ -14,8 +14,11 @@ fp16 by torch.matmul, tf32 and fp32 likewise (allow_tf32 on and off), fp8 by tor
 import argparse
 import json
 import os
-import statistics
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from graph_time import graph_seconds  # noqa: E402
 
 M = [64, 256, 1024, 4096, 16384]
 N = [768, 2048, 4096, 8192, 16384, 50304]
@@ -55,28 +58,8 @@ def main():
                             def fn():
                                 return a @ b
                         reps = 10 if 2 * m * n * k < 2e12 else 3
-                        side = torch.cuda.Stream()
-                        side.wait_stream(torch.cuda.current_stream())
-                        with torch.cuda.stream(side):
-                            for _ in range(2):
-                                fn()
-                        torch.cuda.current_stream().wait_stream(side)
-                        g = torch.cuda.CUDAGraph()
-                        with torch.cuda.graph(g):
-                            for _ in range(reps):
-                                fn()
-                        g.replay()
-                        sync()
-                        times = []
-                        for _ in range(5):
-                            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                            e0.record()
-                            g.replay()
-                            e1.record()
-                            sync()
-                            times.append(e0.elapsed_time(e1) / 1000 / reps)
-                        table["%d,%d,%d" % (m, n, k)] = statistics.median(times)
-                        del g, a, b
+                        table["%d,%d,%d" % (m, n, k)] = graph_seconds(torch, fn, calls=reps)
+                        del a, b
                     except Exception as e:  # noqa: BLE001
                         table["%d,%d,%d" % (m, n, k)] = "error: %r" % (e,)
         res["seconds"][dt] = table
