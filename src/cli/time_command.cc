@@ -29,8 +29,9 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--days", f.days, "wall-clock budget in days (or 36h, 2w)", "D");
   opt("--hours", f.hours, "wall-clock budget in hours", "H");
   opt("--mfu", f.mfu,
-      "training: end-to-end model FLOPs utilization of the dense peak; inference: each op's "
-      "compute efficiency inside the roofline (default " +
+      "training: end-to-end model FLOPs utilization of the dense peak; inference: each op's compute "
+      "efficiency inside the roofline (default: where the catalog gives the device's GEMM efficiency, "
+      "the step from its parts and each GEMM at its shape's share of it; else " +
           FormatDouble(kDefaultMfu) + ")",
       "RATIO");
   opt("--achieved", f.achieved, "hardware FLOP/s per device actually reached (instead of --mfu), e.g. 140e12",

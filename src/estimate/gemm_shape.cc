@@ -57,7 +57,7 @@ double GemmShapeFactor(GemmDType dtype, double m, double n, double k) {
     default:
       f = Interpolate(kShape_bf16, rows, n, k);
   }
-  return std::min(1.0, f) * std::min(1.0, m / rows);
+  return std::min(1.0, f);
 }
 
 double GemmAlignmentFactor(GemmDType dtype, uint64_t n, uint64_t k) {

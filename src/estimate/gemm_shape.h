@@ -3,9 +3,10 @@
 // by dtype, from a sweep of kernel times on an H200 (scripts/gpu/gemm_sweep.py,
 // docs/data/h200-gemm-sweep.json): 5 m x 6 n x 4 k shapes, each 10 products in one CUDA graph, so no
 // launch gap inflates small shapes. Between the sweep's shapes the factor is interpolated in log m,
-// log n and log k; outside them it is held at the edge, except below m = 64, where a product takes
-// the time of 64 rows (its weights' read bounds it). Other devices take the H200's roll-off: an
-// assumption (their tiles and SM counts differ), named in `tally time --explain`.
+// log n and log k; outside them it is held at the edge. A shape the H200 ran at its bandwidth's pace
+// has factor 1: the callers' memory term (operands / bandwidth) prices it on each device's own
+// bandwidth. Other devices take the H200's roll-off: an assumption (their tiles and SM counts
+// differ), named in `tally time --explain`.
 #pragma once
 
 #include <cstdint>

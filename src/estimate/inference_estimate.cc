@@ -67,7 +67,7 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
   e.generate = req.generate;
   CheckGenerates(spec, s, e.prompt, e.generate);
   e.source = s.seq.value();  // resolved (config/resolve.cc)
-  e.rates = InferenceRates(hw, s, req.train.mfu.value_or(kDefaultMfu), req.mbu.value_or(kDefaultMbu));
+  e.rates = InferenceRates(hw, s, req.train.mfu, req.mbu.value_or(kDefaultMbu));
   e.batch = InferenceBatch(s);
   // Inference runs without dropout, and a decoder's prefill is causal.
   Settings prefill = s;

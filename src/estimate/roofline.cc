@@ -7,6 +7,7 @@
 #include "estimate/collectives.h"
 #include "estimate/defaults.h"
 #include "estimate/flops.h"
+#include "estimate/gemm_shape.h"
 #include "estimate/memory.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -46,6 +47,7 @@ namespace {
 struct OpCost {
   double flops = 0;
   double bytes = 0;
+  double shaped_flops = 0;  // the weight GEMMs' FLOPs / their shape factor, plus the rest as they are
 };
 
 OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, double act, double kv) {
@@ -88,7 +90,7 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
 }
 
 OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, const Settings& s, DType weight,
-                const CheckpointRates* rates) {
+                const CheckpointRates* rates, std::optional<GemmDType> shaped) {
   const double act = BytesPerElement(s.dtypes.activation), kv = BytesPerElement(KvDtype(s));
   const double tp = TpDivisor(l, s.tp);
   if (l.component == Component::kAttentionCore) return AttentionCost(l, spec, s, act, kv);
@@ -123,7 +125,17 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   }
   for (const Gemm& gemm : l.gemms) {
     const double count = static_cast<double>(gemm.count);
-    c.flops += static_cast<double>(GemmForwardFlops(gemm, l.path)) / tp * share;
+    const double flops = static_cast<double>(GemmForwardFlops(gemm, l.path)) / tp * share;
+    c.flops += flops;
+    if (shaped) {
+      // The product as it runs on a device: m rows (the head's one position a sequence), its output
+      // or input split by tensor parallelism.
+      const double m = static_cast<double>(gemm.m) * share;
+      double n = static_cast<double>(gemm.n), k = static_cast<double>(gemm.k);
+      (RowParallel(l) ? k : n) /= tp;
+      c.shaped_flops += flops / (GemmShapeFactor(*shaped, m, n, k) *
+                                 GemmAlignmentFactor(*shaped, static_cast<uint64_t>(n), static_cast<uint64_t>(k)));
+    }
     c.bytes += (static_cast<double>(gemm.m) * static_cast<double>(gemm.k) +
                 static_cast<double>(gemm.m) * static_cast<double>(gemm.n)) *
                count / tp * share * act;
@@ -135,6 +147,7 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
     c.bytes += 2 * static_cast<double>(l.state_elements_per_sequence) * static_cast<double>(l.shape[0]) * act;
   }
   c.flops += static_cast<double>(l.non_matmul_flops) / tp * share;
+  c.shaped_flops += static_cast<double>(l.non_matmul_flops) / tp * share;
   c.bytes += weights;
   return c;
 }
@@ -174,13 +187,15 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
       out.nodes.push_back({.path = l.path, .repeat = l.repeat});
       continue;
     }
-    OpCost c = NodeCost(l, graph, spec, s, weight, rates ? &*rates : nullptr);
+    OpCost c = NodeCost(l, graph, spec, s, weight, rates ? &*rates : nullptr, r.shaped);
+    if (!r.shaped || l.gemms.empty() || l.component == Component::kAttentionCore) c.shaped_flops = c.flops;
     // A node of a repeated block stands for `repeat` identical ops.
     c.flops *= static_cast<double>(l.repeat);
     c.bytes *= static_cast<double>(l.repeat);
     const bool block_matrix =
         l.kind == LayerKind::kLinear && l.block_type >= 0 && l.component != Component::kRouter && r.linear_peak > 0;
-    const double compute = c.flops / ((block_matrix ? r.linear_peak : r.peak) * r.mfu);
+    const double compute = c.shaped_flops * static_cast<double>(l.repeat) /
+                           (block_matrix ? r.linear_peak * (r.linear_mfu > 0 ? r.linear_mfu : r.mfu) : r.peak * r.mfu);
     const double memory = c.bytes / (r.bandwidth * r.mbu);
     out.nodes.push_back({l.path, l.repeat, c.flops, c.bytes, compute, memory});
     out.flops += c.flops;

@@ -59,6 +59,11 @@ struct RooflineRates {
   double mbu = 1;        // memory-bandwidth utilization
   double interconnect = 0;
   double linear_peak = 0;  // the block matrices' GEMMs when they run in another dtype (W8A8); 0: peak
+  // Set when `mfu` is the device's best-shape GEMM efficiency for this dtype (the catalog's
+  // gemm_efficiency, no --mfu): each weight GEMM then runs at its shape's share of it
+  // (estimate/gemm_shape.h), the linear_peak's at linear_mfu.
+  std::optional<GemmDType> shaped;
+  double linear_mfu = 0;
 };
 
 // One forward pass of `graph` on one device: each node takes max(FLOPs / (peak · mfu),

@@ -57,7 +57,7 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
   return c;
 }
 
-RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, double mfu, double mbu) {
+RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::optional<double> mfu, double mbu) {
   if (s.ep > 1) {
     throw InputError(
         "--ep: inference latency under expert parallelism is not modelled (the roofline has no "
@@ -70,9 +70,18 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, double m
     throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + Name(dtype) +
                      " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
   }
-  RooflineRates r{*peak, mfu, hw.memory_bandwidth, mbu, hw.interconnect_bandwidth};
+  RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, mbu, hw.interconnect_bandwidth};
+  // Without --mfu, a device whose GEMM efficiency the catalog gives runs each GEMM at its shape's
+  // share of it, as a training step does (estimate/gemm_shape.h).
+  const auto efficiency = hw.gemm_efficiency.find(dtype);
+  if (!mfu && efficiency != hw.gemm_efficiency.end()) {
+    r.mfu = efficiency->second;
+    r.shaped = dtype;
+  }
   if (s.quant == Quant::kFp8) {
     if (std::optional<double> fp8 = hw.Peak(GemmDType::kFp8); fp8 && *fp8 > 0) r.linear_peak = *fp8;
+    const auto fp8_efficiency = hw.gemm_efficiency.find(GemmDType::kFp8);
+    if (r.shaped && fp8_efficiency != hw.gemm_efficiency.end()) r.linear_mfu = fp8_efficiency->second;
   }
   return r;
 }
@@ -119,7 +128,8 @@ ServingEstimate EstimateServing(Evaluation& ev, const Settings& s, uint64_t limi
   out.on_device = hw != nullptr;
   if (hw == nullptr || s.ep > 1) return out;  // InferenceRates refuses --ep
   ServingEstimate::Decode d{.mfu = kDefaultMfu, .mbu = kDefaultMbu};
-  const RooflineRates rates = InferenceRates(*hw, s, d.mfu, d.mbu);
+  const RooflineRates rates = InferenceRates(*hw, s, std::nullopt, d.mbu);
+  d.mfu = rates.mfu;
   d.seconds = DecodeStep(ev, s, rates, s.batch, out.context).seconds;
   d.tokens_per_second = static_cast<double>(s.batch) / d.seconds;
   d.compute_bound_batch = DecodeComputeBoundBatch(ev, s, rates, out.context, false);

@@ -46,8 +46,9 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& settings, cons
 // The roofline rates of a forward pass on `hw`: the precision policy's dense peak, and for the block
 // matrices under --quant fp8 the fp8 peak (W8A8: fp8 weights and activations into fp8 tensor cores,
 // where the device lists one); weight-only methods (int8, int4, nf4, mxfp4: W8A16, W4A16) dequantize
-// to the activation dtype and run at its peak.
-RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& settings, double mfu, double mbu);
+// to the activation dtype and run at its peak. `mfu` nullopt (no --mfu): the device's GEMM efficiency
+// by shape where the catalog gives one, else kDefaultMfu.
+RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& settings, std::optional<double> mfu, double mbu);
 
 // One decode step of `batch` sequences, each one new token against `context` cached tokens.
 Roofline DecodeStep(Evaluation& evaluation, const Settings& settings, const RooflineRates& rates, uint64_t batch,
