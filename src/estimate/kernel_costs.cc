@@ -58,7 +58,7 @@ const Measured* EagerOf(const Layer& l) {
 
 }  // namespace
 
-OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes) {
+OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes, bool autocast) {
   const Measured* m = kernels == Kernels::kEager ? EagerOf(l) : nullptr;
   if (m == nullptr) {
     // A fused kernel (and an eager op not measured: the attention's softmax, pooling): it reads its
@@ -67,7 +67,10 @@ OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes) 
     return {
         .forward_bytes = 2 * act_bytes, .backward_bytes = 4 * act_bytes, .forward_kernels = 1, .backward_kernels = 1};
   }
-  const bool wide = act_bytes >= 4;
+  const bool half_under_autocast =
+      l.kind == LayerKind::kRope ||
+      (l.kind == LayerKind::kActivation && l.op != ElementwiseOp::kGeluInOps && l.op != ElementwiseOp::kGeneric);
+  const bool wide = act_bytes >= 4 || (autocast && !half_under_autocast);
   return {.forward_bytes = wide ? m->forward32 : m->forward16,
           .backward_bytes = wide ? m->backward32 : m->backward16,
           .forward_kernels = m->forward_kernels,

@@ -19,8 +19,12 @@ struct OpTraffic {
   bool measured = false;  // bytes at the copy bandwidth (kCopyEfficiency), not at the step's mbu
 };
 
-// An elementwise (non-GEMM) node whose output elements are `act_bytes` wide (2 or 4).
-OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes);
+// An elementwise (non-GEMM) node whose output elements are `act_bytes` wide (2 or 4). Under
+// `autocast` (torch.amp with fp32 weights) the residual stream stays fp32 and autocast runs its fp32
+// list in fp32 (norms, pow, softmax, the loss: torch/amp autocast op reference): those nodes, the
+// residual adds, dropout and the embedding take the fp32 figures; activations of a GEMM's output
+// (GELU, SiLU and its product) and RoPE keep the half-precision ones.
+OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes, bool autocast = false);
 
 // PyTorch's Adam/AdamW update measured per parameter whose weight is `param_bytes` wide, where the
 // weight is what the optimizer updates (no fp32 master copy); nullopt for the other optimizers,

@@ -137,6 +137,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       (half || fp8) && hw.attention_efficiency > 0 ? hw.attention_efficiency : half_rate.efficiency;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
+  const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
   double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
@@ -196,7 +197,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h).
       // Sequence parallelism splits the ops tensor parallelism leaves replicated.
       const double shard = l.component == Component::kAttentionCore ? tp : div > 1 ? div : s.sp ? tp : 1;
-      const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act);
+      const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act, autocast);
       const double elements = ShapeElements(l.shape) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;
       fwd += elements * traffic.forward_bytes / bw;
@@ -270,7 +271,6 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // Autocast (torch.amp) casts each fp32 weight to the GEMMs' dtype in every forward (4 bytes read, 2
   // written) and each weight gradient back to fp32 (torch/amp/autocast_mode.py; its cast cache lives
   // one forward).
-  const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
   const double casts = autocast ? 6 * (gemm_weights + trainable_weights) * stage_share / copy_bandwidth : 0;
   const double gpu = stage(totals) * micro + casts * micro + 4 * fp8_weights * stage_share / copy_bandwidth;
   // The host launches every kernel; where they run shorter than it launches them, the step waits on it.
