@@ -60,6 +60,7 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
       ->type_name("LIST");
   cmd->add_option("--memory", f.memory, "mark points whose memory per device exceeds this as 'does not fit'")
       ->type_name("SIZE");
+  AddTimeFlags(cmd, f.time);
 }
 
 void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid, const SweepFlags& flags,
@@ -72,6 +73,9 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
   const uint64_t limit = flags.memory ? ParseBytes(*flags.memory, "--memory") : 0;  // 0: no limit
   const std::vector<std::string> keys = flags.keys ? SplitList(*flags.keys, "--keys") : kDefaultKeys;
   CheckTimeKeys(grid, keys);
+  // Time's flags hold for every point; each point's devices are its settings' (as time reads them
+  // without --gpus: the workload's).
+  const TimeRequest time = ReadTimeRequest(flags.time, false, 1);
   uint64_t points = 1;
   const std::vector<Axis> axes = AxesOf(grid, points);
   if (CheckedMul(points, models.size(), "the number of sweep points") > kMaxPoints) {
@@ -97,7 +101,7 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
   std::vector<KeyReader> readers;
   for (const std::string& model : models) {
     evaluations.push_back(std::make_unique<Evaluation>(ResolveModel(model)));
-    readers.emplace_back(*evaluations.back(), read);  // an unknown key fails here, before any row
+    readers.emplace_back(*evaluations.back(), read, time);  // an unknown key fails here, before any row
   }
   std::unique_ptr<TableWriter> writer = MakeTableWriter(out, stream, "sweep", header);
   const size_t first_axis = several ? 1 : 0;

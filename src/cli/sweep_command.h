@@ -9,12 +9,14 @@
 
 #include "cli/command.h"
 #include "cli/settings_flags.h"
+#include "cli/time_command.h"
 
 namespace tally {
 
 struct SweepFlags {
   std::optional<std::string> keys;    // comma list of report keys (columns)
   std::optional<std::string> memory;  // points above this per-device memory are "does not fit"
+  TimeFlags time;                     // time's own flags, for the time.* keys (one value each)
 };
 
 void AddSweepFlags(CLI::App* cmd, SweepFlags& flags);

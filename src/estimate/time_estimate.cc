@@ -62,9 +62,4 @@ TimeEstimate EstimateTime(Evaluation& ev, const Settings& s, const TimeRequest& 
   return out;
 }
 
-TimeEstimate EstimateDefaultTime(Evaluation& evaluation, const Settings& settings) {
-  if (settings.hardware.empty()) return {};
-  return EstimateTime(evaluation, settings, TimeRequest{});
-}
-
 }  // namespace tally

@@ -26,8 +26,4 @@ struct TimeEstimate {
 // reference: it must outlive the result.
 TimeEstimate EstimateTime(Evaluation& evaluation, const Settings& settings, const TimeRequest& request);
 
-// EstimateTime at the default request (`tally time`'s defaults), or nothing without a device:
-// sweep's reader of time.*.
-TimeEstimate EstimateDefaultTime(Evaluation& evaluation, const Settings& settings);
-
 }  // namespace tally

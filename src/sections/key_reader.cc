@@ -19,14 +19,17 @@ std::pair<int, int> Locate(const std::vector<std::unique_ptr<SectionReader>>& se
 
 }  // namespace
 
-std::vector<std::unique_ptr<SectionReader>> AllSections() {
+std::vector<std::unique_ptr<SectionReader>> AllSections(const TimeRequest& time) {
   std::vector<std::unique_ptr<SectionReader>> out;
   out.push_back(std::make_unique<TableReader<ModelEstimate>>(
       std::initializer_list<const KeyTable<ModelEstimate>*>{&ModelKeys(), &SettingsKeys(), &ParamsKeys(),
                                                             &CheckpointKeys(), &FlopsKeys()},
       EstimateModel));
   out.push_back(std::make_unique<TableReader<TimeEstimate>>(
-      std::initializer_list<const KeyTable<TimeEstimate>*>{&TimeKeys()}, EstimateDefaultTime));
+      std::initializer_list<const KeyTable<TimeEstimate>*>{&TimeKeys()},
+      [time](Evaluation& evaluation, const Settings& settings) {
+        return settings.hardware.empty() ? TimeEstimate{} : EstimateTime(evaluation, settings, time);
+      }));
   out.push_back(std::make_unique<TableReader<MemoryEstimate>>(
       std::initializer_list<const KeyTable<MemoryEstimate>*>{&MemorySettingsKeys(), &MemoryKeys()},
       [](Evaluation& evaluation, const Settings& settings) {
@@ -45,8 +48,8 @@ bool KeyReader::Known(const std::string& key) {
   return Locate(AllSections(), key, entry).first >= 0;
 }
 
-KeyReader::KeyReader(Evaluation& evaluation, const std::vector<std::string>& keys)
-    : evaluation_(evaluation), sections_(AllSections()) {
+KeyReader::KeyReader(Evaluation& evaluation, const std::vector<std::string>& keys, const TimeRequest& time)
+    : evaluation_(evaluation), sections_(AllSections(time)) {
   for (const std::string& key : keys) {
     Slot slot;
     const auto [section, row] = Locate(sections_, key, slot.entry);

@@ -3,13 +3,16 @@
 // point then runs only the estimators its keys read, once each, and calls the rows' getters.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "estimate/evaluation.h"
+#include "estimate/time_request.h"
 #include "sections/key_table.h"
 
 namespace tally {
@@ -31,8 +34,8 @@ class SectionReader {
 template <typename R>
 class TableReader final : public SectionReader {
  public:
-  using Compute = R (*)(Evaluation&, const Settings&);
-  TableReader(std::initializer_list<const KeyTable<R>*> tables, Compute compute) : compute_(compute) {
+  using Compute = std::function<R(Evaluation&, const Settings&)>;
+  TableReader(std::initializer_list<const KeyTable<R>*> tables, Compute compute) : compute_(std::move(compute)) {
     for (const KeyTable<R>* table : tables) {
       for (const KeyRow<R>& row : *table) rows_.push_back(&row);
     }
@@ -74,13 +77,13 @@ class TableReader final : public SectionReader {
   std::optional<R> result_;
 };
 
-// Every section a sweep can read, one reader each.
-std::vector<std::unique_ptr<SectionReader>> AllSections();
+// Every section a sweep can read, one reader each; time.* keys answer `time` (its flags' request).
+std::vector<std::unique_ptr<SectionReader>> AllSections(const TimeRequest& time = {});
 
 class KeyReader {
  public:
   // Throws InputError "--keys: unknown key" (with a suggestion) for a key no table spells.
-  KeyReader(Evaluation& evaluation, const std::vector<std::string>& keys);
+  KeyReader(Evaluation& evaluation, const std::vector<std::string>& keys, const TimeRequest& time = {});
 
   // The keys' values at `settings` (resolved); nullopt where the point lacks the key.
   std::vector<Cell> Read(const Settings& settings);

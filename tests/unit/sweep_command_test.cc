@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "unit/run_tally.h"
 
@@ -68,6 +69,34 @@ TEST_CASE("sweep command: time keys in inference mode equal time's own report at
     const std::string row = std::string(batch) + ",infer,h100,ok," + one.out;  // one.out ends in a newline
     CHECK(sweep.out.find(row) != std::string::npos);
   }
+}
+
+TEST_CASE("sweep command: time's own flags hold at every point, as time itself reads them (issue 28)") {
+  // --tokens, --mfu, --prompt, --kernels: each changes the time.* keys exactly as it changes time's report.
+  const std::vector<std::vector<std::string>> cases = {
+      {"--tokens", "1B"}, {"--mfu", "0.5"}, {"--kernels", "fused"}, {"--days", "2"}};
+  for (const std::vector<std::string>& flags : cases) {
+    CAPTURE(flags[0]);
+    std::vector<std::string> sweep_args = {"sweep",      "gpt2-small", "--batch", "1,2",
+                                           "--hardware", "h100",       "--keys",  "time.train_seconds,time.tokens"};
+    sweep_args.insert(sweep_args.end(), flags.begin(), flags.end());
+    const testing::TallyRun sweep = testing::RunRaw(sweep_args);
+    REQUIRE(sweep.code == 0);
+    for (const char* batch : {"1", "2"}) {
+      std::string row = std::string(batch) + ",h100,ok";
+      for (const char* key : {"time.train_seconds", "time.tokens"}) {
+        std::vector<std::string> args = {"time", "gpt2-small", "--batch", batch, "--hardware", "h100", "--get", key};
+        args.insert(args.end(), flags.begin(), flags.end());
+        const testing::TallyRun one = testing::RunRaw(args);
+        REQUIRE(one.code == 0);
+        row += "," + one.out.substr(0, one.out.size() - 1);
+      }
+      CHECK(sweep.out.find(row + "\n") != std::string::npos);
+    }
+  }
+  // A bad value is refused before any row, named by its flag.
+  CheckRefused({"sweep", "gpt2-small", "--hardware", "h100", "--keys", "time.step_seconds", "--mfu", "2"},
+               "tally: error: --mfu: '2' is not a ratio in [1e-6, 1], such as 0.4");
 }
 
 TEST_CASE("sweep command: the default keys fit either mode, an unknown key fails with every point invalid") {
