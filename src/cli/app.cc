@@ -48,6 +48,16 @@ std::string UnknownFlag(const CLI::App& cmd, const std::vector<std::string>& arg
   return "";
 }
 
+// Flags a user reaches for on a command that lacks them, and where they live: a memory budget is
+// asked of fit or check, not of memory or estimate (issue 28).
+std::string ElsewhereHint(const std::string& command, const std::string& flag) {
+  if (flag.rfind("--memory'", 0) == 0 && (command == "memory" || command == "estimate")) {
+    return "; a memory budget is fit's ('tally fit MODEL --memory SIZE': the largest batch, seq or fewest GPUs "
+           "that fit) or check's ('tally check MODEL --max memory.train.device=SIZE')";
+  }
+  return "";
+}
+
 // CLI11's errors in tally's words (issue 28: "At Most 1 required but received 2" named nothing a
 // user typed wrong): a repeated flag, a flag without its value, an unexpected argument, an unknown
 // flag with its nearest flag of the same command; then the command's own --help.
@@ -57,7 +67,10 @@ std::string ParseMessage(const CLI::App& app, const std::vector<std::string>& ar
   const std::string what = e.what();
   if (cmd && dynamic_cast<const CLI::ExtrasError*>(&e)) {
     const std::string flag = UnknownFlag(*cmd, args);
-    if (!flag.empty()) return "unknown flag '" + flag + "; run '" + help + "' for its flags";
+    if (!flag.empty()) {
+      const std::string hint = ElsewhereHint(cmd->get_name(), flag);
+      return "unknown flag '" + flag + (hint.empty() ? "; run '" + help + "' for its flags" : hint);
+    }
     // "The following argument(s) was/were not expected: a b"
     const size_t colon = what.find(": ");
     if (colon != std::string::npos) {

@@ -259,12 +259,13 @@ void AddMemoryNotes(E e, Report& r) {
                       " times, in its weights, saved K/V activations, KV cache and K/V compute (vLLM's layout; "
                       "Megatron-Core training allows tp up to the KV heads); the model FLOPs count each once");
   }
-  // With --hardware: a verdict for each ledger.
+  // With --hardware: a warning for each ledger that does not fit (one that fits is no warning: the
+  // report's memory.*.fits says so).
   const auto verdict = [&](const char* what, const std::optional<uint64_t>& needed, std::optional<bool> fits) {
-    if (!fits) return;
+    if (!fits || *fits) return;
     r.notes.push_back("'" + spec.name + "': " + what + " needs " + FormatBytes(*needed, UnitSystem::kIec) +
                       " per device; " + s.device->name + " leaves " + FormatBytes(*e.limit, UnitSystem::kIec) + ": " +
-                      (*fits ? "it fits" : "it does not fit (see 'tally fit')"));
+                      "it does not fit (see 'tally fit')");
   };
   verdict("training", e.step ? std::optional(e.step->device) : std::nullopt, e.train_fits);
   verdict("inference", e.infer ? std::optional(e.infer_device) : std::nullopt, e.infer_fits);

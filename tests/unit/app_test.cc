@@ -43,6 +43,11 @@ TEST_CASE("app: CLI11's errors come in tally's words, naming what was typed") {
                "tally: error: --solve: needs a value (batch|seq|gpus); run 'tally fit --help' for usage");
   CheckRefused({"estimate", "gpt2", "gpt2"},
                "tally: error: unexpected argument 'gpt2'; run 'tally estimate --help' for usage");
+  // A memory budget given to memory points to the commands that take one (issue 28).
+  CheckRefused({"memory", "gpt2", "--memory", "24GiB"},
+               "tally: error: unknown flag '--memory'; a memory budget is fit's ('tally fit MODEL --memory SIZE': the "
+               "largest batch, seq or fewest GPUs that fit) or check's ('tally check MODEL --max "
+               "memory.train.device=SIZE')");
 }
 
 TEST_CASE("app: --version names the version and the commit") {
