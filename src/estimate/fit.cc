@@ -8,6 +8,8 @@
 #include "estimate/memory.h"
 #include "estimate/step_timeline.h"
 #include "util/checked_math.h"
+#include "util/error.h"
+#include "util/units.h"
 
 namespace tally {
 namespace {
@@ -104,10 +106,15 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
       (at(mid) ? lo : hi) = mid;
     }
     at(lo);
-    if (lo == cap) {  // it fits at the cap: more would too, as far as memory goes
-      r.note = cap == kMaxSearch ? "the search stops at 2^40; the memory limit allows more"
-                                 : "the sequence stops at the model's " + std::to_string(cap * unit) +
-                                       " learned positions; the memory limit allows more";
+    if (lo == cap && cap == kMaxSearch) {
+      // 2^40 would be printed as if it were the answer (issue 28): no search answers this limit.
+      throw InputError("--memory: " + FormatBytes(limit, UnitSystem::kIec) + " holds more than 2^40 (" +
+                       FormatCount(kMaxSearch) + ") " + (solve == Solve::kSeq ? "tokens" : "sequences") + " of '" +
+                       ev.spec().name + "' a device, past fit's search; give a device's memory");
+    }
+    if (lo == cap) {  // it fits at the model's positions: longer would too, as far as memory goes
+      r.note = "the sequence stops at the model's " + std::to_string(cap * unit) +
+               " learned positions; the memory limit allows more";
     }
   }
   r.fits = true;

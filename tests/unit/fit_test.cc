@@ -16,15 +16,16 @@
 namespace tally {
 namespace {
 
+using testing::CheckRefused;
 using testing::RunRaw;
 using testing::TallyRun;
 
 }  // namespace
 
-TEST_CASE("fit: says when the answer is its search cap, not the memory limit") {
-  const TallyRun r = RunRaw({"fit", "seed-mlp", "--memory", "9000000TB"});
-  CHECK(r.code == 0);
-  CHECK(r.err == "tally: warning: the search stops at 2^40; the memory limit allows more\n");
+TEST_CASE("fit: a limit past the search's 2^40 is refused, not answered with the cap (issue 28)") {
+  CheckRefused({"fit", "seed-mlp", "--memory", "9000000TB"},
+               "tally: error: --memory: 7.81 EiB holds more than 2^40 (1.10 T) sequences of 'seed-mlp' a device, past "
+               "fit's search; give a device's memory");
 }
 
 TEST_CASE("fit: a setting wrong at every size is the error, not 'does not fit'") {
