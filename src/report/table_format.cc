@@ -25,6 +25,13 @@ std::string Pad(const std::string& text, size_t width, bool right) {
   return right ? fill + text : text + fill;
 }
 
+// `label` then `value`, at least two spaces apart: a label past its column would run into a value
+// that fills its own ("batch per replica (micro-batch x grad-accum)1,099,511,627,776").
+std::string Beside(const std::string& label, const std::string& value) {
+  const bool apart = (!label.empty() && label.back() == ' ') || (!value.empty() && value.front() == ' ');
+  return label + (apart ? "" : "  ") + value;
+}
+
 // SI-prefixed with two decimals: 3.54e9 Hz -> "3.54 GHz".
 std::string Si(double value, const char* unit) {
   static const char* const kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
@@ -189,9 +196,10 @@ void RenderGroup(const ReportNode& group, size_t indent, const TableStyle& style
     if (c.unit == Unit::kText || c.unit == Unit::kBool) {
       line += " " + EscapeControl(human);
     } else if (total != nullptr && &c != total && !past_total && c.unit == Unit::kByte) {
-      line += Pad(human, kValueWidth, true) + Share(std::get<uint64_t>(c.value), std::get<uint64_t>(total->value));
+      line = Beside(line, Pad(human, kValueWidth, true)) +
+             Share(std::get<uint64_t>(c.value), std::get<uint64_t>(total->value));
     } else {
-      line += Pad(human, kValueWidth, true);
+      line = Beside(line, Pad(human, kValueWidth, true));
       if (!exact.empty()) line += "  " + Pad(exact, 20, true);
     }
     if (&c == total) past_total = true;
