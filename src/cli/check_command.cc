@@ -1,6 +1,7 @@
 #include "cli/check_command.h"
 
 #include <cmath>
+#include <filesystem>
 
 #include "cli/exit_code.h"
 #include "config/load_config.h"
@@ -78,19 +79,31 @@ void ReadLimits(const ConfigMap& budget, const char* key, bool is_max, std::vect
   }
 }
 
+// A model a budget names by a relative path is looked up beside the budget file first, as a file's
+// references are (issue 28); a preset, a Hugging Face cache ID or a path that is not there stays as
+// written (a path relative to the working directory, as before).
+std::string BesideBudget(const std::string& budget, const std::string& model) {
+  const std::filesystem::path p(model);
+  if (p.is_absolute() || model.empty()) return model;
+  const std::filesystem::path beside = std::filesystem::path(budget).parent_path() / p;
+  std::error_code ec;
+  return std::filesystem::is_regular_file(beside, ec) || std::filesystem::is_directory(beside, ec) ? beside.string()
+                                                                                                   : model;
+}
+
 Budget ReadBudget(const std::string& path) {
   Budget b;
   YAML::Node root = ParseYaml(path, ReadFileText(path));
   if (root.IsNull()) throw InputError({path, 1, 1}, "the budget is empty");
   ConfigMap m(root, path, "budget", {"description", "model", "models", "settings", "max", "min"});
-  if (m.Has("model")) b.models.push_back({m.String("model", ""), m.Loc("model")});
+  if (m.Has("model")) b.models.push_back({BesideBudget(path, m.String("model", "")), m.Loc("model")});
   if (m.Has("models")) {
     const YAML::Node& list = m.Get("models");
     if (!list.IsSequence()) throw InputError(m.Loc("models"), "'models' must be a list of model names or paths");
     for (const YAML::Node& item : list) {
       if (!item.IsScalar())
         throw InputError(LocOf(item, path), "a model must be a name or a path, got " + Describe(item));
-      b.models.push_back({item.Scalar(), LocOf(item, path)});
+      b.models.push_back({BesideBudget(path, item.Scalar()), LocOf(item, path)});
     }
   }
   if (m.Has("settings")) {

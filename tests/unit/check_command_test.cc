@@ -73,4 +73,19 @@ TEST_CASE("check command: a budget file's sp is blamed at its line") {
   std::filesystem::remove(file);
 }
 
+TEST_CASE("check command: a budget's model path is read beside the budget file (issue 28)") {
+  // budgets/b.yaml names "models/m.yaml", which is there beside it and not in the working directory.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tally-beside-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "budgets" / "models");
+  std::ofstream(dir / "budgets" / "models" / "m.yaml")
+      << "name: m\nfamily: sequential\ninput: [4]\nlayers:\n  - linear: {out: 3}\n";  // 4 x 3 + 3 = 15
+  std::ofstream(dir / "budgets" / "b.yaml") << "models: [models/m.yaml, gpt2-small]\nmax:\n  params.total: 200M\n";
+  const TallyRun r = RunRaw({"check", "--budget", (dir / "budgets" / "b.yaml").string(), "--format", "json"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("\"value\": 15,") != std::string::npos);         // the file beside the budget, counted
+  CHECK(r.out.find("\"value\": 124439808,") != std::string::npos);  // a preset stays a preset
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace tally
