@@ -1,7 +1,9 @@
 #include "cli/check_command.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "cli/exit_code.h"
 #include "config/load_config.h"
@@ -30,8 +32,16 @@ struct Budget {
   std::vector<std::pair<std::string, std::optional<SourceLoc>>> models;
   WorkloadFlags flags;
   std::vector<Limit> limits;
-  std::optional<SourceLoc> sp_loc;  // where the file's settings set `sp`
+  // Where the file's settings set each one, by its flag's spelling ("--micro-batch"): an error a
+  // setting causes only once the others are known (gpus against tp, sp against tp) is blamed there.
+  std::map<std::string, SourceLoc> setting_locs;
 };
+
+// "--micro-batch" for the setting "micro_batch".
+std::string FlagOf(std::string name) {
+  std::replace(name.begin(), name.end(), '_', '-');
+  return "--" + name;
+}
 
 std::vector<std::string> SettingNames() {
   std::vector<std::string> names = {"causal", "sp", "trainable"};
@@ -48,17 +58,18 @@ void ValidateAt(const WorkloadFlags& single, const SourceLoc& loc) {
   }
 }
 
-void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags, std::optional<SourceLoc>& sp_loc) {
+void ReadSettingsMap(const ConfigMap& m, WorkloadFlags& flags, std::map<std::string, SourceLoc>& locs) {
   for (const TextFlag& s : TextFlags()) {
     if (!m.Has(s.name)) continue;
     WorkloadFlags single;
     single.*s.field = m.String(s.name, "");
     ValidateAt(single, m.Loc(s.name));
     flags.*s.field = single.*s.field;
+    locs.emplace(FlagOf(s.name), m.Loc(s.name));
   }
   flags.causal = m.Bool("causal", false);
   flags.sp = m.Bool("sp", false);
-  if (flags.sp) sp_loc = m.Loc("sp");
+  if (flags.sp) locs.emplace("--sp", m.Loc("sp"));
   if (m.Has("trainable")) {
     WorkloadFlags single;
     single.trainable = {m.String("trainable", "")};
@@ -107,7 +118,7 @@ Budget ReadBudget(const std::string& path) {
     }
   }
   if (m.Has("settings")) {
-    ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags, b.sp_loc);
+    ReadSettingsMap(ConfigMap(m.Get("settings"), path, "settings", SettingNames()), b.flags, b.setting_locs);
   }
   ReadLimits(m, "max", true, b.limits);
   ReadLimits(m, "min", false, b.limits);
@@ -123,6 +134,15 @@ WorkloadFlags Merge(WorkloadFlags file, const WorkloadFlags& cli) {
   file.sp = file.sp || cli.sp;
   file.trainable.insert(file.trainable.end(), cli.trainable.begin(), cli.trainable.end());
   return file;
+}
+
+// Whether the command line gave `flag` ("--tp"), which then answers for it rather than the file.
+bool FlagGiven(const WorkloadFlags& cli, const std::string& flag) {
+  if (flag == "--sp") return cli.sp;
+  for (const TextFlag& s : TextFlags()) {
+    if (FlagOf(s.name) == flag) return (cli.*s.field).has_value();
+  }
+  return false;
 }
 
 void ReadFlagLimits(const std::vector<std::string>& items, bool is_max, std::vector<Limit>& out) {
@@ -193,10 +213,15 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
     try {
       return ReadSettings(merged);
     } catch (const InputError& e) {
-      // `sp` checks against tp only once both are known; a file's `sp: true` is blamed at its line.
-      const std::string flag = "--sp: ";
-      if (!budget.sp_loc || cli_flags.sp || e.message().rfind(flag, 0) != 0) throw;
-      throw InputError(*budget.sp_loc, "'sp': " + e.message().substr(flag.size()));
+      // A setting checked against others once all are known (sp and gpus against tp) is blamed at the
+      // file's line when the file set it and the command line did not (issue 28).
+      const std::string& message = e.message();
+      const size_t colon = message.find(": ");
+      if (colon == std::string::npos || message.rfind("--", 0) != 0) throw;
+      const std::string flag = message.substr(0, colon);
+      const auto at = budget.setting_locs.find(flag);
+      if (at == budget.setting_locs.end() || FlagGiven(cli_flags, flag)) throw;
+      throw InputError(at->second, "'" + flag.substr(2) + "': " + message.substr(colon + 2));
     }
   }();
   // With a device, the time.* keys are there to limit too (CI latency and training-time budgets).
@@ -233,6 +258,17 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
         for (const std::string& k : report.LeafKeys()) {
           const ReportNode* leaf = report.Find(k);
           if (leaf->unit != Unit::kText && leaf->unit != Unit::kBool) numeric.push_back(k);
+        }
+        // A key of the other mode's ledger exists, just not in this report (issue 28): say why.
+        const bool infer_key = limit.key.rfind("memory.infer.", 0) == 0 || limit.key.rfind("time.ttft", 0) == 0 ||
+                               limit.key.rfind("time.tpot", 0) == 0;
+        const bool train_key = limit.key.rfind("memory.train.", 0) == 0;
+        if (node == nullptr &&
+            ((infer_key && resolved.mode == Mode::kTrain) || (train_key && resolved.mode == Mode::kInfer))) {
+          throw LimitError(
+              limit, "'" + limit.key + "' is " + (infer_key ? "an inference" : "a training") + " key, and --mode " +
+                         (infer_key ? "train reports training" : "infer reports inference") +
+                         " only; drop --mode, or check " + (infer_key ? "memory.train.*" : "memory.infer.*"));
         }
         throw LimitError(limit, "unknown or non-numeric key '" + limit.key + "'" + DidYouMean(limit.key, numeric) +
                                     "; 'tally estimate MODEL --format json' shows every key");

@@ -88,4 +88,25 @@ TEST_CASE("check command: a budget's model path is read beside the budget file (
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("check command: a key of the other mode says so, not 'unknown' (issue 28)") {
+  CheckRefused({"check", "gpt2-small", "--mode", "train", "--max", "memory.infer.total=1GB"},
+               "tally: error: --max: 'memory.infer.total' is an inference key, and --mode train reports training only; "
+               "drop --mode, or check memory.train.*");
+  CheckRefused({"check", "gpt2-small", "--mode", "infer", "--max", "memory.train.total=1GB"},
+               "tally: error: --max: 'memory.train.total' is a training key, and --mode infer reports inference only; "
+               "drop --mode, or check memory.infer.*");
+}
+
+TEST_CASE("check command: a budget file's gpus that tp cannot split are blamed at their line (issue 28)") {
+  std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tally-gpus-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "model: gpt2-small\nsettings: {gpus: 3, tp: 2}\nmax:\n  params.total: 1B\n";
+  CheckRefused({"check", "--budget", file.string()},
+               file.string() + ":2:18: error: 'gpus': 3 devices cannot be split into --tp 2 x --pp 1 groups");
+  // Given on the command line, the flag answers for itself.
+  CheckRefused({"check", "--budget", file.string(), "--gpus", "5"},
+               "tally: error: --gpus: 5 devices cannot be split into --tp 2 x --pp 1 groups");
+  std::filesystem::remove(file);
+}
+
 }  // namespace tally
