@@ -1,11 +1,14 @@
 // ReadHfConfig: a config.json's model_type looked up in the table of families
 // (config/hf_families.cc), whose rows name each family's reader; a config whose model_type is
-// missing or no row is read by the row of its `architectures` model class, with a note.
+// missing or no row is read by the row of its `architectures` model class, with a note; one of an
+// unknown model_type with the standard decoder keys is read as a generic (Llama) decoder, with a
+// warning.
 #include "config/hf_config.h"
 
 #include <algorithm>
 
 #include "config/hf_families.h"
+#include "config/hf_reader.h"
 #include "config/yaml_reader.h"
 #include "util/spellcheck.h"
 
@@ -22,6 +25,37 @@ std::string NearSpelling(const std::string& name, const std::vector<std::string>
   const int distance = EditDistance(name, match);
   if (distance > 2 || static_cast<size_t>(distance) * 3 > name.size()) return "";
   return " (did you mean '" + match + "'?)";
+}
+
+// The keys every generic decoder has (ReadGenericDecoder reads the others when they are there).
+constexpr const char* kDecoderKeys[] = {"hidden_size", "num_attention_heads", "num_hidden_layers", "intermediate_size",
+                                        "vocab_size"};
+// Keys of layouts the Llama reading would count wrong: latent attention and DeepSeek's experts,
+// parallel blocks, state-space mixers.
+constexpr const char* kOtherLayoutKeys[] = {"kv_lora_rank",          "n_routed_experts", "parallel_attn",
+                                            "use_parallel_residual", "ssm_state_size",   "layers_block_type"};
+
+bool Given(const YAML::Node& root, const char* key) {
+  const YAML::Node v = root[key];
+  return v.IsDefined() && !v.IsNull() && !(v.IsScalar() && (v.Scalar() == "false" || v.Scalar() == "0"));
+}
+
+// Why `root` is not a generic decoder ("no 'intermediate_size'"), or "" when it is one.
+std::string NotGenericDecoder(const YAML::Node& root) {
+  std::vector<std::string> missing;
+  for (const char* k : kDecoderKeys) {
+    const YAML::Node v = root[k];
+    if (!v.IsDefined() || v.IsNull()) missing.push_back("'" + std::string(k) + "'");
+  }
+  std::string out;
+  for (size_t i = 0; i < missing.size(); ++i) {
+    out += (i == 0 ? "no " : i + 1 == missing.size() ? " or " : ", ") + missing[i];
+  }
+  if (!out.empty()) return out;
+  for (const char* k : kOtherLayoutKeys) {
+    if (Given(root, k)) return "'" + std::string(k) + "' is no key of the Llama layout";
+  }
+  return "";
 }
 
 // The first entry of `architectures` when it is a name, else "" (the readers check the key's shape).
@@ -63,9 +97,21 @@ ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
   }
   if (family == nullptr) {
     const std::vector<std::string>& families = HfFamilies();
+    const std::string not_generic = typed ? NotGenericDecoder(const_root) : "";
+    if (typed && not_generic.empty()) {
+      // The standard decoder keys: read as a Llama, loudly (a checkpoint beside the config
+      // confirms or refutes it: ConfirmGuessedLayout).
+      ModelSpec spec = ReadHfTransformer<ReadGenericDecoder>(root, file, name);
+      spec.guessed_layout = "unknown model_type '" + name + "'" + NearSpelling(name, families) +
+                            ": read as a generic decoder (Llama layout: RMSNorm, gated MLP, rotary; no biases "
+                            "unless attention_bias/mlp_bias say so); verify against its checkpoint";
+      spec.notes.push_back(file + ": " + spec.guessed_layout);
+      return spec;
+    }
     std::string list;
     for (const std::string& f : families) list += (list.empty() ? "" : ", ") + f;
     std::string shown = type.IsScalar() ? "'" + type.Scalar() + "'" : Describe(type);
+    if (!not_generic.empty()) shown += " (and not a generic decoder: " + not_generic + ")";
     throw InputError(LocOf(type, file), "unsupported model_type " + shown + NearSpelling(name, families) +
                                             "; tally reads " + list +
                                             "; for another model, write a tally YAML config (README, \"Model "

@@ -65,6 +65,9 @@ void ReadBloom(HfReader& r, const std::string& type);
 // config/hf_llama.cc: llama and its descendants (mistral, mixtral, qwen*, gemma*, llama4_text,
 // gpt_oss, olmo*, phi3, phimoe, granitemoe); cohere, cohere2; deepseek_v2, deepseek_v3, kimi_k2.
 void ReadLlamaLike(HfReader& r, const std::string& type);
+// A model_type no row names whose keys are the standard decoder set (config/hf_config.cc): read
+// as ReadLlamaLike reads a Llama, with the common MoE keys.
+void ReadGenericDecoder(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
 // config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts).

@@ -182,6 +182,25 @@ void ReadLlamaLike(HfReader& r, const std::string& type) {
   }
 }
 
+// A model_type no row names, with the standard decoder keys (config/hf_config.cc decides): ReadLlamaLike's
+// path for a type it has no branch of (modeling_llama.py's block, Mistral's window), and the MoE
+// keys its descendants share: num_experts or num_local_experts experts, num_experts_per_tok of them
+// per token, each moe_intermediate_size wide (else intermediate_size), and one ungated shared expert
+// of shared_expert_intermediate_size. What this misses the checkpoint beside the config shows.
+void ReadGenericDecoder(HfReader& r, const std::string& type) {
+  ReadLlamaLike(r, type);
+  const ConfigMap& m = r.m;
+  // Qwen's spelling of a window that is there but unused.
+  if (m.Has("use_sliding_window") && !m.Bool("use_sliding_window", false)) {
+    r.UniformAttention(AttentionKind::kFull, 0);
+  }
+  const char* experts = m.Has("num_experts") ? "num_experts" : "num_local_experts";
+  if (m.NonNegativeInt(experts, 0) == 0) return;  // dense (a 0 is some configs' "no experts")
+  r.ReadMoe(experts);
+  r.t.moe_d_ff = m.NonNegativeInt("moe_intermediate_size", 0);
+  r.t.shared_expert_d_ff = m.NonNegativeInt("shared_expert_intermediate_size", 0);
+}
+
 // modeling_deepseek_v3.py (and v2, and Kimi K2): multi-head latent attention; the first first_k_dense_replace
 // layers dense, then MoE on every moe_layer_freq-th, with n_shared_experts shared experts.
 void ReadDeepSeek(HfReader& r, const std::string& type) {

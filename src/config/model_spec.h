@@ -321,6 +321,10 @@ struct ModelSpec {
   std::vector<std::string> notes;                // assumptions the reader made (defaults a file left out)
   std::optional<CheckpointInfo> checkpoint;      // when weights were found beside the config
   std::optional<QuantizationSpec> quantization;  // config.json's quantization_config
+  // A layout the reader guessed from the config's keys (a config.json of an unknown model_type read
+  // as a generic decoder): its warning, also in `notes` after "SOURCE: ", which the checkpoint
+  // beside the config confirms or refutes (ConfirmGuessedLayout, estimate/checkpoint_match.h).
+  std::string guessed_layout;
 };
 
 // The blocks in order as runs of equal LayerSpecs: {spec, count}. One run for a uniform model,

@@ -2,10 +2,14 @@
 
 #include <array>
 #include <map>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
 #include "util/checked_math.h"
+#include "util/error.h"
+#include "util/units.h"
 
 namespace tally {
 namespace {
@@ -224,6 +228,45 @@ CheckpointMatch MatchCheckpoint(const ModelSpec& spec, const LayerGraph& graph) 
                           .shape = g.shape});
   }
   return match;
+}
+
+std::string DescribeRow(const UnmatchedRow& row) {
+  if (row.kind == UnmatchedRow::Kind::kBlockRole) {
+    return row.name + ": " + FormatGrouped(row.stored_elements) + " stored, " + FormatGrouped(row.graph_elements) +
+           " in the graph (" + std::to_string(row.stored_tensors) + "/" + std::to_string(row.graph_tensors) +
+           " tensors)";
+  }
+  std::string shape;
+  for (uint64_t d : row.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+  const bool stored = row.kind == UnmatchedRow::Kind::kStored;
+  return row.name + " [" + shape + "]: only in the " + (stored ? "checkpoint" : "graph") + " (" +
+         FormatGrouped(stored ? row.stored_elements : row.graph_elements) + " elements)";
+}
+
+void ConfirmGuessedLayout(ModelSpec& spec, const LayerGraph& graph) {
+  if (spec.guessed_layout.empty()) return;
+  const std::string warning = std::exchange(spec.guessed_layout, "");
+  const CheckpointMatch match = MatchCheckpoint(spec, graph);
+  if (!match.compared) return;  // no checkpoint, or a packed one: the warning's "verify" stands
+  if (match.rows.empty()) {
+    constexpr std::string_view kVerify = "verify against its checkpoint";
+    for (std::string& note : spec.notes) {
+      if (note != spec.source + ": " + warning) continue;
+      note.replace(note.rfind(kVerify), kVerify.size(),
+                   "matches the checkpoint exactly (" + std::to_string(spec.checkpoint->tensors.size()) + " tensors, " +
+                       FormatGrouped(spec.checkpoint->elements) + " elements)");
+    }
+    return;
+  }
+  constexpr size_t kShown = 8;
+  std::string rows;
+  for (size_t i = 0; i < match.rows.size() && i < kShown; ++i) rows += "; " + DescribeRow(match.rows[i]);
+  if (match.rows.size() > kShown) rows += "; and " + std::to_string(match.rows.size() - kShown) + " more";
+  const std::string what = warning.substr(0, warning.rfind("; verify"));  // the warning without its advice
+  throw InputError({spec.source, 0, 0}, what + ", but its checkpoint differs from that layout in " +
+                                            std::to_string(match.rows.size()) +
+                                            (match.rows.size() == 1 ? " place" : " places") + rows +
+                                            "; write a tally YAML config for it (README, \"Model configs\")");
 }
 
 }  // namespace tally

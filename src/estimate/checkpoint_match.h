@@ -44,4 +44,14 @@ struct CheckpointMatch {
 // compared. `graph` is the model's graph (Expanded() is walked); LoRA adapters are left out.
 CheckpointMatch MatchCheckpoint(const ModelSpec& spec, const LayerGraph& graph);
 
+// One row as a line of text: "blocks.0.mlp: 3,072 stored, 2,048 in the graph (3/3 tensors)",
+// "lm_head.weight [8, 32]: only in the checkpoint (256 elements)".
+std::string DescribeRow(const UnmatchedRow& row);
+
+// A layout the reader guessed (spec.guessed_layout) against the checkpoint beside the config, when
+// there is one it can compare: the same tensors, and its warning in spec.notes says it "matches the
+// checkpoint exactly"; any row of MatchCheckpoint, and an InputError (exit 2) lists them. Without
+// such a checkpoint the warning stands as it is.
+void ConfirmGuessedLayout(ModelSpec& spec, const LayerGraph& graph);
+
 }  // namespace tally

@@ -1,5 +1,6 @@
 #include "estimate/evaluation.h"
 
+#include "estimate/checkpoint_match.h"
 #include "estimate/context_parallel.h"
 #include "estimate/expert_parallel.h"
 #include "util/checked_math.h"
@@ -58,6 +59,11 @@ FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& s) {
   f.step = CheckedAdd(f.counts.forward + f.counts.backward, f.recompute, "the FLOPs of a step");
   f.units = summary.graph->family == Family::kTransformer ? CheckedMul(s.batch, summary.seq, "the tokens") : s.batch;
   return f;
+}
+
+Evaluation::Evaluation(ModelSpec spec) : spec_(std::move(spec)) {
+  // One token is enough: the parameters do not depend on the sequence.
+  if (!spec_.guessed_layout.empty()) ConfirmGuessedLayout(spec_, *Graph({.seq = 1}));
 }
 
 std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings) {

@@ -44,7 +44,8 @@ FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& settings);
 
 class Evaluation {
  public:
-  explicit Evaluation(ModelSpec spec) : spec_(std::move(spec)) {}
+  // A layout the reader guessed is checked against the model's checkpoint first (ConfirmGuessedLayout).
+  explicit Evaluation(ModelSpec spec);
 
   const ModelSpec& spec() const { return spec_; }
 

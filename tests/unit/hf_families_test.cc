@@ -203,8 +203,11 @@ TEST_CASE("hf families: an unsupported model_type lists the table") {
   std::string list;
   for (const HfFamily& f : HfFamilyTable()) list += (list.empty() ? "" : ", ") + std::string(f.model_type);
   // 1:16: the value's opening quote.
-  const std::string expected = "x.json:1:16: error: unsupported model_type 'xlnet'; tally reads " + list +
-                               "; for another model, write a tally YAML config (README, \"Model configs\")";
+  const std::string expected =
+      "x.json:1:16: error: unsupported model_type 'xlnet' (and not a generic decoder: no "
+      "'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'intermediate_size' or "
+      "'vocab_size'); tally reads " +
+      list + "; for another model, write a tally YAML config (README, \"Model configs\")";
   CHECK_THROWS_WITH_AS(LoadModelText("x.json", R"({"model_type": "xlnet"})"), expected.c_str(), InputError);
   // A near misspelling of a row gets a suggestion; a look-alike of another architecture does not.
   try {

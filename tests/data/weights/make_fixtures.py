@@ -2,6 +2,8 @@
 """Writes the tiny weight fixtures beside this script (data all zeros; only the headers matter):
   tiny-llama/config.json + model.safetensors   a 1-block Llama, hidden 32, F16, tied head stored twice
   tiny-llama.gguf                              the same model as GGUF v3: Q8_0 matrices, F32 norms
+  tiny-generic/config.json + model.safetensors the same weights under an unknown model_type, untied
+                                               (read as a generic decoder; every tensor matches)
 Run it again to regenerate them; the tests assert counts derived by hand in their comments."""
 import json, os, struct
 
@@ -36,11 +38,14 @@ def safetensors(path):
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(js)) + js + b"\0" * at)
 
-def config(path):
+def config(path, generic=False):
     cfg = {"architectures": ["LlamaForCausalLM"], "hidden_size": H, "intermediate_size": F,
            "max_position_embeddings": 64, "model_type": "llama", "num_attention_heads": HEADS,
            "num_hidden_layers": L, "num_key_value_heads": KV, "tie_word_embeddings": True,
            "torch_dtype": "float16", "vocab_size": V}
+    if generic:
+        del cfg["architectures"]
+        cfg.update(model_type="tinyllm", tie_word_embeddings=False)
     with open(path, "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -78,3 +83,6 @@ os.makedirs(os.path.join(HERE, "tiny-llama"), exist_ok=True)
 config(os.path.join(HERE, "tiny-llama", "config.json"))
 safetensors(os.path.join(HERE, "tiny-llama", "model.safetensors"))
 gguf(os.path.join(HERE, "tiny-llama.gguf"))
+os.makedirs(os.path.join(HERE, "tiny-generic"), exist_ok=True)
+config(os.path.join(HERE, "tiny-generic", "config.json"), generic=True)
+safetensors(os.path.join(HERE, "tiny-generic", "model.safetensors"))
