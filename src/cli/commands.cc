@@ -21,7 +21,7 @@ std::vector<std::string> Plus(std::vector<std::string> flags, const std::string&
 
 }  // namespace
 
-// `reads`: checked against what each command's report shows (README "Commands"); flops counts one
+// `reads`: checked against what each command's report shows (docs/commands.md, "Commands"); flops counts one
 // replica's step, so neither parallelism nor dtypes change it.
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {

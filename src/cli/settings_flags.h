@@ -49,7 +49,7 @@ const std::vector<TextFlag>& TextFlags();
 // --kv-dtype also int8 and int4.
 const std::vector<DType>& FlagDtypes(std::string_view flag);
 
-// Settings with the defaults of README "Memory" and the flags applied; batch, micro-batch,
+// Settings with the defaults of docs/memory.md and the flags applied; batch, micro-batch,
 // gradient accumulation and devices are made consistent (batch = micro_batch · grad_accum · dp).
 // How --hardware's value becomes a device: ReadDevice reads the catalog entry or the file.
 using DeviceReader = std::function<std::shared_ptr<const HardwareSpec>(const std::string& name)>;

@@ -114,8 +114,8 @@ ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
     if (!not_generic.empty()) shown += " (and not a generic decoder: " + not_generic + ")";
     throw InputError(LocOf(type, file), "unsupported model_type " + shown + NearSpelling(name, families) +
                                             "; tally reads " + list +
-                                            "; for another model, write a tally YAML config (README, \"Model "
-                                            "configs\")");
+                                            "; for another model, write a tally YAML config (docs/models.md, "
+                                            "\"Model configs\")");
   }
   // A known model_type wins over the class: remote-code configs name classes of their own
   // (phi-msft's PhiForCausalLM is not transformers' Phi).

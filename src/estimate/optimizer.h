@@ -13,7 +13,7 @@ namespace tally {
 uint64_t OptimizerStateBytes(Optimizer o, DType state, const std::vector<uint64_t>& shape, uint64_t elements,
                              uint64_t shards);
 
-// A one-line description of what the optimizer keeps, for --explain and the README.
+// A one-line description of what the optimizer keeps, for --explain and docs/memory.md.
 const char* OptimizerStateFormula(Optimizer o);
 
 }  // namespace tally

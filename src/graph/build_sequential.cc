@@ -142,7 +142,7 @@ class SequentialBuilder {
         break;
       case SeqOp::kBatchNorm: {
         // Training: native_batch_norm saves its input (and per-channel save_mean and save_invstd,
-        // 8 bytes a channel whatever the batch: left out, see the README). Eval folds into the
+        // 8 bytes a channel whatever the batch: left out, see docs/memory.md). Eval folds into the
         // previous layer and saves nothing. The running mean and variance are buffers, not parameters.
         const uint64_t channels = shape_.front();
         node = MakeElementwise(path, LayerKind::kNorm, Component::kNorm, Elements(path), kFlopsPerBatchNormElement);

@@ -381,7 +381,8 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .unit = Unit::kByte,
        .value = [](E e) { return When(e.train && e.transformer, e.train ? e.train->per_layer_activations : 0); },
        .explain = [](E e) -> std::string {
-         return e.ssm ? "the unique tensors one block saves for backward, as mamba_ssm's fused kernels do (README)"
+         return e.ssm ? "the unique tensors one block saves for backward, as mamba_ssm's fused kernels do "
+                        "(docs/memory.md)"
                       : "the unique tensors one block saves for backward, as eager PyTorch's autograd does";
        }},
       {.key = "activations.korthikanti_per_layer",

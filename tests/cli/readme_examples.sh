@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The README's examples, run: every `$ scripts/tally ARGS` line in a code block, and every code block
+# The examples of README.md or a docs/ page, run: every `$ scripts/tally ARGS` line in a code block, and every code block
 # introduced by a line "`scripts/tally ARGS`:", is run with TALLY_BINARY and compared with the text
 # under it: byte for byte, or, for a command marked "# trimmed" and for a block introduced in prose
 # (which shows a section), each shown line must appear whole in the output (stdout and stderr).
 # "exit N" under a command is its expected exit code.
 #
-#   readme_examples.sh TALLY_BINARY README            compare (ctest)
-#   readme_examples.sh --update TALLY_BINARY README   print each differing example's current output
+#   readme_examples.sh TALLY_BINARY PAGE            compare (ctest: README.md, and docs/*.md as
+#                                                   cli.docs_examples_<page>)
+#   readme_examples.sh --update TALLY_BINARY PAGE   print each differing example's current output
 set -u
 export LC_ALL=C
 update=0
@@ -38,7 +39,7 @@ check() {
   fi
   if [[ "$ok" == 0 ]]; then
     failures=$((failures + 1))
-    echo "README.md:$line: scripts/tally $args (exit $code, expected $want_exit)"
+    echo "${readme#"$PWD"/}:$line: scripts/tally $args (exit $code, expected $want_exit)"
     if [[ "$update" == 1 || "$trimmed" == 0 ]]; then diff <(echo "$expected") <(echo "$out") | head -20; fi
   fi
 }

@@ -66,7 +66,7 @@ const BadCase kCases[] = {
      "kimi_k2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, olmo2, olmo3, "
      "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_moe, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
      "roberta, seed_oss, smollm3, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for "
-     "another model, write a tally YAML config (README, \"Model configs\")"},
+     "another model, write a tally YAML config (docs/models.md, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
      "7:26: error: 'num_attention_heads' must be a positive whole number, got the string \"32\""},

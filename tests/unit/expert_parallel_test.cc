@@ -48,7 +48,7 @@ nlohmann::json Train(const std::string& model, std::vector<std::string> extra) {
 
 TEST_CASE("ep: Mixtral's routed experts split over the expert-parallel ranks, the rest replicated") {
   // mixed-bf16, AdamW: 2-byte weights and gradients, a 4-byte master copy, two 4-byte states per
-  // trainable parameter (README "Memory"). 8 devices, no ZeRO: without --ep every device holds all
+  // trainable parameter (docs/memory.md). 8 devices, no ZeRO: without --ep every device holds all
   // of it; with --ep 8 one expert of each block, E / 8.
   const nlohmann::json whole = Train("mixtral-8x7b", {"--gpus", "8"});
   const nlohmann::json split = Train("mixtral-8x7b", {"--gpus", "8", "--ep", "8"});

@@ -1,5 +1,5 @@
 // The table of Hugging Face model_type values (config/hf_families.cc): every row reads a config of
-// its type, the error for any other type lists exactly the rows, and README.md names the same
+// its type, the error for any other type lists exactly the rows, and docs/models.md names the same
 // types (its table of families and its `tally models` example).
 #include "config/hf_families.h"
 
@@ -77,10 +77,10 @@ ModelSpec Small(const std::string& type, const std::string& extra) {
   return LoadModelText(type + ".json", "{\"model_type\": \"" + type + "\", " + kSmall + ", " + extra + "}");
 }
 
-// README.md's "Hugging Face config.json" table: the model_type values of its first column (the
+// docs/models.md's "Hugging Face config.json" table: the model_type values of its first column (the
 // words in backticks before any " with ").
 std::set<std::string> ReadmeTypes() {
-  std::ifstream in(std::string(TALLY_SOURCE_DIR) + "/README.md");
+  std::ifstream in(std::string(TALLY_SOURCE_DIR) + "/docs/models.md");
   REQUIRE(in);
   std::set<std::string> types;
   std::string line;
@@ -207,7 +207,7 @@ TEST_CASE("hf families: an unsupported model_type lists the table") {
       "x.json:1:16: error: unsupported model_type 'xlnet' (and not a generic decoder: no "
       "'hidden_size', 'num_attention_heads', 'num_hidden_layers', 'intermediate_size' or "
       "'vocab_size'); tally reads " +
-      list + "; for another model, write a tally YAML config (README, \"Model configs\")";
+      list + "; for another model, write a tally YAML config (docs/models.md, \"Model configs\")";
   CHECK_THROWS_WITH_AS(LoadModelText("x.json", R"({"model_type": "xlnet"})"), expected.c_str(), InputError);
   // A near misspelling of a row gets a suggestion; a look-alike of another architecture does not.
   try {
@@ -227,9 +227,9 @@ TEST_CASE("hf families: an unsupported model_type lists the table") {
   }
 }
 
-// README.md's `tally models` example ends with the types tally reads, in the table's order.
-TEST_CASE("hf families: README.md's `tally models` example lists the table") {
-  std::ifstream in(std::string(TALLY_SOURCE_DIR) + "/README.md");
+// docs/models.md's `tally models` example ends with the types tally reads, in the table's order.
+TEST_CASE("hf families: docs/models.md's `tally models` example lists the table") {
+  std::ifstream in(std::string(TALLY_SOURCE_DIR) + "/docs/models.md");
   REQUIRE(in);
   const std::string label = "Hugging Face config.json model_type values read ";
   std::string list;
@@ -243,18 +243,18 @@ TEST_CASE("hf families: README.md's `tally models` example lists the table") {
   CHECK(found == 1);
 }
 
-TEST_CASE("hf families: README.md's table of families names exactly the table's types") {
+TEST_CASE("hf families: docs/models.md's table of families names exactly the table's types") {
   std::set<std::string> table;
   for (const HfFamily& f : HfFamilyTable()) table.emplace(f.model_type);
   const std::set<std::string> readme = ReadmeTypes();
   for (const std::string& t : table) {
     CAPTURE(t);
-    CHECK_MESSAGE(readme.count(t) == 1, "README.md's table of Hugging Face families lacks " << t);
+    CHECK_MESSAGE(readme.count(t) == 1, "docs/models.md's table of Hugging Face families lacks " << t);
   }
   for (const std::string& t : readme) {
     CAPTURE(t);
     CHECK_MESSAGE(table.count(t) == 1,
-                  "README.md's table of Hugging Face families names " << t << ", which tally does not read");
+                  "docs/models.md's table of Hugging Face families names " << t << ", which tally does not read");
   }
 }
 

@@ -164,13 +164,13 @@ struct Table5Row {
   const char* name;
   uint64_t h, layers, heads, tp, pp, batch;
   double seconds, mfu;  // published: iteration time (selective recompute + sequence parallel), MFU
-  double tolerance;     // |predicted / published - 1| allowed, stated per row (README, Validation)
+  double tolerance;     // |predicted / published - 1| allowed, stated per row (docs/time.md, Validation)
 };
 
 TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configuration alone") {
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective
-  // recomputation; iteration time and MFU). The 22B row misses by about 23% (README says why).
+  // recomputation; iteration time and MFU). The 22B row misses by about 23% (docs/time.md says why).
   const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.25},
                             {"175B", 12288, 96, 96, 8, 8, 64, 13.75, 0.514, 0.15},
                             {"530B", 20480, 105, 128, 8, 35, 280, 37.83, 0.560, 0.10},

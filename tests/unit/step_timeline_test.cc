@@ -143,7 +143,7 @@ TEST_CASE("timeline: gradient accumulation starts each micro-batch with every gr
 
 TEST_CASE("timeline: ZeRO-3 holds two gathered blocks, and in backward one block's unsharded gradients") {
   // Llama-2-7B's block: 4 · 4096² (attention) + 3 · 4096 · 11,008 (SwiGLU) + 2 · 4096 (norms) =
-  // 202,383,360 parameters (README, --offload params), 404,766,720 B in bf16. Against ZeRO-1 on the
+  // 202,383,360 parameters (docs/memory.md, --offload params), 404,766,720 B in bf16. Against ZeRO-1 on the
   // same 8 devices, FSDP adds the running and the prefetched block in forward, and the block's bf16
   // gradients before their reduce-scatter in backward.
   const uint64_t block = 202'383'360ULL * 2;

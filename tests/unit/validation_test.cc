@@ -1,7 +1,7 @@
-// Published runs reproduced from their configuration alone (README, Time: "Validation of the training
+// Published runs reproduced from their configuration alone (docs/time.md: "Validation of the training
 // step"; Serving: "Validation of serving"). Only the published model, hardware, parallelism, batch,
 // sequence and precision go in, as flags; nothing is tuned per run. Each published figure sits beside
-// its source; each tolerance is the row's error rounded up to the next 5%, as the README states, so a
+// its source; each tolerance is the row's error rounded up to the next 5%, as docs/time.md states, so a
 // change to the time model that moves a row shows here.
 #include <doctest/doctest.h>
 
@@ -23,7 +23,7 @@ std::string Mpt(const std::string& name) {
   return (std::filesystem::path(TALLY_TEST_DATA) / "validation" / ("mpt-" + name + ".yaml")).string();
 }
 
-// |predicted / published - 1|, the error the README's tables show.
+// |predicted / published - 1|, the error docs/time.md's tables show.
 double Error(double predicted, double published) { return std::abs(predicted / published - 1); }
 
 struct MptRun {
@@ -153,7 +153,7 @@ TEST_CASE("validation: vLLM's KV cache for Llama-3.1-8B on an RTX 3090 (vllm-pro
     const double predicted = j["fit"]["kv_tokens"].get<double>();
     CAPTURE(predicted);
     CHECK(Error(predicted, c.kv_tokens) <= c.tolerance);
-    CHECK(predicted > c.kv_tokens);  // tally's activation peak is below vLLM's profiled one (README)
+    CHECK(predicted > c.kv_tokens);  // tally's activation peak is below vLLM's profiled one (docs/serving.md)
   }
 }
 
