@@ -164,15 +164,17 @@ struct Table5Row {
   const char* name;
   uint64_t h, layers, heads, tp, pp, batch;
   double seconds, mfu;  // published: iteration time (selective recompute + sequence parallel), MFU
-  double tolerance;     // |predicted / published - 1| allowed, stated per row (docs/time.md, Validation)
+  double tolerance;     // |predicted / published - 1| allowed, stated per row (docs/validation-time.md)
 };
 
 TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configuration alone") {
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective
-  // recomputation; iteration time and MFU). The 22B row misses by about 23% (docs/time.md says why).
-  const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.25},
-                            {"175B", 12288, 96, 96, 8, 8, 64, 13.75, 0.514, 0.15},
+  // recomputation; iteration time and MFU). Megatron-LM's fused kernels (--kernels fused); each
+  // tolerance is the row's error rounded up to the next 5% (docs/validation-time.md: 0.90, 0.99, 1.08,
+  // 1.09 of the published times).
+  const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.10},
+                            {"175B", 12288, 96, 96, 8, 8, 64, 13.75, 0.514, 0.05},
                             {"530B", 20480, 105, 128, 8, 35, 280, 37.83, 0.560, 0.10},
                             {"1T", 25600, 128, 160, 8, 64, 512, 71.49, 0.563, 0.10}};
   const HardwareSpec a100 = ResolveHardware("a100-80gb");

@@ -1,8 +1,8 @@
-// Published runs reproduced from their configuration alone (docs/time.md: "Validation of the training
-// step"; Serving: "Validation of serving"). Only the published model, hardware, parallelism, batch,
-// sequence and precision go in, as flags; nothing is tuned per run. Each published figure sits beside
-// its source; each tolerance is the row's error rounded up to the next 5%, as docs/time.md states, so a
-// change to the time model that moves a row shows here.
+// Published runs reproduced from their configuration alone (docs/validation-time.md; docs/time.md: "Validation of the
+// training step"; Serving: "Validation of serving"). Only the published model, hardware, parallelism, batch, sequence
+// and precision go in, as flags; nothing is tuned per run. Each published figure sits beside its source; each tolerance
+// is the row's error rounded up to the next 5%, as docs/time.md states, so a change to the time model that moves a row
+// shows here.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -47,25 +47,25 @@ TEST_CASE("validation: llm-foundry's MPT throughput table, FSDP full shard on 8 
   // Published step = GlobalBatchSize x SeqLen / Throughput (T/s).
   const MptRun rows[] = {
       // A100 80GB: "1b | 2048 | 8 | ... | 14 | 4 | 448 | 80 | 164109 | 20513 | ... | False"
-      {"1b", 1'315'950'592, "a100-80gb", 8, 2048, 14, 4, false, 164109, 0.20},
+      {"1b", 1'315'950'592, "a100-80gb", 8, 2048, 14, 4, false, 164109, 0.15},
       // "3b | 2048 | 8 | ... | 10 | 2 | 160 | 42 | 86491 | 10811 | ... | False"
-      {"3b", 2'651'837'440, "a100-80gb", 8, 2048, 10, 2, false, 86491, 0.20},
+      {"3b", 2'651'837'440, "a100-80gb", 8, 2048, 10, 2, false, 86491, 0.10},
       // "7b | 2048 | 8 | ... | 6 | 2 | 96 | 18 | 37130 | 4641 | ... | False"
-      {"7b", 6'658'859'008, "a100-80gb", 8, 2048, 6, 2, false, 37130, 0.20},
+      {"7b", 6'658'859'008, "a100-80gb", 8, 2048, 6, 2, false, 37130, 0.05},
       // "13b | 2048 | 8 | ... | 2 | 3 | 48 | 8 | 18097 | 2262 | ... | False"
-      {"13b", 12'853'954'560, "a100-80gb", 8, 2048, 2, 3, false, 18097, 0.25},
+      {"13b", 12'853'954'560, "a100-80gb", 8, 2048, 2, 3, false, 18097, 0.10},
       // "30b | 2048 | 8 | ... | 3 | 21 | 504 | 3 | 7330 | 916 | ... | True"
       {"30b", 29'975'214'080, "a100-80gb", 8, 2048, 3, 21, true, 7330, 0.10},
       // "7b | 8192 | 8 | ... | 8 | 2 | 128 | 3 | 25655 | 3206 | ... | True"
       {"7b-8k", 6'684'024'832, "a100-80gb", 8, 8192, 8, 2, true, 25655, 0.10},
       // H100 80GB BF16: "7b | 2048 | 8 | ... | 6 | 1 | 48 | 41 | 85144 | 10643 | ... | False"
-      {"7b", 6'658'859'008, "h100-sxm", 8, 2048, 6, 1, false, 85144, 0.35},
+      {"7b", 6'658'859'008, "h100-sxm", 8, 2048, 6, 1, false, 85144, 0.25},
       // "13b | 2048 | 8 | ... | 2 | 1 | 16 | 18 | 38336 | 4792 | ... | False"
-      {"13b", 12'853'954'560, "h100-sxm", 8, 2048, 2, 1, false, 38336, 0.45},
+      {"13b", 12'853'954'560, "h100-sxm", 8, 2048, 2, 1, false, 38336, 0.35},
       // "30b | 2048 | 8 | ... | 3 | 21 | 504 | 7 | 16022 | 2002 | ... | True"
-      {"30b", 29'975'214'080, "h100-sxm", 8, 2048, 3, 21, true, 16022, 0.30},
+      {"30b", 29'975'214'080, "h100-sxm", 8, 2048, 3, 21, true, 16022, 0.25},
       // "70b | 2048 | 64 | ... | 8 | 4 | 2048 | 32 | 66523 | 1039 | ... | True"
-      {"70b", 64'862'437'376, "h100-sxm", 64, 2048, 8, 4, true, 66523, 0.25},
+      {"70b", 64'862'437'376, "h100-sxm", 64, 2048, 8, 4, true, 66523, 0.15},
   };
   for (const MptRun& row : rows) {
     CAPTURE(row.model);
@@ -104,7 +104,7 @@ TEST_CASE("validation: BLOOM-176B's training step on 384 A100 (BigScience tr11)"
                "--kernels", "fused"});
   const double predicted = j["time"]["step_seconds"].get<double>();
   CAPTURE(predicted);
-  CHECK(Error(predicted, 104.70) <= 0.10);
+  CHECK(Error(predicted, 104.70) <= 0.10);  // +7.4% here, without sequence parallelism (2022 Megatron-DeepSpeed)
 }
 
 TEST_CASE("validation: NVIDIA NIM's Llama-3.3-70B on 2 H100, fp8, TP 2, one request at a time") {
