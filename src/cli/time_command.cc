@@ -54,6 +54,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "training: the step's non-GEMM ops, eager (PyTorch op by op, as Hugging Face scripts run; default) | "
       "fused (Megatron-LM, NeMo, TransformerEngine, torch.compile)",
       "KIND");
+  cmd->add_flag("--tp-overlap", f.tp_overlap,
+                "training: tensor-parallel collectives overlap the linears' GEMMs (Megatron-LM's --tp-comm-overlap); "
+                "default exposed whole")
+      ->group("Time");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -81,6 +85,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.gpus_per_node) r.train.gpus_per_node = ParseCount(*f.gpus_per_node, "--gpus-per-node");
   if (f.vp) r.train.vp = ParseCount(*f.vp, "--vp");
   if (f.kernels) r.train.kernels = ParseName<Kernels>(*f.kernels, "--kernels");
+  r.train.tp_overlap = f.tp_overlap;
   r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
   if (f.pp_schedule) {
     r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");

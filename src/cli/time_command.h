@@ -14,6 +14,7 @@ namespace tally {
 struct TimeFlags {
   std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price,
       kernels, pp_schedule;
+  bool tp_overlap = false;
 };
 
 void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);

@@ -139,6 +139,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   enum Part { kPre, kBlocks, kPost };
   const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
+  double tp_gemms[3] = {};  // the tensor-parallel linears' GEMMs, which --tp-overlap hides collectives under
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
   double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
   double gemm_weights = 0, trainable_weights = 0, param_tensors = 0;  // this device's, for casts and launches
@@ -149,7 +150,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double rep = static_cast<double>(l.repeat);
     // A tied head splits as the embedding it shares does (Megatron's vocabulary-parallel head).
     const double div = TpDivisor(l.weights_of ? g.layers[*l.weights_of] : l, s.tp);
-    double fwd = 0, bwd = 0, weight_grad = 0, fwd_launches = 0, bwd_launches = 0;
+    double fwd = 0, bwd = 0, weight_grad = 0, fwd_launches = 0, bwd_launches = 0, gemms = 0;
     const double experts = l.n_experts > 0 ? static_cast<double>(l.n_experts) : 1;
     const bool in_fp8 = fp8 && part == kBlocks && l.component != Component::kAttentionCore &&
                         l.component != Component::kRouter && l.component != Component::kLmHead;
@@ -177,6 +178,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       bwd_launches += (gm.grad_a ? 1 : 0) + (gm.grad_b ? 1 : 0);
       // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
       if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(r, f, m, n, k, count, eff, on_chip, 1, 1);
+      if (!core) gemms = fwd + bwd;
       // An fp8 linear casts its input to fp8 and transposes it (Transformer Engine's cast_transpose:
       // 2 bytes read, 1 + 1 written) after a pass that takes its amax (current scaling: 2 more), and
       // the same for the output's gradient in the backward.
@@ -223,6 +225,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     }
     backward_all[part] += bwd * rep;
     weight_grads[part] += weight_grad * rep;
+    if (div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
     if (s.recompute == Recompute::kFull || (s.recompute == Recompute::kSelective && SelectiveDropped(l))) {
       recompute[part] += fwd * rep;
@@ -287,6 +290,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, passes * row_parallel_bytes,
                                     passes * row_parallel_calls, link(s.tp));
   }
+  // Overlapped, the collectives run in chunks under the tensor-parallel linears' GEMMs (Wang et al.
+  // 2022, "Overlap communication with dependent computation via decomposition"; Megatron-LM's
+  // --tp-comm-overlap): only what outlasts those GEMMs is exposed.
+  out.tp_exposed = o.tp_overlap ? std::max(0.0, out.tp_comm - stage(tp_gemms) * micro) : out.tp_comm;
   // Expert parallel: each MoE block's dispatch and combine all-to-alls over the tp·ep ranks
   // (estimate/expert_parallel.h), not overlapped with compute.
   if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.tp * s.ep).bandwidth) * micro * stage_share;
@@ -312,7 +319,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
         (forwards * std::max(0.0, forward - core_forward) + std::max(0.0, backward - core_backward)) * blocks;
   }
   // The pipeline bubble: its stage-times (BubbleStages) of one micro-batch's share of the busy time.
-  const double busy = out.compute - out.optimizer + out.tp_comm + out.pp_comm + out.ep_comm + out.cp_exposed;
+  const double busy = out.compute - out.optimizer + out.tp_exposed + out.pp_comm + out.ep_comm + out.cp_exposed;
   const double f_stage = stage(forward_all), b_stage = stage(backward_all) + stage(recompute);
   const double bubble = BubbleStages(o.schedule, pp, static_cast<double>(o.vp), f_stage, b_stage, stage(weight_grads));
   out.pipeline_bubble = bubble * busy / micro;
@@ -358,7 +365,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     }
     out.dp_exposed = exposed;
   }
-  out.communication = out.tp_comm + out.pp_comm + out.dp_exposed + out.ep_comm + out.cp_exposed;
+  out.communication = out.tp_exposed + out.pp_comm + out.dp_exposed + out.ep_comm + out.cp_exposed;
   // CPU offload: PCIe is full duplex, so a micro-batch's transfers take the larger direction; they run
   // on their own stream under that micro-batch's compute (ZeRO-Offload, Ren et al. 2021, §4.2; ZeRO-3
   // prefetch), and only what outlasts it is exposed. The updated weights' upload is exposed whole: the

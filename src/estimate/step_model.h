@@ -20,6 +20,9 @@ struct StepOptions {
   uint64_t vp = 1;                    // virtual pipeline stages per device (interleaved 1F1B)
   Kernels kernels = Kernels::kEager;  // --kernels: eager PyTorch or fused (estimate/kernel_costs.h)
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
+  // --tp-overlap: tensor-parallel collectives split into chunks run under the linears' GEMMs
+  // (Megatron-LM's --tp-comm-overlap, Transformer Engine's userbuffers).
+  bool tp_overlap = false;
   double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
@@ -34,9 +37,10 @@ struct StepTime {
   double host = 0;          // the host's time to launch the step's kernels (bounds compute from below)
   double kernels = 0;       // kernel launches in the step
   double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
+  double tp_exposed = 0;               // tp_comm less what --tp-overlap hides under the tensor-parallel GEMMs
   double ep_comm = 0;                  // --ep: the MoE dispatch and combine all-to-alls
   double cp_comm = 0, cp_exposed = 0;  // --cp: the ring exchange of keys and values, and its exposed part
-  double communication = 0;            // exposed: tp + pp + dp_exposed + ep + cp_exposed
+  double communication = 0;            // exposed: tp_exposed + pp + dp_exposed + ep + cp_exposed
   double pipeline_bubble = 0;
   double bubble_fraction = 0;   // 1F1B: (p - 1) / (v·m + p - 1); less under zero-bubble and DualPipe
   double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole

@@ -24,6 +24,7 @@ struct TrainQuery {
   uint64_t vp = 1;  // virtual pipeline stages (interleaved 1F1B)
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
   Kernels kernels = Kernels::kEager;  // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
+  bool tp_overlap = false;            // --tp-overlap (estimate/step_model.h)
   std::optional<double> price;        // per device-hour
 };
 

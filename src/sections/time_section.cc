@@ -279,7 +279,15 @@ KeyTable<TimeEstimate> StepRows() {
          return "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and "
                 "a full recompute), plus NCCL's latency per call (8.4 us + 3.4 us a ring step, Simple; 3.6 + 0.47 us, "
                 "LL: NVIDIA/nccl src/graph/tuning.cc); sequence parallel: reduce-scatter + all-gather, the same "
-                "volume; not overlapped";
+                "volume; whole (time.comm.tp_exposed_seconds: what the step waits for)";
+       }},
+      {.key = "time.comm.tp_exposed_seconds",
+       .label = "tensor-parallel: exposed",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.tp_exposed; }); },
+       .explain = [](E) -> std::string {
+         return "all of it; with --tp-overlap, what outlasts the tensor-parallel linears' GEMMs (Megatron-LM's "
+                "--tp-comm-overlap; Wang et al. 2022)";
        }},
       {.key = "time.comm.pp_seconds",
        .label = "pipeline point-to-point",

@@ -167,6 +167,30 @@ struct Table5Row {
   double tolerance;     // |predicted / published - 1| allowed, stated per row (docs/validation-time.md)
 };
 
+TEST_CASE("step: --tp-overlap hides tensor-parallel collectives under the tensor-parallel GEMMs") {
+  // Llama-2-7B, tp 2 on one A100 node: the collectives (tp_comm) are exposed whole by default; with
+  // the overlap they hide under the split linears' GEMMs, which outlast them here, so the step
+  // loses exactly tp_comm. Over a 1 GB/s link they outlast the GEMMs: what is left shows.
+  HardwareSpec a100 = ResolveHardware("a100-80gb");
+  Settings s = Parallel(2, 1, 1, 1);
+  const ModelSpec spec = ResolveModel("llama-2-7b");
+  Settings micro = s;
+  micro.batch = 1;
+  const LayerGraph g = ResolvedGraph(spec, micro);
+  const uint64_t params = CountParams(g).trainable;
+  const StepTime plain = TrainingStep(g, s, a100, 312e12, 0.8, params, {});
+  const StepTime overlap = TrainingStep(g, s, a100, 312e12, 0.8, params, {.tp_overlap = true});
+  CHECK(plain.tp_exposed == plain.tp_comm);
+  CHECK(overlap.tp_comm == plain.tp_comm);
+  CHECK(overlap.tp_exposed == 0);
+  CHECK(overlap.step_seconds == doctest::Approx(plain.step_seconds - plain.tp_comm));
+  a100.intra_node_bandwidth = 1e9;
+  const StepTime slow = TrainingStep(g, s, a100, 312e12, 0.8, params, {.tp_overlap = true});
+  CHECK(slow.tp_exposed > 0);
+  CHECK(slow.tp_exposed < slow.tp_comm);
+  CHECK(slow.step_seconds == doctest::Approx(slow.compute + slow.communication + slow.pipeline_bubble));
+}
+
 TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configuration alone") {
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective
