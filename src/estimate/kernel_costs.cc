@@ -15,7 +15,9 @@ struct Measured {
 // Hugging Face does; the loss: 4,096 tokens x 128,256 logits, within 4% of the same at 50,257). The
 // GPU time alone: 20 calls captured in a CUDA graph and replayed (median of 10), so no launch gap
 // sits between kernels, as in a step whose queue the host keeps full; the host's launches are priced
-// apart (kHostSecondsPerKernel). Kernels: torch.profiler's count of one call.
+// apart (kHostSecondsPerKernel). Kernels: torch.profiler's count of one call in the first run of the
+// same script (docs/data/h200-op-costs-first-run.json, whose bytes were wall-clock, launches included);
+// the later run's counts, taken after its CUDA-graph captures, miss kernels and are not used.
 constexpr Measured kRmsNormHf = {55.04, 129.97, 38.53, 126.22, 8, 19};  // LlamaRMSNorm: upcast, pow, mean, rsqrt, mul
 constexpr Measured kLayerNorm = {8.10, 25.72, 12.39, 40.76, 1, 5};      // torch.nn.LayerNorm: one kernel
 constexpr Measured kGelu = {6.01, 13.58, 8.43, 23.63, 1, 2};            // F.gelu, one kernel (ReLU, SiLU alike)
@@ -96,7 +98,7 @@ std::optional<double> MeasuredAdamBytes(OptimizerImpl impl, double param_bytes) 
 }
 
 double OptimizerKernelsPerTensor(OptimizerImpl impl) {
-  // for-loop: 512 kernels for 64 tensors (the same measurement).
+  // for-loop: 512 kernels for 64 tensors (docs/data/h200-op-costs-first-run.json).
   return impl == OptimizerImpl::kForLoop ? 8 : 0;
 }
 

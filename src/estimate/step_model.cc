@@ -45,6 +45,8 @@ bool SelectiveDropped(const Layer& l) {
 // Adam and AdamW, whose update PyTorch's implementations were measured for (estimate/kernel_costs.h).
 bool IsAdam(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer::kAdamw; }
 
+}  // namespace
+
 // The pipeline bubble's stage-times per step, as a multiple of one micro-batch's forward + backward
 // (F + B) on a stage: B is the whole backward, W its weight-gradient part.
 // 1F1B: p - 1 of them (Narayanan et al. 2021, §2.2), divided by the virtual stages when interleaved.
@@ -67,8 +69,6 @@ double BubbleStages(PipelineSchedule schedule, double p, double vp, double f, do
   return 0;
 }
 
-}  // namespace
-
 double TileEfficiency(uint64_t m, uint64_t n) {
   const auto q = [](uint64_t d) {
     const double x = static_cast<double>(d);
@@ -81,6 +81,12 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                       uint64_t trainable_params, const StepOptions& o) {
   StepTime out;
   out.efficiency = efficiency;
+  // DualPipe feeds micro-batches from both ends of the pipeline, pairing stage i with stage p - 1 - i
+  // (DeepSeek-V3 technical report, §3.2.1): its bubble formula needs an even number of stages.
+  if (o.schedule == PipelineSchedule::kDualPipe && (s.pp < 2 || s.pp % 2 != 0)) {
+    throw InputError("--pp-schedule: dualpipe runs the pipeline from both ends and needs an even --pp, got " +
+                     std::to_string(s.pp));
+  }
   const double act = BytesPerElement(s.dtypes.activation);
   const double bandwidth = hw.memory_bandwidth * o.mbu;
   // What eager ops were measured at: a device-to-device copy's share of the datasheet bandwidth.

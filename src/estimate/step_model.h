@@ -55,6 +55,11 @@ struct StepTime {
 StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
                       uint64_t trainable_params, const StepOptions& o);
 
+// The pipeline bubble in stage-times of one micro-batch's forward + backward on a stage, for
+// `p` stages (`vp` virtual ones each when interleaved), from a micro-batch's forward `f`, whole
+// backward `b` and its weight-gradient part `w` on a stage (estimate/step_model.cc names the sources).
+double BubbleStages(PipelineSchedule schedule, double p, double vp, double f, double b, double w);
+
 // The fraction of a GEMM's large-shape rate an (m x k)·(k x n) product keeps from tile quantization.
 double TileEfficiency(uint64_t m, uint64_t n);
 

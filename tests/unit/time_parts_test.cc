@@ -1,0 +1,215 @@
+// The step model's measured and published parts against their sources: each eager op's bytes and
+// kernels and AdamW's bytes against the H200 measurements they were taken from, the GEMM shape table
+// against the sweep it was generated from, NCCL's algorithm choice by hand from its tuning model, and
+// the pipeline bubbles of 1F1B, interleaved 1F1B, ZB-H1 and DualPipe by hand from their papers.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "estimate/collectives.h"
+#include "estimate/gemm_shape.h"
+#include "estimate/kernel_costs.h"
+#include "estimate/step_model.h"
+#include "unit/run_tally.h"
+
+namespace tally {
+namespace {
+
+nlohmann::json Data(const std::string& name) {
+  std::ifstream in(std::string(TALLY_SOURCE_DIR) + "/docs/data/" + name);
+  REQUIRE(in);
+  return nlohmann::json::parse(in);
+}
+
+Layer Node(LayerKind kind, ElementwiseOp op = ElementwiseOp::kGeneric) {
+  Layer l;
+  l.kind = kind;
+  l.op = op;
+  return l;
+}
+
+TEST_CASE("time parts: each eager op's bytes and kernels are the H200's measurements") {
+  // docs/data/h200-op-costs.json (bytes: CUDA-graph GPU time x copy bandwidth / elements, rounded to
+  // 2 decimals in the table) and h200-op-costs-first-run.json (kernels of one call).
+  const nlohmann::json ops = Data("h200-op-costs.json")["ops"];
+  const nlohmann::json first = Data("h200-op-costs-first-run.json")["ops"];
+  struct Row {
+    Layer node;
+    const char* name;       // the measurement, without its dtype suffix
+    bool fp32_measured;     // else fp32 is twice the bf16 bytes
+    const char* loss_fp32;  // the loss's fp32 row has its own name
+  };
+  const std::vector<Row> rows = {
+      {Node(LayerKind::kNorm, ElementwiseOp::kRmsNorm), "rmsnorm_hf", true, nullptr},
+      {Node(LayerKind::kNorm, ElementwiseOp::kLayerNorm), "layernorm", true, nullptr},
+      {Node(LayerKind::kActivation, ElementwiseOp::kActivation), "gelu", true, nullptr},
+      {Node(LayerKind::kActivation, ElementwiseOp::kGeluInOps), "gelu_new", true, nullptr},
+      {Node(LayerKind::kActivation, ElementwiseOp::kGatedActivation), "silu_mul", true, nullptr},
+      {Node(LayerKind::kResidualAdd), "residual_add", true, nullptr},
+      {Node(LayerKind::kDropout), "dropout", true, nullptr},
+      {Node(LayerKind::kRope), "rope_hf_layout", false, nullptr},
+      {Node(LayerKind::kEmbedding), "embedding", false, nullptr},
+      {Node(LayerKind::kLoss), "loss_hf", false, "loss_fp32_v128256"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.name);
+    const std::string bf16 = std::string(row.name) + (row.node.kind == LayerKind::kLoss ? "_bf16_v128256" : "_bf16");
+    const OpTraffic half = ElementwiseTraffic(row.node, Kernels::kEager, 2);
+    CHECK(half.measured);
+    CHECK(half.forward_bytes == doctest::Approx(ops[bf16]["forward_bytes_per_element"].get<double>()).epsilon(1e-3));
+    CHECK(half.backward_bytes == doctest::Approx(ops[bf16]["backward_bytes_per_element"].get<double>()).epsilon(1e-3));
+    const OpTraffic wide = ElementwiseTraffic(row.node, Kernels::kEager, 4);
+    if (row.loss_fp32 != nullptr || row.fp32_measured) {
+      const std::string fp32 = row.loss_fp32 != nullptr ? row.loss_fp32 : std::string(row.name) + "_fp32";
+      CHECK(wide.forward_bytes == doctest::Approx(ops[fp32]["forward_bytes_per_element"].get<double>()).epsilon(1e-3));
+    } else {
+      CHECK(wide.forward_bytes == doctest::Approx(2 * half.forward_bytes));
+    }
+    // Kernels from the first run (the rope row of its first layout, the loss's bf16 row).
+    const std::string counted = row.node.kind == LayerKind::kRope ? "rope_hf_bf16" : bf16;
+    const double forward = first[counted]["forward_kernels"].get<double>();
+    CHECK(half.forward_kernels == forward);
+    CHECK(half.backward_kernels == first[counted]["forward_backward_kernels"].get<double>() - forward);
+  }
+  // Fused, and an eager op not measured (the attention's softmax): a read and a write forward, twice
+  // that backward.
+  for (const Layer& l : {Node(LayerKind::kNorm, ElementwiseOp::kRmsNorm), Node(LayerKind::kSoftmax)}) {
+    const OpTraffic t = ElementwiseTraffic(l, l.kind == LayerKind::kSoftmax ? Kernels::kEager : Kernels::kFused, 2);
+    CHECK(t.forward_bytes == 4);
+    CHECK(t.backward_bytes == 8);
+    CHECK_FALSE(t.measured);
+  }
+  // Under autocast the norm and the residual stream take their fp32 figures, an activation of a
+  // GEMM's output its bf16 one.
+  CHECK(ElementwiseTraffic(rows[0].node, Kernels::kEager, 2, true).forward_bytes ==
+        ElementwiseTraffic(rows[0].node, Kernels::kEager, 4).forward_bytes);
+  CHECK(ElementwiseTraffic(rows[4].node, Kernels::kEager, 2, true).forward_bytes ==
+        ElementwiseTraffic(rows[4].node, Kernels::kEager, 2).forward_bytes);
+  // AdamW's bytes per parameter: the wall time of one step (launches included) x copy bandwidth.
+  for (const auto& [impl, name] :
+       {std::pair{OptimizerImpl::kForeach, "foreach"}, std::pair{OptimizerImpl::kFused, "fused"},
+        std::pair{OptimizerImpl::kForLoop, "for-loop"}}) {
+    CAPTURE(name);
+    CHECK(*MeasuredAdamBytes(impl, 2) ==
+          doctest::Approx(ops[std::string("adamw_") + name + "_bf16"]["bytes_per_param"].get<double>()).epsilon(1e-3));
+    CHECK(*MeasuredAdamBytes(impl, 4) ==
+          doctest::Approx(ops[std::string("adamw_") + name + "_fp32"]["bytes_per_param"].get<double>()).epsilon(1e-3));
+  }
+  CHECK(OptimizerKernelsPerTensor(OptimizerImpl::kForLoop) ==
+        first["adamw_for-loop_bf16"]["kernels"].get<double>() / 64);  // 64 tensors
+  // The copy's share of the H200's 4.8 TB/s the bytes are at.
+  CHECK(kCopyEfficiency ==
+        doctest::Approx(Data("h200-op-costs.json")["copy_bytes_per_second"].get<double>() / 4.8e12).epsilon(0.005));
+}
+
+TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound shapes left to the memory term") {
+  // docs/data/h200-gemm-sweep.json: each shape's efficiency over the dtype's best, or 1 where the
+  // kernels ran within 25% of their operands' time at the H200's copy bandwidth (4.094 TB/s).
+  const nlohmann::json sweep = Data("h200-gemm-sweep.json");
+  const std::vector<std::pair<const char*, GemmDType>> dtypes = {
+      {"bf16", GemmDType::kBf16}, {"fp8", GemmDType::kFp8}, {"tf32", GemmDType::kTf32}, {"fp32", GemmDType::kFp32}};
+  const auto peak = [](GemmDType d) {
+    return d == GemmDType::kBf16   ? 989.5e12
+           : d == GemmDType::kFp8  ? 1978.9e12
+           : d == GemmDType::kTf32 ? 494.7e12
+                                   : 66.9e12;
+  };
+  const auto bytes = [](GemmDType d) { return d == GemmDType::kFp8 ? 1.0 : d == GemmDType::kBf16 ? 2.0 : 4.0; };
+  for (const auto& [name, dtype] : dtypes) {
+    CAPTURE(name);
+    const nlohmann::json& seconds = sweep["seconds"][name];
+    double best = 0;
+    for (const auto& [key, t] : seconds.items()) {
+      double m = 0, n = 0, k = 0;
+      std::sscanf(key.c_str(), "%lf,%lf,%lf", &m, &n, &k);
+      best = std::max(best, 2 * m * n * k / t.get<double>() / peak(dtype));
+    }
+    for (const auto& [key, t] : seconds.items()) {
+      double m = 0, n = 0, k = 0;
+      std::sscanf(key.c_str(), "%lf,%lf,%lf", &m, &n, &k);
+      CAPTURE(key);
+      const double memory = (m * k + k * n + m * n) * bytes(dtype) / 4.094e12;
+      const double expected =
+          t.get<double>() <= 1.25 * memory ? 1 : 2 * m * n * k / t.get<double>() / peak(dtype) / best;
+      CHECK(std::abs(GemmShapeFactor(dtype, m, n, k) - std::min(1.0, expected)) <= 0.0005);  // table: 3 decimals
+    }
+  }
+  // Off the grid, held at its edges: a 16-row product rolls off as 64 rows do.
+  CHECK(GemmShapeFactor(GemmDType::kBf16, 16, 4096, 4096) == GemmShapeFactor(GemmDType::kBf16, 64, 4096, 4096));
+  // The unaligned factor: the median of every 16-bit product's rate over its aligned twin's.
+  std::vector<double> ratios;
+  const nlohmann::json rows = Data("h200-gemm-align.json")["rows"];
+  for (const nlohmann::json& r : rows) {
+    const uint64_t n = r["n"].get<uint64_t>();
+    if (r["dtype"] == "fp32" || n % 8 == 0) continue;
+    for (const nlohmann::json& twin : rows) {
+      if (twin["dtype"] != r["dtype"] || twin["m"] != r["m"] || twin["k"] != r["k"]) continue;
+      if (twin["n"].get<uint64_t>() != (n == 50257 ? 50304 : n - 1)) continue;
+      for (const char* part : {"forward", "grad_input", "grad_weight"}) {
+        ratios.push_back(r[std::string(part) + "_tflops"].get<double>() /
+                         twin[std::string(part) + "_tflops"].get<double>());
+      }
+    }
+  }
+  REQUIRE(ratios.size() == 72);
+  std::sort(ratios.begin(), ratios.end());
+  const double median = (ratios[35] + ratios[36]) / 2;
+  CHECK(GemmAlignmentFactor(GemmDType::kBf16, 50257, 768) == doctest::Approx(median).epsilon(0.005));
+  CHECK(GemmAlignmentFactor(GemmDType::kBf16, 50304, 768) == 1);
+  CHECK(GemmAlignmentFactor(GemmDType::kFp32, 50257, 768) == 1);  // fp32 ran at its aligned rate
+}
+
+TEST_CASE("time parts: NCCL picks the tree for a large all-reduce across nodes, LL for a small one inside") {
+  // NVIDIA/nccl src/graph/tuning.cc, by hand. 25 MiB over 1,024 ranks of 8 a node at 50 GB/s:
+  // ring Simple 8.4 + 1,792 x 3.4 + 254 x 9.6 us = 8.54 ms of latency alone; tree Simple
+  // 2 (7 x 28 + log2(128) x 50) = 1,092 us plus 2 x bytes at 0.9 of the link: the fastest.
+  const double mib25 = 25.0 * 1024 * 1024;
+  const Link nic{.bandwidth = 50e9, .network = true, .ranks_per_node = 8};
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 1024, mib25, 1, nic) ==
+        doctest::Approx(1092e-6 + 2 * mib25 / (0.9 * 50e9)));
+  // 1 KiB over 8 NVLink ranks: ring LL, 3.6 + 14 x 0.47 us, at a quarter of 450 GB/s.
+  const Link nvlink{.bandwidth = 450e9};
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 8, 1024, 1, nvlink) ==
+        doctest::Approx(3.6e-6 + 14 * 0.47e-6 + 2 * 7.0 / 8 * 1024 / (450e9 / 4)));
+  // A reduce-scatter has no tree: 256 MiB over 8 NVLink ranks, ring Simple, 7 steps.
+  CHECK(CollectiveSeconds(Collective::kReduceScatter, 8, 256.0 * 1024 * 1024, 1, nvlink) ==
+        doctest::Approx(8.4e-6 + 7 * 3.4e-6 + 7.0 / 8 * 256 * 1024 * 1024 / 450e9));
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 8, 0, 1, nvlink) == 0);  // nothing to move, no call
+}
+
+TEST_CASE("time parts: the pipeline bubbles of 1F1B, interleaving, ZB-H1 and DualPipe by hand") {
+  // 8 stages; a micro-batch's forward F = 1, whole backward B = 2 of which weight gradients W = 1.
+  // 1F1B: (p - 1) = 7 (Narayanan et al. 2021, §2.2); interleaved over 2: 3.5; ZB-H1: (p - 1)(F + B -
+  // 2W) / (F + B) = 7 x 1 / 3 (Qi et al. 2024, §3); DualPipe: (p/2 - 1)(F&B + B - 3W) / (F + B) with
+  // F&B = F + B: 3 x 2 / 3 = 2 (DeepSeek-V3 report, Table 2).
+  CHECK(BubbleStages(PipelineSchedule::k1f1b, 8, 1, 1, 2, 1) == 7);
+  CHECK(BubbleStages(PipelineSchedule::kInterleaved, 8, 2, 1, 2, 1) == 3.5);
+  CHECK(BubbleStages(PipelineSchedule::kZeroBubble, 8, 1, 1, 2, 1) == doctest::Approx(7.0 / 3));
+  CHECK(BubbleStages(PipelineSchedule::kDualPipe, 8, 1, 1, 2, 1) == doctest::Approx(2));
+  CHECK(BubbleStages(PipelineSchedule::k1f1b, 1, 1, 1, 2, 1) == 0);  // no pipeline, no bubble
+  // Through the CLI: the schedule shrinks the reported bubble; DualPipe needs an even --pp.
+  const auto bubble = [](const char* schedule) {
+    return testing::RunJson({"time", "llama-2-7b", "--hardware", "h100-sxm", "--gpus", "8", "--pp", "4", "--grad-accum",
+                             "8", "--tokens", "1B", "--pp-schedule", schedule})["time"]["breakdown"]["pipeline_bubble"]
+        .get<double>();
+  };
+  CHECK(bubble("zero-bubble") < bubble("1f1b"));
+  CHECK(bubble("dualpipe") < bubble("zero-bubble"));
+  testing::CheckRefused(
+      {"time", "llama-2-7b", "--hardware", "h100-sxm", "--gpus", "3", "--pp", "3", "--tokens", "1B", "--pp-schedule",
+       "dualpipe"},
+      "tally: error: --pp-schedule: dualpipe runs the pipeline from both ends and needs an even --pp, "
+      "got 3");
+  testing::CheckRefused({"time", "llama-2-7b", "--hardware", "h100-sxm", "--pp-schedule", "interleaved"},
+                        "tally: error: --pp-schedule: interleaved needs --vp 2 or more (virtual stages per device)");
+}
+
+}  // namespace
+}  // namespace tally
