@@ -93,9 +93,10 @@ TEST_CASE("time parts: each eager op's bytes and kernels are the H200's measurem
   CHECK(ElementwiseTraffic(rows[4].node, Kernels::kEager, 2, true).forward_bytes ==
         ElementwiseTraffic(rows[4].node, Kernels::kEager, 2).forward_bytes);
   // AdamW's bytes per parameter: the wall time of one step (launches included) x copy bandwidth.
-  for (const auto& [impl, name] :
+  for (const auto& [impl, impl_name] :
        {std::pair{OptimizerImpl::kForeach, "foreach"}, std::pair{OptimizerImpl::kFused, "fused"},
         std::pair{OptimizerImpl::kForLoop, "for-loop"}}) {
+    const std::string name = impl_name;  // clang cannot capture a structured binding
     CAPTURE(name);
     CHECK(*MeasuredAdamBytes(impl, 2) ==
           doctest::Approx(ops[std::string("adamw_") + name + "_bf16"]["bytes_per_param"].get<double>()).epsilon(1e-3));
@@ -122,7 +123,8 @@ TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound
                                    : 66.9e12;
   };
   const auto bytes = [](GemmDType d) { return d == GemmDType::kFp8 ? 1.0 : d == GemmDType::kBf16 ? 2.0 : 4.0; };
-  for (const auto& [name, dtype] : dtypes) {
+  for (const auto& [dtype_name, dtype] : dtypes) {
+    const std::string name = dtype_name;  // clang cannot capture a structured binding
     CAPTURE(name);
     const nlohmann::json& seconds = sweep["seconds"][name];
     double best = 0;
@@ -131,7 +133,8 @@ TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound
       std::sscanf(key.c_str(), "%lf,%lf,%lf", &m, &n, &k);
       best = std::max(best, 2 * m * n * k / t.get<double>() / peak(dtype));
     }
-    for (const auto& [key, t] : seconds.items()) {
+    for (const auto& [cell, t] : seconds.items()) {
+      const std::string key = cell;  // clang cannot capture a structured binding
       double m = 0, n = 0, k = 0;
       std::sscanf(key.c_str(), "%lf,%lf,%lf", &m, &n, &k);
       CAPTURE(key);
