@@ -42,6 +42,9 @@ void AddTextOption(CLI::App* cmd, const char* name, std::optional<std::string>& 
 struct TextFlag {
   const char* name;
   std::optional<std::string> WorkloadFlags::*field;
+  // The flag reaches GraphSettings (graph/build_graph.h): each value is its own graph. A sweep sizes
+  // its cache of graphs by these; results never depend on it (settings_flags_test checks it).
+  bool graph = false;
 };
 const std::vector<TextFlag>& TextFlags();
 

@@ -18,10 +18,16 @@ namespace tally {
 namespace {
 
 constexpr uint64_t kMaxPoints = 10'000'000;
+// The most graph summaries one model keeps for a sweep, about 20 KB each for Llama-2-7B: a grid
+// that comes back to more distinct graphs than this builds each past them again at every visit.
+constexpr uint64_t kMaxKeptGraphs = 8192;
+// Graphs a point may ask for beside its own: time's kernels count causal attention on a second one.
+constexpr uint64_t kGraphsPerPoint = 2;
 
 struct Axis {
   const TextFlag* dim;
   std::vector<std::string> values;
+  std::vector<Cell> cells;  // the values as row cells, made once
 };
 
 const std::vector<std::string> kDefaultKeys = {"params.total", "flops.step", "memory.train.total",
@@ -35,10 +41,29 @@ std::vector<Axis> AxesOf(const WorkloadFlags& grid, uint64_t& points) {
     if (!(grid.*d.field) || std::string(d.name) == "lora_targets") continue;
     std::string flag = "--" + std::string(d.name);
     std::replace(flag.begin(), flag.end(), '_', '-');
-    axes.push_back({&d, SplitList(*(grid.*d.field), flag)});
-    points = CheckedMul(points, axes.back().values.size(), "the number of sweep points");
+    Axis axis{&d, SplitList(*(grid.*d.field), flag), {}};
+    axis.cells.assign(axis.values.begin(), axis.values.end());
+    points = CheckedMul(points, axis.values.size(), "the number of sweep points");
+    axes.push_back(std::move(axis));
   }
   return axes;
+}
+
+// The distinct graphs a sweep comes back to. The last axis varies fastest, so a graph axis ahead of
+// every other axis changes only between runs of points that share its value, and is never revisited;
+// past the first other axis, the graph axes' values come round again at each of its steps. Keeping
+// that many graphs, least recently used first out, builds each graph of the grid once.
+uint64_t RevisitedGraphs(const std::vector<Axis>& axes) {
+  uint64_t graphs = 1;
+  bool revisited = false;
+  for (const Axis& a : axes) {
+    if (!a.dim->graph) {
+      revisited = true;
+    } else if (revisited) {
+      graphs = std::min(graphs * a.values.size(), kMaxKeptGraphs + 1);  // points are at most 10^7: no overflow
+    }
+  }
+  return graphs;
 }
 
 // A time.* key needs a device to time on; say so rather than print empty cells.
@@ -50,6 +75,74 @@ void CheckTimeKeys(const WorkloadFlags& grid, const std::vector<std::string>& ke
     }
   }
 }
+
+StreamFormat StreamFormatOf(const std::string& format) {
+  const std::vector<std::string> formats = {"csv", "tsv", "jsonl", "json"};
+  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+    throw InputError("--format: sweep writes csv, tsv, jsonl or json, not '" + format + "'" +
+                     DidYouMean(format, formats));
+  }
+  return format == "csv"     ? StreamFormat::kCsv
+         : format == "tsv"   ? StreamFormat::kTsv
+         : format == "jsonl" ? StreamFormat::kJsonl
+                             : StreamFormat::kJson;
+}
+
+// One model's rows. `point` holds the grid's flags; its axes are set here as they move.
+class ModelSweep {
+ public:
+  ModelSweep(const std::vector<Axis>& axes, size_t first_axis, size_t n_keys, uint64_t limit)
+      : axes_(axes),
+        first_axis_(first_axis),
+        first_key_(first_axis + axes.size() + 1),
+        n_keys_(n_keys),
+        limit_(limit) {}
+
+  void Run(WorkloadFlags& point, const DeviceReader& read_device, KeyReader& reader, const ModelSpec& spec,
+           uint64_t points, std::vector<Cell>& row, TableWriter& writer, std::ostream& out) {
+    std::vector<size_t> index(axes_.size(), 0);
+    for (size_t a = 0; a < axes_.size(); ++a) Set(point, row, a, 0);
+    for (uint64_t p = 0; p < points; ++p) {
+      try {
+        reader.Read(ResolveSettings(ReadSettings(point, read_device), spec), values_);
+        row[first_key_ - 1] = Fits() ? kOk : kDoesNotFit;
+        for (size_t k = 0; k < n_keys_; ++k) row[first_key_ + k] = std::move(values_[k]);
+      } catch (const InputError& e) {
+        row[first_key_ - 1] = "invalid: " + e.message();
+        for (size_t k = 0; k < n_keys_; ++k) row[first_key_ + k].reset();
+      }
+      writer.Row(row);
+      if ((p & 0xFFFF) == 0 && !out) break;  // a failed write: RunMain reports it
+      // The last axis varies fastest; only the axes that moved are set again.
+      for (size_t a = axes_.size(); a-- > 0;) {
+        const bool wrapped = ++index[a] == axes_[a].values.size();
+        if (wrapped) index[a] = 0;
+        Set(point, row, a, index[a]);
+        if (!wrapped) break;
+      }
+    }
+  }
+
+ private:
+  void Set(WorkloadFlags& point, std::vector<Cell>& row, size_t a, size_t i) const {
+    point.*(axes_[a].dim->field) = axes_[a].values[i];
+    row[first_axis_ + a] = axes_[a].cells[i];
+  }
+  // --memory: the training total, else (inference only) the inference total, the two values the
+  // reader answers after the keys.
+  bool Fits() const {
+    if (limit_ == 0) return true;
+    const Cell& total = values_[n_keys_ + (values_[n_keys_] ? 0 : 1)];
+    return !total || std::get<uint64_t>(*total) <= limit_;
+  }
+
+  inline static const Cell kOk = std::string("ok");
+  inline static const Cell kDoesNotFit = std::string("does not fit");
+  const std::vector<Axis>& axes_;
+  size_t first_axis_, first_key_, n_keys_;
+  uint64_t limit_;
+  std::vector<Cell> values_;
+};
 
 }  // namespace
 
@@ -65,11 +158,7 @@ void AddSweepFlags(CLI::App* cmd, SweepFlags& f) {
 
 void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid, const SweepFlags& flags,
               const std::string& format, std::ostream& out) {
-  const std::vector<std::string> formats = {"csv", "tsv", "jsonl", "json"};
-  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
-    throw InputError("--format: sweep writes csv, tsv, jsonl or json, not '" + format + "'" +
-                     DidYouMean(format, formats));
-  }
+  const StreamFormat stream = StreamFormatOf(format);
   const uint64_t limit = flags.memory ? ParseBytes(*flags.memory, "--memory") : 0;  // 0: no limit
   const std::vector<std::string> keys = flags.keys ? SplitList(*flags.keys, "--keys") : kDefaultKeys;
   CheckTimeKeys(grid, keys);
@@ -90,10 +179,6 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
   header.columns.push_back({.key = "status"});
   for (const std::string& k : keys) header.columns.push_back({.key = k});
   header.flat_keys = true;
-  const StreamFormat stream = format == "csv"     ? StreamFormat::kCsv
-                              : format == "tsv"   ? StreamFormat::kTsv
-                              : format == "jsonl" ? StreamFormat::kJsonl
-                                                  : StreamFormat::kJson;
   // --memory also reads the mode's total: the last two columns the reader answers.
   std::vector<std::string> read = keys;
   if (limit) read.insert(read.end(), {"memory.train.total", "memory.infer.total"});
@@ -104,10 +189,8 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
     readers.emplace_back(*evaluations.back(), read, time);  // an unknown key fails here, before any row
   }
   std::unique_ptr<TableWriter> writer = MakeTableWriter(out, stream, "sweep", header);
-  const size_t first_axis = several ? 1 : 0;
-  const size_t first_key = first_axis + axes.size() + 1;
   std::vector<Cell> row(header.columns.size());
-  WorkloadFlags point = grid;  // only the axes change from point to point
+  WorkloadFlags point = grid;  // the grid's flags, read at every point; only the axes change
   // Each device the grid names is read once, not at every point.
   std::map<std::string, std::shared_ptr<const HardwareSpec>> devices;
   const DeviceReader read_device = [&devices](const std::string& name) {
@@ -115,36 +198,15 @@ void RunSweep(const std::vector<std::string>& models, const WorkloadFlags& grid,
     if (it == devices.end()) it = devices.emplace(name, ReadDevice(name)).first;
     return it->second;
   };
+  const uint64_t graphs = RevisitedGraphs(axes);
+  ModelSweep sweep(axes, several ? 1 : 0, keys.size(), limit);
   for (size_t m = 0; m < models.size(); ++m) {
-    const ModelSpec& spec = evaluations[m]->spec();
-    if (several) row[0] = models[m];
-    std::vector<size_t> index(axes.size(), 0);
-    for (size_t a = 0; a < axes.size(); ++a) point.*(axes[a].dim->field) = axes[a].values[0];
-    for (uint64_t p = 0; p < points; ++p) {
-      for (size_t a = 0; a < axes.size(); ++a) row[first_axis + a] = axes[a].values[index[a]];
-      std::string status = "ok";
-      try {
-        std::vector<Cell> values = readers[m].Read(ResolveSettings(ReadSettings(point, read_device), spec));
-        if (limit) {
-          const Cell& total = values[keys.size() + (values[keys.size()] ? 0 : 1)];
-          if (total && std::get<uint64_t>(*total) > limit) status = "does not fit";
-        }
-        for (size_t k = 0; k < keys.size(); ++k) row[first_key + k] = std::move(values[k]);
-      } catch (const InputError& e) {
-        status = "invalid: " + e.message();
-        for (size_t k = 0; k < keys.size(); ++k) row[first_key + k].reset();
-      }
-      row[first_key - 1] = std::move(status);
-      writer->Row(row);
-      if ((p & 0xFFFF) == 0 && !out) break;  // a failed write: RunMain reports it
-      // The last axis varies fastest; only the axes that moved are set again.
-      for (size_t a = axes.size(); a-- > 0;) {
-        const bool wrapped = ++index[a] == axes[a].values.size();
-        if (wrapped) index[a] = 0;
-        point.*(axes[a].dim->field) = axes[a].values[index[a]];
-        if (!wrapped) break;
-      }
+    if (graphs <= kMaxKeptGraphs) {
+      evaluations[m]->CacheSummaries(std::max<uint64_t>(graphs * kGraphsPerPoint, Evaluation::kDefaultSummaries));
     }
+    if (several) row[0] = models[m];
+    sweep.Run(point, read_device, readers[m], evaluations[m]->spec(), points, row, *writer, out);
+    evaluations[m].reset();  // its graphs are done with: memory holds one model's at a time
   }
   writer->End();
 }

@@ -1,5 +1,7 @@
 #include "estimate/evaluation.h"
 
+#include <algorithm>
+
 #include "estimate/checkpoint_match.h"
 #include "estimate/context_parallel.h"
 #include "estimate/expert_parallel.h"
@@ -8,13 +10,7 @@
 namespace tally {
 namespace {
 
-constexpr size_t kMaxSummaries = 1024;
 constexpr size_t kMaxGraphs = 8;
-
-}  // namespace
-
-namespace {
-
 constexpr std::string_view kFlopsWhat = "the model's FLOPs";
 
 // The totals of `one` for `batch` samples; the split by component is left empty.
@@ -74,7 +70,10 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   key.batch = 1;
   // A sweep's consecutive points mostly share a graph: compare with the last before the map.
   if (last_summary_ != nullptr && key == last_key_) return last_summary_;
-  if (auto it = summaries_.find(key); it != summaries_.end()) return Remember(std::move(key), it->second);
+  if (auto it = summaries_.find(key); it != summaries_.end()) {
+    uses_.splice(uses_.begin(), uses_, it->second.use);
+    return Remember(std::move(key), it->second.summary);
+  }
   auto graph = std::make_shared<const LayerGraph>(BuildGraph(spec_, key));
   auto s = std::make_shared<GraphSummary>();
   s->graph = graph;
@@ -85,10 +84,27 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   s->recompute_full = RecomputeFlops(*graph, Recompute::kFull);
   s->params = CountParams(*graph);
   s->seq = graph->seq;
-  // Full: answer uncached rather than evict. A sweep cycling through more sequence lengths than the
-  // cache holds then still hits on the ones cached (evicting would miss on every one).
-  if (summaries_.size() >= kMaxSummaries) return Remember(std::move(key), std::move(s));
-  return Remember(key, summaries_.emplace(key, std::move(s)).first->second);
+  return Keep(std::move(key), std::move(s));
+}
+
+std::shared_ptr<const GraphSummary> Evaluation::Keep(GraphSettings key, std::shared_ptr<const GraphSummary> summary) {
+  if (summaries_.size() >= capacity_) {
+    if (!evict_ || uses_.empty()) return Remember(std::move(key), std::move(summary));
+    summaries_.erase(uses_.back());
+    uses_.pop_back();
+  }
+  uses_.push_front(key);
+  summaries_.emplace(key, Cached{summary, uses_.begin()});
+  return Remember(std::move(key), std::move(summary));
+}
+
+void Evaluation::CacheSummaries(size_t capacity) {
+  capacity_ = std::max<size_t>(capacity, 1);
+  evict_ = true;
+  while (summaries_.size() > capacity_) {
+    summaries_.erase(uses_.back());
+    uses_.pop_back();
+  }
 }
 
 std::shared_ptr<const GraphSummary> Evaluation::Remember(GraphSettings key,

@@ -5,6 +5,7 @@
 // and rebuild only when a setting the graph depends on changed.
 #pragma once
 
+#include <list>
 #include <map>
 #include <memory>
 
@@ -54,15 +55,30 @@ class Evaluation {
   // The graph at settings.batch: for the roofline, --layers and measure's GEMM list.
   std::shared_ptr<const LayerGraph> Graph(const GraphSettings& settings);
 
+  // Keeps up to `capacity` summaries, the least recently used evicted: a sweep that cycles through
+  // that many graphs then builds each once. By default the first kDefaultSummaries built are kept and
+  // later ones answered uncached, so that a caller cycling through more graphs than the cache holds
+  // still hits on those it has (evicting would miss on every one).
+  void CacheSummaries(size_t capacity);
+  static constexpr size_t kDefaultSummaries = 1024;
+
  private:
+  struct Cached {
+    std::shared_ptr<const GraphSummary> summary;
+    std::list<GraphSettings>::iterator use;  // its place in uses_
+  };
   ModelSpec spec_;
-  // Bounded, so that a sweep over thousands of sequence lengths runs in constant memory.
-  std::map<GraphSettings, std::shared_ptr<const GraphSummary>> summaries_;
+  // Bounded, so that memory follows the graphs a caller cycles through, not the number of points.
+  std::map<GraphSettings, Cached> summaries_;
+  std::list<GraphSettings> uses_;  // the summaries' keys, most recently used first
+  size_t capacity_ = kDefaultSummaries;
+  bool evict_ = false;
   std::map<GraphSettings, std::shared_ptr<const LayerGraph>> graphs_;
   GraphSettings last_key_;
   std::shared_ptr<const GraphSummary> last_summary_;
 
   std::shared_ptr<const GraphSummary> Remember(GraphSettings key, std::shared_ptr<const GraphSummary> summary);
+  std::shared_ptr<const GraphSummary> Keep(GraphSettings key, std::shared_ptr<const GraphSummary> summary);
 };
 
 }  // namespace tally

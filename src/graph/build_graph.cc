@@ -106,7 +106,8 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .dropout = s.dropout,
           .frozen = s.frozen,
           .lora_rank = s.lora_rank,
-          .lora_targets = s.lora_targets,
+          // The targets matter only with adapters: without, every point shares one key (and no copy).
+          .lora_targets = s.lora_rank > 0 ? s.lora_targets : std::vector<std::string>{},
           .dropout_mask = s.dropout_mask,
           .input = s.input};
 }

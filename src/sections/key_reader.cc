@@ -65,14 +65,13 @@ KeyReader::KeyReader(Evaluation& evaluation, const std::vector<std::string>& key
   }
 }
 
-std::vector<Cell> KeyReader::Read(const Settings& settings) {
+void KeyReader::Read(const Settings& settings, std::vector<Cell>& out) {
   for (const auto& s : sections_) s->Reset();
-  std::vector<Cell> out;
-  out.reserve(slots_.size());
-  for (const Slot& slot : slots_) {
-    out.push_back(sections_[slot.section]->Get(slot.row, slot.entry, evaluation_, settings));
+  out.resize(slots_.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& slot = slots_[i];
+    out[i] = sections_[slot.section]->Get(slot.row, slot.entry, evaluation_, settings);
   }
-  return out;
 }
 
 }  // namespace tally

@@ -85,8 +85,14 @@ class KeyReader {
   // Throws InputError "--keys: unknown key" (with a suggestion) for a key no table spells.
   KeyReader(Evaluation& evaluation, const std::vector<std::string>& keys, const TimeRequest& time = {});
 
-  // The keys' values at `settings` (resolved); nullopt where the point lacks the key.
-  std::vector<Cell> Read(const Settings& settings);
+  // The keys' values at `settings` (resolved) into `out`, one per key; nullopt where the point lacks
+  // the key.
+  void Read(const Settings& settings, std::vector<Cell>& out);
+  std::vector<Cell> Read(const Settings& settings) {
+    std::vector<Cell> out;
+    Read(settings, out);
+    return out;
+  }
 
   // Whether a table spells `key`.
   static bool Known(const std::string& key);
