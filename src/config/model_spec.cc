@@ -27,9 +27,11 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
   return runs;
 }
 
+// LayerRuns' blocks, read without building them: estimators ask at every point of a sweep.
 bool HasSsmBlocks(const TransformerSpec& t) {
-  for (const auto& [spec, count] : LayerRuns(t)) {
-    if (spec.mixer != MixerKind::kAttention) return true;
+  if (t.layer_specs.empty()) return t.ssm.kind != MixerKind::kAttention;
+  for (const LayerSpec& l : t.layer_specs) {
+    if (l.mixer != MixerKind::kAttention) return true;
   }
   return false;
 }

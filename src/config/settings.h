@@ -56,6 +56,7 @@ struct Precisions {
   std::optional<DType> master;  // fp32 master weights of mixed precision
   DType state = DType::kFp32;   // optimizer states
   DType activation = DType::kBf16;
+  auto operator<=>(const Precisions&) const = default;
 };
 
 struct Settings {

@@ -1,6 +1,8 @@
 #include "estimate/activations.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <vector>
 
 #include "util/checked_math.h"
@@ -10,12 +12,12 @@ namespace {
 
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "activation memory"); }
 
-uint64_t ClassBits(const SavedEntry& t, const Settings& s) {
+uint64_t ClassBits(const SavedEntry& t, const ActivationSettings& s) {
   switch (t.cls) {
     case SavedClass::kActivation:
-      return BitsPer(s.dtypes.activation);
+      return BitsPer(s.activation);
     case SavedClass::kAutocastFp32:
-      return s.autocast() ? 32 : BitsPer(s.dtypes.activation);
+      return s.autocast ? 32 : BitsPer(s.activation);
     case SavedClass::kMask:
       return 8;  // PyTorch keeps dropout masks as 1-byte booleans
     case SavedClass::kIndex:
@@ -28,7 +30,19 @@ uint64_t ClassBits(const SavedEntry& t, const Settings& s) {
 
 }  // namespace
 
-uint64_t SavedBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
+ActivationSettings ActivationSettingsOf(const Settings& s) {
+  return {.micro_batch = s.micro_batch,
+          .in_flight = std::min(s.grad_accum(), s.pp),
+          .activation = s.dtypes.activation,
+          .autocast = s.autocast(),
+          .recompute = s.recompute,
+          .tp = s.tp,
+          .cp = s.cp,
+          .pp = s.pp,
+          .sp = s.sp};
+}
+
+uint64_t SavedBytes(const SavedEntry& t, const ActivationSettings& s, uint64_t batch) {
   const uint64_t elements = CheckedMul(t.elements, batch, "activation memory");
   const uint64_t shards = (t.tp_sharded ? TpShards(true, t.tp_max_shards, s.tp) : s.sp ? s.tp : 1) * s.cp;
   const uint64_t device = CeilDiv(elements, shards);
@@ -40,19 +54,24 @@ uint64_t SavedBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
   return static_cast<uint64_t>((bits + 7) / 8);
 }
 
-uint64_t CheckpointBytes(const SavedEntry& t, const Settings& s, uint64_t batch) {
+uint64_t CheckpointBytes(const SavedEntry& t, const ActivationSettings& s, uint64_t batch) {
   SavedEntry input = t;
   input.cls = SavedClass::kAutocastFp32;
   return SavedBytes(input, s, batch);
 }
 
-ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s, uint64_t stage) {
+ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationSettings& s, uint64_t stage) {
   if (!model.training_refused.empty()) throw InputError(model.training_refused);
   // One block of each distinct type: what it keeps, what it saves in all, its input.
   struct Block {
     uint64_t kept = 0, full = 0, checkpoint = 0;
   };
-  std::vector<Block> types;
+  size_t n_types = 0;
+  for (const SavedEntry& t : model.saved) n_types = std::max(n_types, static_cast<size_t>(t.block_type + 1));
+  // Most models have one to three: held in place then (a sweep asks at every point).
+  std::array<Block, 8> few{};
+  std::vector<Block> many(n_types > few.size() ? n_types : 0);
+  const std::span<Block> types = many.empty() ? std::span<Block>(few.data(), n_types) : std::span<Block>(many);
   uint64_t outside = 0;  // embedding, head, loss, sequential layers
   for (const SavedEntry& t : model.saved) {
     if (t.block_type < 0) {
@@ -61,7 +80,6 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
       continue;
     }
     const auto type = static_cast<size_t>(t.block_type);
-    if (types.size() <= type) types.resize(type + 1);
     const uint64_t bytes = SavedBytes(t, s, s.micro_batch);
     Block& b = types[type];
     if (t.checkpoint) b.checkpoint = CheckpointBytes(t, s, s.micro_batch);
@@ -82,7 +100,7 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& s
     working_set = std::max(working_set, types[type].full);
   }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021, §2.2).
-  const uint64_t in_flight = std::min(s.pp - stage, s.grad_accum());
+  const uint64_t in_flight = std::min(s.pp - stage, s.in_flight);
   m.total = CheckedMul(Add(blocks, outside), in_flight, "activation memory");
   if (s.recompute == Recompute::kFull) m.total = Add(m.total, working_set);
   return m;

@@ -14,20 +14,44 @@ struct ActivationMemory {
   uint64_t per_layer = 0;  // one transformer block, one micro-batch
 };
 
+// What training activations read of the settings, and nothing else: the functions below take only
+// these, so a memo keyed by them (LedgerMemo, memory.h) cannot miss a setting that changes them.
+struct ActivationSettings {
+  uint64_t micro_batch = 1;
+  // min(grad_accum, pp): all the micro-batches in flight (1F1B keeps at most pp - stage) read of it.
+  uint64_t in_flight = 1;
+  DType activation = DType::kBf16;
+  bool autocast = false;
+  Recompute recompute = Recompute::kNone;
+  uint64_t tp = 1, cp = 1, pp = 1;
+  bool sp = false;
+  auto operator<=>(const ActivationSettings&) const = default;
+};
+ActivationSettings ActivationSettingsOf(const Settings& settings);
+
 // One device's bytes of a saved tensor for `batch` samples: tensor-parallel ranks hold 1/t of the
 // sharded tensors (K and V: of at most their heads), and with sequence parallelism 1/t of the rest
 // too (Korthikanti et al. 2022, §4.2.2). Context-parallel ranks each keep s/cp of the tokens, and of
 // the attention's saved tensors (Q, K, V, output, softmax statistics) (estimate/context_parallel.h).
-uint64_t SavedBytes(const SavedEntry& t, const Settings& settings, uint64_t batch);
+uint64_t SavedBytes(const SavedEntry& t, const ActivationSettings& settings, uint64_t batch);
+inline uint64_t SavedBytes(const SavedEntry& t, const Settings& settings, uint64_t batch) {
+  return SavedBytes(t, ActivationSettingsOf(settings), batch);
+}
 
 // What full recomputation keeps of a block's input (t.checkpoint): the residual stream in the
 // activation dtype (fp32 under autocast), even where the block's first node saves an fp32 copy of
 // it (RMSNorm).
-uint64_t CheckpointBytes(const SavedEntry& t, const Settings& settings, uint64_t batch);
+uint64_t CheckpointBytes(const SavedEntry& t, const ActivationSettings& settings, uint64_t batch);
+inline uint64_t CheckpointBytes(const SavedEntry& t, const Settings& settings, uint64_t batch) {
+  return CheckpointBytes(t, ActivationSettingsOf(settings), batch);
+}
 
 // For settings.micro_batch. Korthikanti et al. 2022 (Eq. 1-6) is the special case of eager
 // attention with dropout at 2-byte activations.
-ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& settings, uint64_t stage);
+ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationSettings& settings, uint64_t stage);
+inline ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& settings, uint64_t stage) {
+  return TrainingActivations(model, ActivationSettingsOf(settings), stage);
+}
 
 // The largest live input + output of any node in one forward pass over `batch` sequences, plus
 // fp32 logits of the last position (what generation samples from). With --max-batched-tokens T, one

@@ -5,14 +5,17 @@
 // and rebuild only when a setting the graph depends on changed.
 #pragma once
 
-#include <list>
+#include <array>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "config/model_spec.h"
 #include "estimate/flops.h"
+#include "estimate/memory.h"
 #include "estimate/memory_model.h"
 #include "estimate/params.h"
+#include "estimate/summary_cache.h"
 #include "graph/build_graph.h"
 
 namespace tally {
@@ -24,6 +27,11 @@ struct GraphSummary {
   uint64_t recompute_selective = 0, recompute_full = 0;  // at batch 1
   ParamCounts params;
   uint64_t seq = 1;
+  // The memory ledgers' parts already asked for at this graph (a sweep's other points ask again).
+  mutable LedgerMemo ledgers;
+
+  // The memory every point reads, to fetch ahead (SummaryCache).
+  std::array<std::pair<const void*, size_t>, 5> Hot() const;
 };
 
 // FLOP counts of `batch` samples from those of one.
@@ -55,30 +63,22 @@ class Evaluation {
   // The graph at settings.batch: for the roofline, --layers and measure's GEMM list.
   std::shared_ptr<const LayerGraph> Graph(const GraphSettings& settings);
 
-  // Keeps up to `capacity` summaries, the least recently used evicted: a sweep that cycles through
-  // that many graphs then builds each once. By default the first kDefaultSummaries built are kept and
-  // later ones answered uncached, so that a caller cycling through more graphs than the cache holds
-  // still hits on those it has (evicting would miss on every one).
-  void CacheSummaries(size_t capacity);
+  // Keeps up to `capacity` summaries, one not used lately evicted when full: a sweep that cycles
+  // through that many graphs then builds each once. By default the first kDefaultSummaries built are
+  // kept and later ones answered uncached, so that a caller cycling through more graphs than the
+  // cache holds still hits on those it has (evicting would miss on every one).
+  void CacheSummaries(size_t capacity) { summaries_.Evicting(capacity); }
   static constexpr size_t kDefaultSummaries = 1024;
 
  private:
-  struct Cached {
-    std::shared_ptr<const GraphSummary> summary;
-    std::list<GraphSettings>::iterator use;  // its place in uses_
-  };
   ModelSpec spec_;
   // Bounded, so that memory follows the graphs a caller cycles through, not the number of points.
-  std::map<GraphSettings, Cached> summaries_;
-  std::list<GraphSettings> uses_;  // the summaries' keys, most recently used first
-  size_t capacity_ = kDefaultSummaries;
-  bool evict_ = false;
+  SummaryCache summaries_{kDefaultSummaries};
   std::map<GraphSettings, std::shared_ptr<const LayerGraph>> graphs_;
   GraphSettings last_key_;
   std::shared_ptr<const GraphSummary> last_summary_;
 
   std::shared_ptr<const GraphSummary> Remember(GraphSettings key, std::shared_ptr<const GraphSummary> summary);
-  std::shared_ptr<const GraphSummary> Keep(GraphSettings key, std::shared_ptr<const GraphSummary> summary);
 };
 
 }  // namespace tally

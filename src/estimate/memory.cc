@@ -74,6 +74,12 @@ uint64_t InferenceBytes(const ParamEntry& t, const QuantizationSpec* q, const Ch
   return QuantizedBytes(t, q, tp, weight);
 }
 
+// --quant's method, else the config's quantization_config.
+std::optional<QuantizationSpec> QuantizationOf(Quant quant, const std::optional<QuantizationSpec>& config) {
+  if (quant != Quant::kNone) return QuantFlagSpec(quant);
+  return config;
+}
+
 uint64_t Overhead(uint64_t subtotal, const Settings& s) {
   uint64_t fraction = static_cast<uint64_t>(static_cast<double>(subtotal) * s.overhead_fraction);
   return Add(s.overhead_bytes, fraction);
@@ -81,10 +87,14 @@ uint64_t Overhead(uint64_t subtotal, const Settings& s) {
 
 }  // namespace
 
-ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64_t stage) {
+StatesSettings StatesSettingsOf(const Settings& s) {
+  return {.dtypes = s.dtypes, .optimizer = s.optimizer, .quant = s.quant, .tp = s.tp, .pp = s.pp, .ep = s.ep};
+}
+
+ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, uint64_t stage) {
   ModelStates ledger;
   const Precisions& d = s.dtypes;
-  const std::optional<QuantizationSpec> flag = FrozenQuantization(model, s);
+  const std::optional<QuantizationSpec> flag = QuantizationOf(s.quant, model.quantization);
   const QuantizationSpec* quant = flag ? &*flag : nullptr;
   std::map<int, uint64_t> block_weights;  // one block of each type
   std::optional<ParamEntry> share;
@@ -129,13 +139,11 @@ ModelStates StageModelStates(const MemoryModel& model, const Settings& s, uint64
 }
 
 std::optional<QuantizationSpec> FrozenQuantization(const MemoryModel& model, const Settings& settings) {
-  if (settings.quant != Quant::kNone) return QuantFlagSpec(settings.quant);
-  return model.quantization;
+  return QuantizationOf(settings.quant, model.quantization);
 }
 
 std::optional<QuantizationSpec> WeightQuantization(const ModelSpec& spec, const Settings& settings) {
-  if (settings.quant != Quant::kNone) return QuantFlagSpec(settings.quant);
-  return spec.quantization;
+  return QuantizationOf(settings.quant, spec.quantization);
 }
 
 uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
@@ -199,39 +207,84 @@ TrainMemory MostLoadedStage(const Settings& settings, const std::function<ModelS
   return best;
 }
 
-TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model) {
+TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model, LedgerMemo* memo) {
+  // One reference captured: std::function holds it without allocating.
+  const struct {
+    const MemoryModel& model;
+    LedgerMemo* memo;
+    StatesSettings states;
+    ActivationSettings activations;
+  } at{model, memo, StatesSettingsOf(settings), ActivationSettingsOf(settings)};
   return MostLoadedStage(
-      settings, [&](uint64_t stage) { return StageModelStates(model, settings, stage); },
-      [&](uint64_t stage) { return TrainingActivations(model, settings, stage); });
+      settings,
+      [&at](uint64_t stage) {
+        return at.memo != nullptr ? at.memo->States(at.model, at.states, stage)
+                                  : StageModelStates(at.model, at.states, stage);
+      },
+      [&at](uint64_t stage) {
+        return at.memo != nullptr ? at.memo->Activations(at.model, at.activations, stage)
+                                  : TrainingActivations(at.model, at.activations, stage);
+      });
 }
 
-InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch) {
-  const DType weight = InferenceWeightDtype(spec, settings);
-  const std::optional<QuantizationSpec> quant = WeightQuantization(spec, settings);
+InferWeightSettings InferWeightSettingsOf(const ModelSpec& spec, const Settings& s) {
+  return {.weight = InferenceWeightDtype(spec, s),
+          .quant = s.quant,
+          .checkpoint = UsesCheckpointWeights(spec, s),
+          .tp = s.tp,
+          .pp = s.pp,
+          .ep = s.ep};
+}
+
+uint64_t StageInferenceWeights(const ModelSpec& spec, const MemoryModel& model, const InferWeightSettings& s,
+                               uint64_t stage) {
+  const std::optional<QuantizationSpec> quant = QuantizationOf(s.quant, spec.quantization);
   const std::optional<CheckpointRates> rates =
-      UsesCheckpointWeights(spec, settings) ? std::optional(CheckpointRatesOf(*spec.checkpoint, model)) : std::nullopt;
+      s.checkpoint ? std::optional(CheckpointRatesOf(*spec.checkpoint, model)) : std::nullopt;
+  uint64_t weights = 0;
+  // Checkpoint bytes go by role: the elements this stage holds of each, converted once, so that a
+  // whole model on one device holds exactly the bytes stored.
+  std::map<TensorRole, uint64_t> role_elements;
+  std::optional<ParamEntry> share;
+  for (const ParamEntry& whole : model.params) {
+    const ParamEntry& t = ExpertShare(whole, s.ep, share);  // --ep: E / ep routed experts
+    const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, s.pp);
+    if (copies == 0) continue;
+    if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
+    const TensorRole role = GraphRole(t.component, t.block_type >= 0);
+    if (rates && rates->Bytes(role, 1)) {
+      role_elements[role] = Add(role_elements[role], CheckedMul(DeviceElements(t, s.tp), copies, "weights"));
+      continue;
+    }
+    const uint64_t bytes = QuantizedBytes(t, quant ? &*quant : nullptr, s.tp, s.weight);
+    weights = Add(weights, CheckedMul(bytes, copies, "the memory ledger"));
+  }
+  for (const auto& [role, elements] : role_elements) weights = Add(weights, *rates->Bytes(role, elements));
+  return weights;
+}
+
+ModelStates LedgerMemo::States(const MemoryModel& model, const StatesSettings& key, uint64_t stage) {
+  return states_.Get(key, stage, [&] { return StageModelStates(model, key, stage); });
+}
+
+ActivationMemory LedgerMemo::Activations(const MemoryModel& model, const ActivationSettings& key, uint64_t stage) {
+  return activations_.Get(key, stage, [&] { return TrainingActivations(model, key, stage); });
+}
+
+uint64_t LedgerMemo::InferWeights(const ModelSpec& spec, const MemoryModel& model, const InferWeightSettings& key,
+                                  uint64_t stage) {
+  return infer_weights_.Get(key, stage, [&] { return StageInferenceWeights(spec, model, key, stage); });
+}
+
+InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch,
+                            LedgerMemo* memo) {
+  const InferWeightSettings weights = InferWeightSettingsOf(spec, settings);
   InferMemory best;
   // Pipeline stages hold their blocks' weights and KV cache; the most-loaded stage is reported.
   for (uint64_t stage = 0; stage < settings.pp; ++stage) {
     InferMemory m;
-    // Checkpoint bytes go by role: the elements this stage holds of each, converted once, so that a
-    // whole model on one device holds exactly the bytes stored.
-    std::map<TensorRole, uint64_t> role_elements;
-    std::optional<ParamEntry> share;
-    for (const ParamEntry& whole : model.params) {
-      const ParamEntry& t = ExpertShare(whole, settings.ep, share);  // --ep: E / ep routed experts
-      const uint64_t copies = StageCopies(model, t.block_type, t.after_blocks, stage, settings.pp);
-      if (copies == 0) continue;
-      if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
-      const TensorRole role = GraphRole(t.component, t.block_type >= 0);
-      if (rates && rates->Bytes(role, 1)) {
-        role_elements[role] = Add(role_elements[role], CheckedMul(DeviceElements(t, settings.tp), copies, "weights"));
-        continue;
-      }
-      const uint64_t bytes = QuantizedBytes(t, quant ? &*quant : nullptr, settings.tp, weight);
-      m.weights = Add(m.weights, CheckedMul(bytes, copies, "the memory ledger"));
-    }
-    for (const auto& [role, elements] : role_elements) m.weights = Add(m.weights, *rates->Bytes(role, elements));
+    m.weights = memo != nullptr ? memo->InferWeights(spec, model, weights, stage)
+                                : StageInferenceWeights(spec, model, weights, stage);
     // An encoder–decoder's self-attention caches hold the target; its cross-attention caches the source.
     const uint64_t all =
         KvCacheBytes(model, model.target_seq > 0 ? model.target_seq : model.seq, batch, settings, stage);

@@ -3,9 +3,13 @@
 // policy, recomputation and parallelism of the Settings. Bytes are exact integers.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <utility>
 
 #include "config/model_spec.h"
 #include "config/settings.h"
@@ -51,7 +55,90 @@ struct ModelStates {
   // --ep: the routed experts' part of each (in it), partitioned by ZeRO over dp / ep (expert_parallel.h).
   uint64_t expert_weights = 0, expert_gradients = 0, expert_master = 0, expert_optimizer = 0;
 };
-ModelStates StageModelStates(const MemoryModel& model, const Settings& settings, uint64_t stage);
+// What the model states read of the settings, and nothing else: StageModelStates takes only these,
+// so a memo keyed by them (LedgerMemo) cannot miss a setting that changes them.
+struct StatesSettings {
+  Precisions dtypes;
+  Optimizer optimizer = Optimizer::kAdamw;
+  Quant quant = Quant::kNone;
+  uint64_t tp = 1, pp = 1, ep = 1;
+  auto operator<=>(const StatesSettings&) const = default;
+};
+StatesSettings StatesSettingsOf(const Settings& settings);
+ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& settings, uint64_t stage);
+
+// What a stage's inference weights read of the settings (with the model's spec), and nothing else.
+struct InferWeightSettings {
+  DType weight = DType::kBf16;  // InferenceWeightDtype
+  Quant quant = Quant::kNone;
+  bool checkpoint = false;  // UsesCheckpointWeights
+  uint64_t tp = 1, pp = 1, ep = 1;
+  auto operator<=>(const InferWeightSettings&) const = default;
+};
+InferWeightSettings InferWeightSettingsOf(const ModelSpec& spec, const Settings& settings);
+// The inference weight bytes one device of pipeline stage `stage` holds.
+uint64_t StageInferenceWeights(const ModelSpec& spec, const MemoryModel& model, const InferWeightSettings& settings,
+                               uint64_t stage);
+
+// The parts of the ledgers that depend on few settings, memoized for one MemoryModel (and the spec it
+// was built from) by the settings each reads: a sweep or a fit asks for many points of one graph, and
+// the model states, say, change with the precision and the parallelism but not with the batch. Each
+// part is computed by the function above that takes only its key, so a hit is that function's
+// answer. Bounded (a sweep keeps thousands of graphs): full, a memo starts again. Not thread-safe.
+class LedgerMemo {
+ public:
+  ModelStates States(const MemoryModel& model, const StatesSettings& settings, uint64_t stage);
+  ActivationMemory Activations(const MemoryModel& model, const ActivationSettings& settings, uint64_t stage);
+  uint64_t InferWeights(const ModelSpec& spec, const MemoryModel& model, const InferWeightSettings& settings,
+                        uint64_t stage);
+
+ private:
+  // The answers kept for one part: the last kRecent in place, beside the graph's summary (no
+  // allocation, little memory to touch), and up to kMore behind them in a map.
+  template <class Key, class Value, size_t kRecent, size_t kMore>
+  class Memo {
+   public:
+    template <class Compute>
+    Value Get(const Key& key, uint64_t stage, Compute compute) {
+      for (size_t i = 0; i < filled_; ++i) {
+        if (recent_[i].stage == stage && recent_[i].key == key) return recent_[i].value;
+      }
+      Value value = More(key, stage, compute);  // may throw: nothing is kept
+      recent_[next_] = {key, stage, value};
+      next_ = (next_ + 1) % kRecent;
+      filled_ = std::max(filled_, next_ == 0 ? kRecent : next_);
+      return value;
+    }
+
+   private:
+    template <class Compute>
+    Value More(const Key& key, uint64_t stage, Compute compute) {
+      if constexpr (kMore == 0) {
+        return compute();
+      } else {
+        const std::pair<Key, uint64_t> k{key, stage};
+        if (auto it = more_.find(k); it != more_.end()) return it->second;
+        Value value = compute();
+        if (more_.size() >= kMore) more_.clear();
+        more_.emplace(k, value);
+        return value;
+      }
+    }
+    struct Entry {
+      Key key;
+      uint64_t stage = 0;
+      Value value;
+    };
+    std::array<Entry, kRecent> recent_{};
+    size_t filled_ = 0, next_ = 0;
+    std::map<std::pair<Key, uint64_t>, Value> more_;
+  };
+  Memo<StatesSettings, ModelStates, 2, 64> states_;
+  // Activations change with the micro-batch, which most grids vary in an outer axis: the points of
+  // one micro-batch ask again, the next micro-batch's rarely.
+  Memo<ActivationSettings, ActivationMemory, 4, 0> activations_;
+  Memo<InferWeightSettings, uint64_t, 2, 64> infer_weights_;
+};
 
 // A stage's ledger: its model states partitioned by ZeRO, its activations, the overhead, the total.
 TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& activations, const Settings& settings,
@@ -61,11 +148,14 @@ TrainMemory ComposeTraining(const ModelStates& states, const ActivationMemory& a
 TrainMemory MostLoadedStage(const Settings& settings, const std::function<ModelStates(uint64_t)>& states,
                             const std::function<ActivationMemory(uint64_t)>& activations);
 
-// Training, for settings.micro_batch sequences per device and pass: the most-loaded stage.
-TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model);
+// Training, for settings.micro_batch sequences per device and pass: the most-loaded stage. `memo`,
+// when given, is `model`'s own.
+TrainMemory TrainingMemory(const Settings& settings, const MemoryModel& model, LedgerMemo* memo = nullptr);
 
-// Inference over `batch` sequences of model.seq tokens (the KV cache holds them all).
-InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch);
+// Inference over `batch` sequences of model.seq tokens (the KV cache holds them all). `memo`, when
+// given, is `model`'s own, and `spec` the one it was built from.
+InferMemory InferenceMemory(const ModelSpec& spec, const Settings& settings, const MemoryModel& model, uint64_t batch,
+                            LedgerMemo* memo = nullptr);
 
 // Each data-parallel replica serves `batch` sequences at once.
 inline uint64_t InferenceBatch(const Settings& s) { return s.batch; }

@@ -34,7 +34,7 @@ KvFormula KvFormulaOf(const ModelSpec& spec, const Settings& s, const MemoryMode
 }
 
 Korthikanti KorthikantiOf(const ModelSpec& spec, const Settings& s, const MemoryModel& model, uint64_t exact) {
-  const std::string what = "Korthikanti et al.'s activation formula";
+  constexpr std::string_view what = "Korthikanti et al.'s activation formula";
   Korthikanti k{
       .s = model.seq, .b = s.micro_batch, .h = spec.transformer.d_model, .a = spec.transformer.n_heads, .t = s.tp};
   const uint64_t sbh = CheckedProduct({k.s, k.b, k.h}, what);
@@ -62,7 +62,7 @@ Korthikanti KorthikantiOf(const ModelSpec& spec, const Settings& s, const Memory
 
 void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& e, MemoryRequest request) {
   const MemoryModel& model = e.model();
-  e.train = TrainingMemory(s, model);
+  e.train = TrainingMemory(s, model, &e.summary->ledgers);
   if (request.step) e.step = TrainingStepMemory(model, s, *e.train, request.events);
   if (s.ep > 1 && s.zero > 0) e.expert_data_parallel = ExpertDataParallel(s);  // what ZeRO shards experts over
   const std::optional<QuantizationSpec> frozen = FrozenQuantization(model, s);
@@ -75,7 +75,7 @@ void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& 
 void EstimateInference(const ModelSpec& spec, const Settings& s, MemoryEstimate& e) {
   const MemoryModel& model = e.model();
   e.infer_batch = InferenceBatch(s);
-  e.infer = InferenceMemory(spec, s, model, e.infer_batch);
+  e.infer = InferenceMemory(spec, s, model, e.infer_batch, &e.summary->ledgers);
   // The inference ledger is already its peak: the weights, the cache and the largest working set.
   e.infer_overheads = InferenceOverheads(s, e.infer->total);
   e.infer_device = CheckedAdd(e.infer->total, e.infer_overheads.Total(), "inference memory");

@@ -104,8 +104,10 @@ MemoryModel SummarizeMemory(const LayerGraph& graph);
 // (CheckParallelism), so every stage has blocks. Blocks are spread evenly, stage sizes differing by
 // at most one: block b sits on stage b · pp / L, so stage s holds [⌈s·L/pp⌉, ⌈(s+1)·L/pp⌉).
 inline uint64_t StageFirstBlock(uint64_t stage, uint64_t n_layers, uint64_t pp) {
-  const u128 scaled = static_cast<u128>(stage) * n_layers;
-  return static_cast<uint64_t>((scaled + pp - 1) / pp);
+  const u128 scaled = static_cast<u128>(stage) * n_layers + pp - 1;
+  // In 64 bits when it fits, as it always does in practice: dividing 128 bits is a library call.
+  if (scaled <= UINT64_MAX) return static_cast<uint64_t>(scaled) / pp;
+  return static_cast<uint64_t>(scaled / pp);
 }
 
 // How many copies of an entry pipeline stage `stage` holds: 1 or 0 outside the blocks, else the

@@ -89,7 +89,7 @@ struct ShardBuffers {
 ShardBuffers ShardBuffersOf(const MemoryModel& model, const Settings& settings, uint64_t stage) {
   ShardBuffers b;
   if (settings.zero < 2) return b;
-  const ModelStates states = StageModelStates(model, settings, stage);
+  const ModelStates states = StageModelStates(model, StatesSettingsOf(settings), stage);
   // FSDP (Zhao et al. 2023, §3.2): each layer's weights are all-gathered before it runs and the
   // next layer's are prefetched, so two unsharded blocks are in flight, beyond this rank's shard.
   if (settings.zero >= 3) b.gather = Times(states.largest_block, 2);

@@ -1,6 +1,8 @@
 #include "graph/build_graph.h"
 
 #include <algorithm>
+#include <functional>
+#include <string>
 
 #include "config/resolve.h"
 #include "util/checked_math.h"
@@ -110,6 +112,26 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .lora_targets = s.lora_rank > 0 ? s.lora_targets : std::vector<std::string>{},
           .dropout_mask = s.dropout_mask,
           .input = s.input};
+}
+
+size_t GraphSettingsHash::operator()(const GraphSettings& s) const {
+  // FNV-1a's xor-multiply step (Fowler, Noll, Vo), over whole fields instead of bytes.
+  uint64_t h = 14695981039346656037ULL;
+  auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ULL; };
+  auto optional = [&mix](const std::optional<uint64_t>& v) { mix(v ? *v + 1 : 0); };
+  mix(s.batch);
+  optional(s.seq);
+  optional(s.target_seq);
+  optional(s.context);
+  optional(s.images);
+  mix(static_cast<uint64_t>(s.causal) | static_cast<uint64_t>(s.attention) << 1 |
+      static_cast<uint64_t>(s.mlp_kernel) << 8 | static_cast<uint64_t>(s.dropout_mask) << 16);
+  mix(s.dropout ? std::hash<double>{}(*s.dropout) + 1 : 0);
+  for (const std::string& f : s.frozen) mix(std::hash<std::string>{}(f));
+  mix(s.lora_rank);
+  for (const std::string& t : s.lora_targets) mix(std::hash<std::string>{}(t));
+  for (uint64_t d : s.input) mix(d);
+  return static_cast<size_t>(h ^ (h >> 32));
 }
 
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& given) {

@@ -37,6 +37,11 @@ struct GraphSettings {
 
 GraphSettings GraphSettingsOf(const Settings& settings);
 
+// For a hashed cache of graphs: equal settings hash equal (a field left out would only collide more).
+struct GraphSettingsHash {
+  size_t operator()(const GraphSettings& settings) const;
+};
+
 // The graph of `spec` under `settings`, whose seq a transformer needs resolved (std::logic_error
 // without it: a caller skipped ResolveSettings).
 LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& settings);

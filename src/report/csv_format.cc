@@ -65,6 +65,10 @@ class DelimitedWriter : public BufferedTableWriter {
         buffer_.append(digits, std::to_chars(digits, digits + sizeof digits, *n).ptr);
         continue;
       }
+      if (const auto* text = std::get_if<std::string>(&*row[i])) {  // ValueText's own, without a copy
+        AppendField(*text, separator_, buffer_);
+        continue;
+      }
       AppendField(ValueText(*row[i]), separator_, buffer_);
     }
     buffer_ += '\n';

@@ -45,8 +45,8 @@ auto BlameOverflowOn(const std::string& source, F&& f) -> decltype(f()) {
   }
 }
 
-// a / b rounded up (b > 0): shares split across devices.
-inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+// a / b rounded up (b > 0): shares split across devices, mostly over one device (no division then).
+inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return b == 1 ? a : a / b + (a % b != 0); }
 
 inline uint64_t CheckedProduct(std::initializer_list<uint64_t> factors, std::string_view what) {
   uint64_t r = 1;

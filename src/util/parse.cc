@@ -1,5 +1,6 @@
 #include "util/parse.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <span>
@@ -74,14 +75,29 @@ namespace {
 
 std::string Quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
 
+template <class Fail>
+uint64_t InRange(uint64_t value, std::string_view text, CountRange range, const Fail& fail) {
+  if (value < range.min) {
+    throw fail(Quoted(text) + (value == 0 ? " is zero" : " is less than " + std::to_string(range.min)));
+  }
+  if (value > range.max) throw fail(Quoted(text) + " is more than " + std::to_string(range.max));
+  return value;
+}
+
 uint64_t ParseWhole(std::string_view text, std::string_view name, CountRange range, std::span<const Multiplier> table,
                     std::string_view expected) {
   auto fail = [&](const std::string& why) {
     return InputError(std::string(name) + ": " + why + "; expected " + std::string(expected));
   };
   if (text.empty()) throw fail("empty value");
-  auto [digits, factor] = SplitSuffix(text, table);
   uint64_t value = 0;
+  // Plain digits, as most values are (a sweep reads millions), below 10^18: no suffix to split, and
+  // no product to overflow; the range checks below as for any other value.
+  if (text.size() <= 18 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    for (char c : text) value = value * 10 + static_cast<uint64_t>(c - '0');
+    return InRange(value, text, range, fail);
+  }
+  auto [digits, factor] = SplitSuffix(text, table);
   if (std::optional<uint64_t> whole = ReadWhole(digits)) {
     if (__builtin_mul_overflow(*whole, factor == 0 ? 1 : factor, &value)) throw fail(Quoted(text) + " is too large");
   } else {
@@ -94,11 +110,7 @@ uint64_t ParseWhole(std::string_view text, std::string_view name, CountRange ran
     if (x >= kTwo63) throw fail(Quoted(text) + " is too large");
     value = static_cast<uint64_t>(x);
   }
-  if (value < range.min) {
-    throw fail(Quoted(text) + (value == 0 ? " is zero" : " is less than " + std::to_string(range.min)));
-  }
-  if (value > range.max) throw fail(Quoted(text) + " is more than " + std::to_string(range.max));
-  return value;
+  return InRange(value, text, range, fail);
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+#include "estimate/summary_cache.h"
+
+#include "estimate/evaluation.h"
+
+namespace tally {
+namespace {
+
+void Prefetch(const void* begin, size_t bytes) {
+  constexpr size_t kLine = 64;
+  const char* p = static_cast<const char*>(begin);
+  for (size_t offset = 0; offset < bytes; offset += kLine) __builtin_prefetch(p + offset);
+}
+
+}  // namespace
+
+std::shared_ptr<const GraphSummary> SummaryCache::Find(const GraphSettings& key) {
+  // A sweep asks for its graphs in the same order at each pass: try the one that came next last time
+  // before the hash (whose lookup misses the cache several times once thousands of graphs are kept).
+  if (last_ != kNone) {
+    const size_t next = slots_[last_].next;
+    if (next != kNone && slots_[next].key == key) return Use(next);
+  }
+  if (auto it = index_.find(key); it != index_.end()) return Use(it->second);
+  return nullptr;
+}
+
+std::shared_ptr<const GraphSummary> SummaryCache::Use(size_t slot) {
+  if (last_ != kNone) slots_[last_].next = slot;
+  last_ = slot;
+  Slot& s = slots_[slot];
+  s.used = true;
+  // Fetch ahead what the point after next will read (the slot fetched at the last call) and the
+  // slot after that: by the time they are read they are in the cache, not waited for one by one.
+  if (s.next != kNone) {
+    const Slot& ahead = slots_[s.next];
+    for (const auto& [begin, bytes] : ahead.hot) Prefetch(begin, bytes);
+    if (ahead.next != kNone) Prefetch(&slots_[ahead.next], sizeof(Slot));
+  }
+  return s.summary;
+}
+
+void SummaryCache::Keep(const GraphSettings& key, const std::shared_ptr<const GraphSummary>& summary) {
+  size_t slot = slots_.size();
+  if (slots_.size() < capacity_) {
+    slots_.push_back({key, summary});
+  } else if (evict_) {
+    // CLOCK (Corbató 1968), nearly least recently used: the hand clears each used slot it passes and
+    // stops at the first one unused since it last passed.
+    while (slots_[hand_].used) {
+      slots_[hand_].used = false;
+      hand_ = (hand_ + 1) % slots_.size();
+    }
+    slot = hand_;
+    hand_ = (hand_ + 1) % slots_.size();
+    index_.erase(slots_[slot].key);
+    slots_[slot] = {key, summary};
+  } else {
+    last_ = kNone;
+    return;
+  }
+  index_.emplace(key, slot);
+  slots_[slot].hot = summary->Hot();
+  Use(slot);
+}
+
+void SummaryCache::Evicting(size_t capacity) {
+  capacity_ = std::max<size_t>(capacity, 1);
+  evict_ = true;
+  if (slots_.size() > capacity_) {
+    slots_.clear();
+    index_.clear();
+    hand_ = 0;
+    last_ = kNone;
+  }
+}
+
+}  // namespace tally
