@@ -165,7 +165,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"attention", &WorkloadFlags::attention, true},
       {"dropout", &WorkloadFlags::dropout, true},
       {"lora", &WorkloadFlags::lora, true},
-      {"lora_targets", &WorkloadFlags::lora_targets},
+      {"lora_targets", &WorkloadFlags::lora_targets, true},
       {"gpus", &WorkloadFlags::gpus},
       {"tp", &WorkloadFlags::tp},
       {"pp", &WorkloadFlags::pp},

@@ -42,8 +42,9 @@ void AddTextOption(CLI::App* cmd, const char* name, std::optional<std::string>& 
 struct TextFlag {
   const char* name;
   std::optional<std::string> WorkloadFlags::*field;
-  // The flag reaches GraphSettings (graph/build_graph.h): each value is its own graph. A sweep sizes
-  // its cache of graphs by these; results never depend on it (settings_flags_test checks it).
+  // The flag reaches GraphSettings (graph/build_graph.h) other than the batch, which graph summaries
+  // scale with: each value is its own summary. A sweep sizes its cache of summaries by these; its
+  // results never depend on them (settings_flags_test checks the marks).
   bool graph = false;
 };
 const std::vector<TextFlag>& TextFlags();

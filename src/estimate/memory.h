@@ -33,6 +33,7 @@ struct TrainMemory {
   // --offload (estimate/offload.h): the bytes of this device's partition kept in host memory instead
   // (not in `total`), by kind.
   uint64_t host_weights = 0, host_gradients = 0, host_master = 0, host_optimizer = 0, host = 0;
+  bool operator==(const TrainMemory&) const = default;
 };
 
 struct InferMemory {
@@ -43,6 +44,7 @@ struct InferMemory {
   uint64_t activations = 0;
   uint64_t overhead = 0;
   uint64_t total = 0;
+  bool operator==(const InferMemory&) const = default;
 };
 
 // The model states one pipeline stage holds before ZeRO partitions them; they depend on the

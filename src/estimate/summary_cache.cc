@@ -7,6 +7,7 @@ namespace {
 
 void Prefetch(const void* begin, size_t bytes) {
   constexpr size_t kLine = 64;
+  if (begin == nullptr) return;
   const char* p = static_cast<const char*>(begin);
   for (size_t offset = 0; offset < bytes; offset += kLine) __builtin_prefetch(p + offset);
 }
