@@ -23,17 +23,19 @@ const std::vector<Component>& TrainableComponents() {
 }
 
 // The index of `text` in `names`, else an InputError for --flag with the choices and a suggestion.
-size_t Choose(const std::string& text, const std::string& flag, const std::vector<std::string>& names) {
+size_t Choose(const std::string& text, std::string_view flag, const std::vector<std::string>& names) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == text) return i;
   }
   std::string list;
   for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-  throw InputError("--" + flag + ": unknown value '" + text + "'" + DidYouMean(text, names) + "; use one of " + list);
+  throw InputError("--" + std::string(flag) + ": unknown value '" + text + "'" + DidYouMean(text, names) +
+                   "; use one of " + list);
 }
 
-uint64_t Count(const std::optional<std::string>& text, const char* flag, uint64_t fallback) {
-  return text ? ParseCount(*text, std::string("--") + flag) : fallback;
+// `flag` with its dashes ("--tp"): a sweep reads the flags at every point.
+uint64_t Count(const std::optional<std::string>& text, std::string_view flag, uint64_t fallback) {
+  return text ? ParseCount(*text, flag) : fallback;
 }
 
 void ReadPrecision(const WorkloadFlags& f, Settings& s) {
@@ -70,25 +72,27 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
     }
     if (value == "false") s.frozen.push_back(name);
   }
-  s.lora_rank = Count(f.lora, "lora", 0);
+  s.lora_rank = Count(f.lora, "--lora", 0);
   if (f.lora_targets) {
     s.lora_targets.clear();
     for (const std::string& t : SplitList(*f.lora_targets, "--lora-targets")) {
-      Choose(t, "lora-targets", {"qkv", "out", "gate", "up", "down"});
+      static const std::vector<std::string> kTargets = {"qkv", "out", "gate", "up", "down"};
+      Choose(t, "lora-targets", kTargets);
       s.lora_targets.push_back(t);
     }
   }
 }
 
 void ReadParallelism(const WorkloadFlags& f, Settings& s) {
-  s.tp = Count(f.tp, "tp", 1);
-  s.pp = Count(f.pp, "pp", 1);
-  s.cp = Count(f.cp, "cp", 1);
-  s.ep = Count(f.ep, "ep", 1);  // checked against the model and dp by CheckExpertParallel
+  s.tp = Count(f.tp, "--tp", 1);
+  s.pp = Count(f.pp, "--pp", 1);
+  s.cp = Count(f.cp, "--cp", 1);
+  s.ep = Count(f.ep, "--ep", 1);  // checked against the model and dp by CheckExpertParallel
   // Without --gpus, one data-parallel rank: as many devices as one model replica needs.
   s.gpus = f.gpus ? ParseCount(*f.gpus, "--gpus") : CheckedProduct({s.tp, s.pp, s.cp}, "--tp x --pp x --cp");
   s.sp = f.sp;
-  if (f.zero) s.zero = Choose(*f.zero, "zero", {"0", "1", "2", "3"});
+  static const std::vector<std::string> kStages = {"0", "1", "2", "3"};
+  if (f.zero) s.zero = Choose(*f.zero, "zero", kStages);
   if (s.gpus % CheckedMul(s.tp, s.pp, "--tp x --pp") != 0) {
     throw InputError("--gpus: " + std::to_string(s.gpus) + " devices cannot be split into --tp " +
                      std::to_string(s.tp) + " x --pp " + std::to_string(s.pp) + " groups");
@@ -112,9 +116,9 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
 
 // batch = micro_batch · grad_accum per data-parallel replica; any two given decide the third.
 void ReadBatch(const WorkloadFlags& f, Settings& s) {
-  uint64_t grad_accum = Count(f.grad_accum, "grad-accum", 1);
+  uint64_t grad_accum = Count(f.grad_accum, "--grad-accum", 1);
   if (!f.batch) {
-    s.micro_batch = Count(f.micro_batch, "micro-batch", 1);
+    s.micro_batch = Count(f.micro_batch, "--micro-batch", 1);
     s.batch = CheckedMul(s.micro_batch, grad_accum, "--batch (micro-batch x grad-accum)");
     return;
   }

@@ -60,33 +60,18 @@ uint64_t CheckpointBytes(const SavedEntry& t, const ActivationSettings& s, uint6
   return SavedBytes(input, s, batch);
 }
 
-ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationSettings& s, uint64_t stage) {
-  if (!model.training_refused.empty()) throw InputError(model.training_refused);
-  // One block of each distinct type: what it keeps, what it saves in all, its input.
-  struct Block {
-    uint64_t kept = 0, full = 0, checkpoint = 0;
-  };
-  size_t n_types = 0;
-  for (const SavedEntry& t : model.saved) n_types = std::max(n_types, static_cast<size_t>(t.block_type + 1));
-  // Most models have one to three: held in place then (a sweep asks at every point).
-  std::array<Block, 8> few{};
-  std::vector<Block> many(n_types > few.size() ? n_types : 0);
-  const std::span<Block> types = many.empty() ? std::span<Block>(few.data(), n_types) : std::span<Block>(many);
-  uint64_t outside = 0;  // embedding, head, loss, sequential layers
-  for (const SavedEntry& t : model.saved) {
-    if (t.block_type < 0) {
-      if (StageCopies(model, -1, t.after_blocks, stage, s.pp) > 0)
-        outside = Add(outside, SavedBytes(t, s, s.micro_batch));
-      continue;
-    }
-    const auto type = static_cast<size_t>(t.block_type);
-    const uint64_t bytes = SavedBytes(t, s, s.micro_batch);
-    Block& b = types[type];
-    if (t.checkpoint) b.checkpoint = CheckpointBytes(t, s, s.micro_batch);
-    b.full = Add(b.full, bytes);
-    // Selective recomputation drops the s² attention tensors (Korthikanti et al. 2022, §5).
-    if (!(s.recompute == Recompute::kSelective && t.selective)) b.kept = Add(b.kept, bytes);
-  }
+namespace {
+
+// What one block of a distinct type keeps, saves in all, and keeps of its input under full
+// recomputation, on one device.
+struct BlockBytes {
+  uint64_t kept = 0, full = 0, checkpoint = 0;
+};
+
+// Stage `stage`'s activations from each distinct block's bytes and those of the tensors outside the
+// blocks that the stage holds.
+ActivationMemory StageActivations(const MemoryModel& model, const ActivationSettings& s, uint64_t stage,
+                                  std::span<const BlockBytes> types, uint64_t outside) {
   ActivationMemory m;
   uint64_t blocks = 0, working_set = 0;
   const int first = FirstTypeOnStage(model, stage, s.pp);
@@ -104,6 +89,95 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationS
   m.total = CheckedMul(Add(blocks, outside), in_flight, "activation memory");
   if (s.recompute == Recompute::kFull) m.total = Add(m.total, working_set);
   return m;
+}
+
+size_t BlockTypes(const MemoryModel& model) {
+  size_t n = 0;
+  for (const SavedEntry& t : model.saved) n = std::max(n, static_cast<size_t>(t.block_type + 1));
+  return n;
+}
+
+}  // namespace
+
+ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationSettings& s, uint64_t stage) {
+  if (!model.training_refused.empty()) throw InputError(model.training_refused);
+  // Most models have one to three distinct blocks: held in place then (a sweep asks at every point).
+  const size_t n_types = BlockTypes(model);
+  std::array<BlockBytes, 8> few{};
+  std::vector<BlockBytes> many(n_types > few.size() ? n_types : 0);
+  const std::span<BlockBytes> types =
+      many.empty() ? std::span<BlockBytes>(few.data(), n_types) : std::span<BlockBytes>(many);
+  uint64_t outside = 0;  // embedding, head, loss, sequential layers
+  for (const SavedEntry& t : model.saved) {
+    if (t.block_type < 0) {
+      if (StageCopies(model, -1, t.after_blocks, stage, s.pp) > 0)
+        outside = Add(outside, SavedBytes(t, s, s.micro_batch));
+      continue;
+    }
+    const uint64_t bytes = SavedBytes(t, s, s.micro_batch);
+    BlockBytes& b = types[static_cast<size_t>(t.block_type)];
+    if (t.checkpoint) b.checkpoint = CheckpointBytes(t, s, s.micro_batch);
+    b.full = Add(b.full, bytes);
+    // Selective recomputation drops the s² attention tensors (Korthikanti et al. 2022, §5).
+    if (!(s.recompute == Recompute::kSelective && t.selective)) b.kept = Add(b.kept, bytes);
+  }
+  return StageActivations(model, s, stage, types, outside);
+}
+
+LinearActivations::LinearActivations(const MemoryModel& model) : types_(BlockTypes(model)) {
+  for (const SavedEntry& t : model.saved) {
+    const auto cls = static_cast<size_t>(t.cls);
+    auto add = [&](Sums& sums) { exact_ = exact_ && !__builtin_add_overflow(sums[cls], t.elements, &sums[cls]); };
+    if (t.block_type < 0) {
+      add(t.after_blocks ? after_ : before_);
+      continue;
+    }
+    Type& type = types_[static_cast<size_t>(t.block_type)];
+    add(type.full);
+    if (!t.selective) add(type.not_selective);
+    if (t.checkpoint) {
+      type.checkpoint = t.elements;
+      type.largest_checkpoint = std::max(type.largest_checkpoint, t.elements);
+    }
+  }
+}
+
+std::optional<ActivationMemory> LinearActivations::At(const MemoryModel& model, const ActivationSettings& s,
+                                                      uint64_t stage) const {
+  // Only whole bytes per element and no split make each tensor's bytes elements x batch x bytes.
+  if (!exact_ || s.tp != 1 || s.cp != 1 || s.micro_batch == 0 || BitsPer(s.activation) % 8 != 0 ||
+      !model.training_refused.empty()) {
+    return std::nullopt;
+  }
+  std::array<uint64_t, kClasses> per{};  // bytes per element, by SavedClass
+  for (size_t c = 0; c < kClasses; ++c) per[c] = ClassBits({.cls = static_cast<SavedClass>(c)}, s) / 8;
+  auto bytes = [&](const Sums& elements) {
+    uint64_t total = 0;
+    for (size_t c = 0; c < kClasses; ++c) {
+      if (elements[c] == 0) continue;  // a block saves two or three of the classes
+      total = Add(total,
+                  CheckedMul(CheckedMul(elements[c], per[c], "activation memory"), s.micro_batch, "activation memory"));
+    }
+    return total;
+  };
+  auto input = [&](uint64_t elements) {  // CheckpointBytes: the autocast class
+    const uint64_t b = per[static_cast<size_t>(SavedClass::kAutocastFp32)];
+    return CheckedMul(CheckedMul(elements, b, "activation memory"), s.micro_batch, "activation memory");
+  };
+  std::array<BlockBytes, 8> few{};
+  std::vector<BlockBytes> many(types_.size() > few.size() ? types_.size() : 0);
+  const std::span<BlockBytes> types =
+      many.empty() ? std::span<BlockBytes>(few.data(), types_.size()) : std::span<BlockBytes>(many);
+  for (size_t i = 0; i < types_.size(); ++i) {
+    input(types_[i].largest_checkpoint);  // overflows where an earlier checkpoint's bytes would
+    types[i].checkpoint = input(types_[i].checkpoint);
+    types[i].full = bytes(types_[i].full);
+    types[i].kept = s.recompute == Recompute::kSelective ? bytes(types_[i].not_selective) : types[i].full;
+  }
+  // Before the blocks on the first stage, after them on the last (StageCopies).
+  uint64_t outside = stage == 0 ? bytes(before_) : 0;
+  if (stage == (s.pp == 1 ? 0 : s.pp - 1)) outside = Add(outside, bytes(after_));
+  return StageActivations(model, s, stage, types, outside);
 }
 
 uint64_t InferenceActivations(const MemoryModel& model, const Settings& s, uint64_t batch) {

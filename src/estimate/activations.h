@@ -2,7 +2,10 @@
 // transient working set of a forward pass (inference), for any batch from one MemoryModel.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "config/settings.h"
 #include "estimate/memory_model.h"
@@ -12,6 +15,7 @@ namespace tally {
 struct ActivationMemory {
   uint64_t total = 0;      // what pipeline stage `stage` holds at its peak
   uint64_t per_layer = 0;  // one transformer block, one micro-batch
+  bool operator==(const ActivationMemory&) const = default;
 };
 
 // What training activations read of the settings, and nothing else: the functions below take only
@@ -52,6 +56,30 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationS
 inline ActivationMemory TrainingActivations(const MemoryModel& model, const Settings& settings, uint64_t stage) {
   return TrainingActivations(model, ActivationSettingsOf(settings), stage);
 }
+
+// TrainingActivations in a form linear in the micro-batch, where it is exactly that: with no tensor
+// split across devices (--tp 1, --cp 1) and whole bytes per element, each saved tensor's bytes are
+// elements x micro-batch x bytes per element, so a stage's are sums of a few products. A sweep that
+// moves between thousands of graphs reads these sums instead of every saved tensor.
+class LinearActivations {
+ public:
+  explicit LinearActivations(const MemoryModel& model);
+  // TrainingActivations(model, settings, stage), or nullopt where the form does not hold (it throws
+  // nothing TrainingActivations would not: an overflow is the same error).
+  std::optional<ActivationMemory> At(const MemoryModel& model, const ActivationSettings& settings,
+                                     uint64_t stage) const;
+
+ private:
+  static constexpr size_t kClasses = 5;         // SavedClass
+  using Sums = std::array<uint64_t, kClasses>;  // elements per sample, by class
+  struct Type {
+    Sums full{}, not_selective{};
+    uint64_t checkpoint = 0, largest_checkpoint = 0;  // the block input's elements (the last saved, the largest)
+  };
+  std::vector<Type> types_;
+  Sums before_{}, after_{};  // outside the blocks: before them (the first stage), after (the last)
+  bool exact_ = true;        // no sum overflowed
+};
 
 // The largest live input + output of any node in one forward pass over `batch` sequences, plus
 // fp32 logits of the last position (what generation samples from). With --max-batched-tokens T, one

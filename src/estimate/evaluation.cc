@@ -53,7 +53,7 @@ FlopTotals FlopTotalsOf(const GraphSummary& summary, const Settings& s) {
   f.counts = ScaleTotals(summary.flops, s.batch);
   f.recompute = RecomputeFlopsOf(summary, s);
   f.step = CheckedAdd(f.counts.forward + f.counts.backward, f.recompute, "the FLOPs of a step");
-  f.units = summary.graph->family == Family::kTransformer ? CheckedMul(s.batch, summary.seq, "the tokens") : s.batch;
+  f.units = summary.family == Family::kTransformer ? CheckedMul(s.batch, summary.seq, "the tokens") : s.batch;
   return f;
 }
 
@@ -84,18 +84,10 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   s->recompute_full = RecomputeFlops(graph, Recompute::kFull);
   s->params = CountParams(graph);
   s->seq = graph.seq;
+  s->family = graph.family;
   s->graph = std::make_shared<const LayerGraph>(graph);
   summaries_.Keep(key, s);
   return Remember(std::move(key), std::move(s));
-}
-
-std::array<std::pair<const void*, size_t>, 5> GraphSummary::Hot() const {
-  auto bytes = [](const auto& v) { return v.size() * sizeof(v[0]); };
-  return {{{this, sizeof(*this)},
-           {graph.get(), sizeof(LayerGraph)},
-           {memory.saved.data(), bytes(memory.saved)},
-           {memory.kv.data(), bytes(memory.kv)},
-           {memory.runs.data(), bytes(memory.runs)}}};
 }
 
 std::shared_ptr<const GraphSummary> Evaluation::Remember(GraphSettings key,

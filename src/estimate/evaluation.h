@@ -5,10 +5,8 @@
 // and rebuild only when a setting the graph depends on changed.
 #pragma once
 
-#include <array>
 #include <map>
 #include <memory>
-#include <utility>
 
 #include "config/model_spec.h"
 #include "estimate/flops.h"
@@ -27,11 +25,9 @@ struct GraphSummary {
   uint64_t recompute_selective = 0, recompute_full = 0;  // at batch 1
   ParamCounts params;
   uint64_t seq = 1;
+  Family family = Family::kTransformer;  // the graph's: read at every point, without the graph
   // The memory ledgers' parts already asked for at this graph (a sweep's other points ask again).
   mutable LedgerMemo ledgers;
-
-  // The memory every point reads, to fetch ahead (SummaryCache).
-  std::array<std::pair<const void*, size_t>, 5> Hot() const;
 };
 
 // FLOP counts of `batch` samples from those of one.

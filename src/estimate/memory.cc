@@ -268,6 +268,8 @@ ModelStates LedgerMemo::States(const MemoryModel& model, const StatesSettings& k
 }
 
 ActivationMemory LedgerMemo::Activations(const MemoryModel& model, const ActivationSettings& key, uint64_t stage) {
+  if (!linear_) linear_.emplace(model);
+  if (std::optional<ActivationMemory> linear = linear_->At(model, key, stage)) return *linear;
   return activations_.Get(key, stage, [&] { return TrainingActivations(model, key, stage); });
 }
 

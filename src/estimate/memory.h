@@ -135,11 +135,14 @@ class LedgerMemo {
     size_t filled_ = 0, next_ = 0;
     std::map<std::pair<Key, uint64_t>, Value> more_;
   };
+  // What a point reads first (a sweep moving between graphs reads a little of each: together).
   Memo<StatesSettings, ModelStates, 2, 64> states_;
-  // Activations change with the micro-batch, which most grids vary in an outer axis: the points of
-  // one micro-batch ask again, the next micro-batch's rarely.
-  Memo<ActivationSettings, ActivationMemory, 4, 0> activations_;
   Memo<InferWeightSettings, uint64_t, 2, 64> infer_weights_;
+  std::optional<LinearActivations> linear_;  // made at the first activations asked for
+  // Activations change with the micro-batch, which most grids vary in an outer axis: the points of
+  // one micro-batch ask again, the next micro-batch's rarely. Where the linear form holds, a few
+  // products: cheaper than looking them up.
+  Memo<ActivationSettings, ActivationMemory, 4, 0> activations_;
 };
 
 // A stage's ledger: its model states partitioned by ZeRO, its activations, the overhead, the total.

@@ -17,7 +17,7 @@ struct ModelEstimate {
   FlopTotals flops;                             // at settings->batch
 
   const LayerGraph& graph() const { return *summary->graph; }
-  bool transformer() const { return summary->graph->family == Family::kTransformer; }
+  bool transformer() const { return summary->family == Family::kTransformer; }
 };
 
 // Reads `spec` and `settings` by reference: both must outlive the result.

@@ -3,16 +3,6 @@
 #include "estimate/evaluation.h"
 
 namespace tally {
-namespace {
-
-void Prefetch(const void* begin, size_t bytes) {
-  constexpr size_t kLine = 64;
-  if (begin == nullptr) return;
-  const char* p = static_cast<const char*>(begin);
-  for (size_t offset = 0; offset < bytes; offset += kLine) __builtin_prefetch(p + offset);
-}
-
-}  // namespace
 
 std::shared_ptr<const GraphSummary> SummaryCache::Find(const GraphSettings& key) {
   // A sweep asks for its graphs in the same order at each pass: try the one that came next last time
@@ -28,16 +18,8 @@ std::shared_ptr<const GraphSummary> SummaryCache::Find(const GraphSettings& key)
 std::shared_ptr<const GraphSummary> SummaryCache::Use(size_t slot) {
   if (last_ != kNone) slots_[last_].next = slot;
   last_ = slot;
-  Slot& s = slots_[slot];
-  s.used = true;
-  // Fetch ahead what the point after next will read (the slot fetched at the last call) and the
-  // slot after that: by the time they are read they are in the cache, not waited for one by one.
-  if (s.next != kNone) {
-    const Slot& ahead = slots_[s.next];
-    for (const auto& [begin, bytes] : ahead.hot) Prefetch(begin, bytes);
-    if (ahead.next != kNone) Prefetch(&slots_[ahead.next], sizeof(Slot));
-  }
-  return s.summary;
+  slots_[slot].used = true;
+  return slots_[slot].summary;
 }
 
 void SummaryCache::Keep(const GraphSettings& key, const std::shared_ptr<const GraphSummary>& summary) {
@@ -60,7 +42,6 @@ void SummaryCache::Keep(const GraphSettings& key, const std::shared_ptr<const Gr
     return;
   }
   index_.emplace(key, slot);
-  slots_[slot].hot = summary->Hot();
   Use(slot);
 }
 

@@ -2,11 +2,9 @@
 // that comes back to thousands of graphs in the same order again and again.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <memory>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include "graph/build_graph.h"
@@ -35,8 +33,6 @@ class SummaryCache {
     std::shared_ptr<const GraphSummary> summary;
     bool used = true;     // since the clock hand last passed
     size_t next = kNone;  // the slot asked for right after this one, last time
-    // The memory a point reads of the summary (GraphSummary::Hot), to fetch ahead of it.
-    std::array<std::pair<const void*, size_t>, 5> hot{};
   };
   std::shared_ptr<const GraphSummary> Use(size_t slot);
 
