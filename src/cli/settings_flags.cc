@@ -74,7 +74,6 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   }
   s.lora_rank = Count(f.lora, "--lora", 0);
   if (f.lora_targets) {
-    s.lora_targets.clear();
     for (const std::string& t : SplitList(*f.lora_targets, "--lora-targets")) {
       static const std::vector<std::string> kTargets = {"qkv", "out", "gate", "up", "down"};
       Choose(t, "lora-targets", kTargets);

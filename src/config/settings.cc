@@ -42,4 +42,9 @@ const char* OptimizerImplName(OptimizerImpl i) { return Name(i); }
 const char* AttentionName(Attention a) { return Name(a); }
 const char* QuantName(Quant q) { return Name(q); }
 
+const std::vector<std::string>& LoraTargets(const Settings& settings) {
+  static const std::vector<std::string> kDefault = {"qkv", "out"};
+  return settings.lora_targets.empty() ? kDefault : settings.lora_targets;
+}
+
 }  // namespace tally

@@ -94,7 +94,9 @@ struct Settings {
   std::vector<uint64_t> input;      // a sequential model's sample shape, overriding the config's; empty: its own
   std::vector<std::string> frozen;  // components with no gradient or optimizer state
   uint64_t lora_rank = 0;           // > 0: LoRA adapters on `lora_targets`, every base weight frozen
-  std::vector<std::string> lora_targets = {"qkv", "out"};
+  // Empty: qkv and out (LoraTargets). Not spelled out here, so that making a Settings allocates
+  // nothing (a sweep makes one per point).
+  std::vector<std::string> lora_targets;
 
   // Parallelism: gpus = dp · tp · pp · cp. Experts are split over `ep` ranks carved from dp.
   uint64_t gpus = 1;
@@ -144,6 +146,9 @@ struct Settings {
 
 // The dtypes of a precision policy (Micikevicius et al. 2017 for mixed precision).
 Precisions PolicyDtypes(Precision p);
+
+// The projections LoRA adapts: settings.lora_targets, else qkv and out (--lora-targets' default).
+const std::vector<std::string>& LoraTargets(const Settings& settings);
 
 // The names in config/names.h (kept for the callers that print them).
 const char* PrecisionName(Precision p);

@@ -109,7 +109,7 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .frozen = s.frozen,
           .lora_rank = s.lora_rank,
           // The targets matter only with adapters: without, every point shares one key (and no copy).
-          .lora_targets = s.lora_rank > 0 ? s.lora_targets : std::vector<std::string>{},
+          .lora_targets = s.lora_rank > 0 ? LoraTargets(s) : std::vector<std::string>{},
           .dropout_mask = s.dropout_mask,
           .input = s.input};
 }
