@@ -18,9 +18,9 @@ namespace tally {
 namespace {
 
 constexpr uint64_t kMaxPoints = 10'000'000;
-// The most graph summaries one model keeps for a sweep, about 18 KB each for Llama-2-7B (300 MB at
-// most): a grid that comes back to more distinct graphs than this builds each past the first 1,024
-// again at every visit.
+// The most revisited graphs a sweep keeps the summaries of, per model (about 17 KB each for
+// Llama-2-7B: 280 MB, twice that with time's keys): a grid that comes back to more distinct graphs
+// than this builds each past the first 1,024 again at every visit.
 constexpr uint64_t kMaxKeptGraphs = 16384;
 // Graphs a point may ask for beside its own: time's kernels count causal attention on a second one.
 constexpr uint64_t kGraphsPerPoint = 2;
