@@ -58,6 +58,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
                 "training: tensor-parallel collectives overlap the linears' GEMMs (Megatron-LM's --tp-comm-overlap); "
                 "default exposed whole")
       ->group("Time");
+  cmd->add_flag("--no-dp-overlap", f.no_dp_overlap,
+                "training: data-parallel gradient reductions and ZeRO-3 gathers wait for the backward and forward "
+                "(Megatron-LM without --overlap-grad-reduce); default overlapped, as PyTorch DDP and FSDP run them")
+      ->group("Time");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -86,6 +90,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.vp) r.train.vp = ParseCount(*f.vp, "--vp");
   if (f.kernels) r.train.kernels = ParseName<Kernels>(*f.kernels, "--kernels");
   r.train.tp_overlap = f.tp_overlap;
+  r.train.dp_overlap = !f.no_dp_overlap;
   r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
   if (f.pp_schedule) {
     r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");

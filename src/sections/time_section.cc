@@ -309,7 +309,8 @@ KeyTable<TimeEstimate> StepRows() {
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_exposed; }); },
        .explain = [](E) -> std::string {
          return "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier "
-                "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute";
+                "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute; with "
+                "--no-dp-overlap all of it";
        }},
       {.key = "time.comm.intra_node_bandwidth",
        .label = "intra-node link per device",
