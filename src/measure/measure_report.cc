@@ -33,6 +33,7 @@ std::vector<Column> Columns(bool model, bool padded, bool skipped) {
                            {.key = "arithmetic_intensity", .unit = ratio, .shown = false},
                            // cuBLASLt's fp8 takes multiples of 16: the shape run when it differs.
                            {.key = "padded_to", .label = "run as", .shown = padded},
+                           {.key = "run_flop_per_s", .label = "run FLOP/s", .unit = f, .shown = padded},
                            {.key = "skip_reason", .shown = skipped}};
   if (model) {
     c.insert(c.end(), {{.key = "count", .unit = n},
@@ -71,6 +72,7 @@ std::vector<Cell> Row(const GemmResult& r) {
                            timed && r.MfuProbed() <= 1 ? Cell(r.MfuProbed()) : Cell(),
                            intensity,
                            r.Padded() ? Cell(r.run_shape.Text()) : Cell(),
+                           r.Padded() ? Cell(r.RunFlopPerS()) : Cell(),
                            timed ? Cell() : Cell(r.skip_reason)};
   if (r.step != nullptr) {
     row.insert(row.end(), {r.step->count, r.step->passes, r.step->path, r.step->halved, figure(r.StepSeconds())});
@@ -87,7 +89,8 @@ void NoteShapes(Report& report, const std::vector<GemmResult>& results) {
     report.notes.push_back(std::to_string(padded) + (padded == 1 ? " shape was" : " shapes were") +
                            " padded with zeros to multiples of 16, as cuBLASLt's fp8 kernels require (e.g. " +
                            first_padded->shape.Text() + " run as " + first_padded->run_shape.Text() +
-                           "); FLOP/s and MFU count the real shape's FLOPs");
+                           "); FLOP/s and MFU count the asked shape's FLOPs, run_flop_per_s the padded "
+                           "shape's");
   }
   const auto skipped = std::count_if(results.begin(), results.end(), [](const GemmResult& r) { return r.Skipped(); });
   const auto first = std::find_if(results.begin(), results.end(), [](const GemmResult& r) { return r.Skipped(); });
@@ -99,6 +102,11 @@ void NoteShapes(Report& report, const std::vector<GemmResult>& results) {
 }
 
 }  // namespace
+
+double GemmResult::RunFlopPerS() const {
+  const GemmShape& run = run_shape.m != 0 ? run_shape : shape;
+  return bench.seconds.median > 0 ? static_cast<double>(run.Flops()) / bench.seconds.median : 0;
+}
 
 double GemmResult::StepSeconds() const {
   if (step == nullptr) return bench.seconds.median;

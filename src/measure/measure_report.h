@@ -32,6 +32,9 @@ struct GemmResult {
   bool AbovePeak() const { return Mfu() > 1; }
   bool Skipped() const { return !skip_reason.empty(); }
   bool Padded() const { return !Skipped() && run_shape.m != 0 && !(run_shape == shape); }
+  // The FLOP/s of the shape the device multiplied (2·m·n·k of run_shape / median): flop_per_s and
+  // the MFU count the asked shape's FLOPs, the model's (PaLM's MFU); this counts the padding too.
+  double RunFlopPerS() const;
   // Seconds this shape costs per training step: count x median, halved for causal attention.
   double StepSeconds() const;
 };
