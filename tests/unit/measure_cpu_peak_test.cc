@@ -61,7 +61,7 @@ TEST_CASE("measure cpu: an AVX2 client part with SMT") {
   SUBCASE("an affinity mask of 2 CPUs holds one core") { CHECK(ParseCpuInfo(kSkylakeClient, 2).cores == 1); }
 }
 
-TEST_CASE("measure cpu: Zen 4 runs AVX-512 on 256-bit units; AMX sets the bf16 peak") {
+TEST_CASE("measure cpu: Zen 4 runs AVX-512 on 256-bit units — AMX sets the bf16 peak") {
   CpuInfo zen4 =
       ParseCpuInfo("vendor_id : AuthenticAMD\ncpu family : 25\nmodel : 17\nflags : avx avx2 fma avx512f\n", 1);
   CHECK(FlopsPerCycle(zen4, GemmDType::kFp32) == 32);

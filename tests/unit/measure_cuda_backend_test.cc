@@ -79,7 +79,7 @@ TEST_CASE("measure cuda backend: a prepared GEMM is timed by events") {
   }
 }
 
-TEST_CASE("measure cuda backend: fp8 runs the shape padded to multiples of 16; other dtypes as asked") {
+TEST_CASE("measure cuda backend: fp8 runs the shape padded to multiples of 16 — other dtypes as asked") {
   std::unique_ptr<GemmBackend> gpu = MakeCudaBackend(Fake());
   // cuBLASLt's fp8 rule: m, n, k multiples of 16. 50257 (GPT-2's vocabulary) rounds up to 50272.
   CHECK(gpu->RunShape({768, 50257, 3, false, true}, GemmDType::kFp8) == GemmShape{768, 50272, 16, false, true});

@@ -159,7 +159,7 @@ TEST_CASE("measure output: the table shows each figure in its unit") {
   CHECK(table.find("\n    1,024  1,024  1,024  NN      fp32         2  31.2 ms") != std::string::npos);
 }
 
-TEST_CASE("measure output: a GPU's table names its peak and has no probe column; layouts are shown") {
+TEST_CASE("measure output: a GPU's table names its peak and has no probe column — layouts are shown") {
   Report report;
   report.Group("measure", "Measurement");
   GemmResult r = Result(1024, GemmDType::kBf16, 1, 1.0 / 32);

@@ -81,7 +81,7 @@ TEST_CASE("quantization: GPTQ and AWQ 4-bit, group 128, on a 4096 x 4096 project
         }) == "c.json: error: quantization_config.bits must be 2, 4 or 8, got 3");
 }
 
-TEST_CASE("quantization: a config's method reaches the report; others are a note") {
+TEST_CASE("quantization: a config's method reaches the report — others are a note") {
   CHECK_FALSE([] {
     QuantizationSpec q;
     return ReadQuantization("c.json", R"({"quantization_config": {"quant_method": "hqq"}})", q);
