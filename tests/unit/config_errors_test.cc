@@ -94,7 +94,7 @@ const BadCase kCases[] = {
     {"huge_number_over_u64.yaml", Stage::kLoad,
      "2:13: error: 'vocab_size' is too large: 100000000000000000000 (at most 2^63 - 1)"},
     {"bad_enum_mlp.yaml", Stage::kLoad,
-     "8:6: error: 'mlp' must be one of gelu, relu, swiglu, geglu, got 'swigl' (did you mean 'swiglu'?)"},
+     "8:6: error: 'mlp' must be one of gelu, relu, swiglu, geglu, relu2, xielu, got 'swigl' (did you mean 'swiglu'?)"},
     {"bad_bool.yaml", Stage::kLoad, "8:7: error: 'bias' must be true or false, got 'yes'"},
     {"dropout_out_of_range.yaml", Stage::kLoad, "8:10: error: 'dropout' must be a probability in [0, 1), got '1.5'"},
     // Transformer rules across keys, reported at the second key.
