@@ -70,9 +70,22 @@ void ReadLlamaLike(HfReader& r, const std::string& type);
 void ReadGenericDecoder(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
-// config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts).
+// config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts); dbrx;
+// ernie4_5_moe; hunyuan_v1_moe; bailing_moe_v2 (Ling 2.0); minimax_m2.
 void ReadGlm4Moe(HfReader& r, const std::string& type);
 void ReadDots1(HfReader& r, const std::string& type);
+void ReadDbrx(HfReader& r, const std::string& type);
+void ReadErnie45Moe(HfReader& r, const std::string& type);
+void ReadHunyuanMoe(HfReader& r, const std::string& type);
+void ReadBailingMoeV2(HfReader& r, const std::string& type);
+void ReadMiniMaxM2(HfReader& r, const std::string& type);
+// config/hf_llama_kin.cc: dense decoders of Llama's kin under their own names, norms or MLPs.
+void ReadApertus(HfReader& r, const std::string& type);
+void ReadExaone(HfReader& r, const std::string& type);
+void ReadInternLm2(HfReader& r, const std::string& type);
+void ReadMiniCpm(HfReader& r, const std::string& type);
+void ReadNemotron(HfReader& r, const std::string& type);
+void ReadStableLm(HfReader& r, const std::string& type);
 // config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
 // hunyuan_v1_dense, olmo3, seed_oss, smollm3).
 void ReadRecentLlama(HfReader& r, const std::string& type);

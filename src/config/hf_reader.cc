@@ -44,7 +44,10 @@ const std::vector<std::string> kUsedKeys = {
     // issue 30's dense decoders
     "attention_out_bias",
     // MoE families (issue 30)
-    "shared_expert_intermediate_size"};
+    "shared_expert_intermediate_size", "max_seq_len", "ffn_config", "moe_num_experts", "moe_k",
+    "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval", "moe_topk",
+    "num_shared_expert", "num_shared_experts", "use_qkv_bias", "qk_norm_type", "shared_intermediate_size",
+    "attn_type_list"};
 
 }  // namespace
 
@@ -148,6 +151,21 @@ void HfReader::ReadCommonSizes(uint64_t vocab_fallback, uint64_t context_fallbac
   t.n_kv_heads = KvHeads(t.n_heads);
   t.context_length = Context("max_position_embeddings", context_fallback);
   t.position = PositionKind::kRope;
+}
+
+uint64_t HfReader::UniformInt(const std::string& key, uint64_t fallback) const {
+  if (!m.Has(key) || !m.Get(key).IsSequence()) return fallback > 0 ? m.PositiveInt(key, fallback) : m.PositiveInt(key);
+  uint64_t value = 0;
+  for (const YAML::Node& v : m.Get(key)) {
+    const uint64_t n = ReadPositiveInt(v, m.file(), "an entry of '" + key + "'");
+    if (value != 0 && n != value) {
+      throw InputError(LocOf(v, m.file()), "'" + key + "' differs between layers (" + std::to_string(value) + ", " +
+                                               std::to_string(n) + "); tally reads one value for every layer");
+    }
+    value = n;
+  }
+  if (value == 0) throw InputError(m.Loc(key), "'" + key + "' is an empty list");
+  return value;
 }
 
 std::vector<uint64_t> HfReader::IntList(const std::string& key, uint64_t below) const {

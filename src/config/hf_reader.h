@@ -47,6 +47,9 @@ class HfReader {
   void ReadRotaryFraction(double fallback);
   // The sizes most families name alike (Llama, Phi, GPT-NeoX), and their rotary positions.
   void ReadCommonSizes(uint64_t vocab_fallback = 0, uint64_t context_fallback = kHfDefaultContext);
+  // A positive number, or a list of one per layer that must all be equal (Hunyuan's moe_topk); else
+  // `fallback`, or a missing key when it is 0.
+  uint64_t UniformInt(const std::string& key, uint64_t fallback = 0) const;
   // A list of whole numbers (mlp_only_layers, moe_layers, no_rope_layers), each < `below`.
   std::vector<uint64_t> IntList(const std::string& key, uint64_t below) const;
   // Per-layer patterns are spelled out layer by layer: a bound keeps a corrupt depth from

@@ -15,7 +15,10 @@
 namespace tally {
 
 enum class Family { kTransformer, kSequential };
-enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu };
+// The feed-forward: GELU or ReLU (up, down), SwiGLU or GeGLU (gate, up, down), ReLU² (Nemotron:
+// relu(x)², up and down; Primer, So et al. 2021) or xIELU (Apertus: up and down, and two learnable
+// scalars per MLP; Huang et al. 2024, arXiv:2411.13010).
+enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu, kRelu2, kXielu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
 enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid, kRelu6, kHardswish, kHardsigmoid };
@@ -32,7 +35,8 @@ enum class EncoderHead { kNone, kMaskedLm, kClassifier };
 // LayerNorm only a weight; OLMo-1's none.
 enum class NormParams { kAffine, kWeightOnly, kNone };
 // RMSNorms on the queries and keys before RoPE: one weight of head_dim shared by every head (Qwen3,
-// Gemma 3), or one weight per element of the whole projection, a·d and g·d (OLMo-2, Cohere).
+// Gemma 3), or one weight per element of the whole projection, a·d and g·d (OLMo-2, Cohere, and
+// StableLM 2's LayerNorm per head). A weight only: a LayerNorm model's q/k norms have no bias.
 enum class QkNorm { kNone, kPerHead, kProjection };
 
 // Which keys an attention layer's queries see, and so what its KV cache holds per sequence:

@@ -107,9 +107,9 @@ Core HeadProjections(TransformerContext& ctx) {
   if (ctx.t.qk_norm != QkNorm::kNone) {
     // Normalized in place before RoPE; each norm saves the q or k it reads.
     const bool per_head = ctx.t.qk_norm == QkNorm::kPerHead;
-    ctx.Add(ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in"),
+    ctx.Add(ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in", true),
             {ctx.batch, ctx.seq, qkv_width}, qkv);
-    ctx.Add(ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in"),
+    ctx.Add(ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in", true),
             {ctx.batch, ctx.seq, qkv_width}, qkv);
   }
   Rope(ctx, a + g, ctx.t.rotary_dim == 0 ? d : ctx.t.rotary_dim, Count(ctx.P("attn.rope"), {a + g, d}), qkv);

@@ -25,8 +25,10 @@ struct TransformerContext {
   // `output_id` when given (a node that updates a tensor in place).
   void Add(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "");
   // A norm over `width` features of `rows` rows (the hidden size unless given). Its parameters
-  // follow t.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d).
-  Layer Norm(const std::string& path, uint64_t width = 0, uint64_t params = 0, std::string input = "") const;
+  // follow t.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d), and
+  // `weight_only` drops a LayerNorm's bias (the q/k norms: QkNorm in config/model_spec.h).
+  Layer Norm(const std::string& path, uint64_t width = 0, uint64_t params = 0, std::string input = "",
+             bool weight_only = false) const;
   // A saved dropout mask: CUDA's 1-byte bool, or on the CPU the noise tensor of the activation dtype.
   SavedClass MaskClass() const;
   // A dropout over `elements` values keeping the previous node's shape; nothing without dropout.

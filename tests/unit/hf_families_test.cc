@@ -191,6 +191,20 @@ TEST_CASE("hf families: every row reads a config of its type") {
       // 3·4·8 = 96: 298. 80 + 4 + 2·60 + 192 + 298 = 694.
       spec = LoadModelText("dots1.json", kDots1);
       CHECK(Total(spec) == 694);
+    } else if (type == "bailing_moe_v2") {
+      // modeling_bailing_moe_v2.py, 2 layers: query_key_value 8·(8 + 4 + 4) = 128, dense 8·8 = 64, q/k
+      // norms over head_dim 2 + 2, two norms 16: 212 a layer. Layer 0 dense: 3·8·16 = 384. Layer 1:
+      // router 2·8 = 16 and its expert_bias 2, experts 2·3·8·4 = 192, the shared expert 3·8·4 = 96:
+      // 306. Embedding and head 2·80, final norm 8: 2·212 + 384 + 306 + 168 = 1282.
+      spec = Small(type, R"("num_hidden_layers": 2, "num_experts": 2, "num_experts_per_tok": 1,
+          "moe_intermediate_size": 4, "num_shared_experts": 1, "first_k_dense_replace": 1)");
+      CHECK(Total(spec) == 1282);
+    } else if (type == "hunyuan_v1_moe") {
+      // modeling_hunyuan_v1_moe.py, 2 layers: attention 192, query_layernorm and key_layernorm 2 + 2,
+      // two norms 16; router 2·8 = 16, two experts 2·3·8·16 = 768 and the shared MLP 384: 1380 a
+      // layer. 2760 + 168 = 2928.
+      spec = Small(type, R"("num_hidden_layers": 2, "num_experts": 2, "moe_topk": [1, 1])");
+      CHECK(Total(spec) == 2928);
     } else {
       FAIL_CHECK("no fixture in tests/data/hf and no config here for " << type);
       continue;

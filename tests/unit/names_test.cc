@@ -50,7 +50,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<Quant>(6);
   CheckRoundTrip<Family>(2);
   CheckRoundTrip<AttentionKind>(5);
-  CheckRoundTrip<MlpKind>(4);
+  CheckRoundTrip<MlpKind>(6);
   CheckRoundTrip<NormKind>(2);
   CheckRoundTrip<PositionKind>(4);
   CheckRoundTrip<ActivationKind>(8);
