@@ -22,9 +22,13 @@ struct PeakCheck {
 // The probe (independent FMA chains on every core) cannot run faster than the true peak, and runs
 // at 90-100% of it on the machines measured (docs/measure.md). Above 1.10 x the computed peak, the
 // clock or the FLOP/cycle table undercounts this CPU: refuted. Under 0.55 x, a note: the core may
-// have half the FMA width the table gives (one 512-bit unit, a 256-bit datapath), or slow down
-// under wide FMAs; MFUs then read low, never above 1. No note without both figures.
-PeakCheck CheckPeakAgainstProbe(GemmDType d, double computed, double probed, const std::string& basis);
+// have half the FMA width the table gives (one 512-bit unit, a 256-bit datapath), the "cores" may
+// be hyperthreads of half as many (the H200 host's 16 vCPUs of an Emerald Rapids Xeon probe at 0.45
+// x, as 8 cores would), or slow down under wide FMAs; MFUs then read low, never above 1. No note without both figures.
+// Where the peak counts a unit the probe does not run (AMX tiles: the bf16 probe runs vdpbf16ps), `same_unit` is false
+// and only the upper check applies.
+PeakCheck CheckPeakAgainstProbe(GemmDType d, double computed, double probed, const std::string& basis,
+                                bool same_unit = true);
 
 class PeakTable {
  public:
