@@ -165,9 +165,13 @@ TEST_CASE("measure output: a GPU's table names its peak and has no probe column 
   GemmResult r = Result(1024, GemmDType::kBf16, 1, 1.0 / 32);
   r.device = "cuda";
   r.shape.trans_b = true;
+  r.peak_basis = "NVIDIA H100 SXM5 datasheet";
   AddResults(report, {r}, 989.5e12);
   const std::string table = FormatTable(report, UnitSystem::kIec);
-  CHECK(table.find("best MFU (vs datasheet peak)") != std::string::npos);
+  // 2·1024³ FLOP in 1/32 s = 68.7 GFLOP/s of a 100 GFLOP/s peak: 0.687, the peak and its basis named.
+  const size_t mfu = table.find("\n  best MFU, of 100.00 GFLOP/s bf16 peak: NVIDIA H100 SXM5 datasheet ");
+  REQUIRE(mfu != std::string::npos);
+  CHECK(table.substr(mfu + 1, table.find('\n', mfu + 1) - mfu - 1).ends_with(" 0.687"));
   CHECK(table.find("MFU against the FMA probe") == std::string::npos);
   CHECK(table.find("mfu (probe)") == std::string::npos);
   CHECK(table.find("\n    1,024  1,024  1,024  NT      bf16         1  31.2 ms") != std::string::npos);
@@ -198,7 +202,24 @@ TEST_CASE("measure output: an MFU above 1 is left out and the peak called wrong"
   CHECK(OverPeakNote("x", 2, 1, "--peak").find("(the --peak given is too low)") != std::string::npos);
 }
 
-// No ";" in a case name: doctest_discover_tests splits it there, and ctest then runs nothing.
+TEST_CASE("measure output: no MFU against a peak the FMA probe beat, or against no peak") {
+  Report report;
+  report.Group("measure", "Measurement");
+  // 68.7 GFLOP/s against a computed 100 GFLOP/s is 0.687, under 1; but the probe reached more than
+  // the peak (PeakCheck refuted it), so the clock or the table is wrong and no MFU is printed.
+  GemmResult refuted = Result(1024, GemmDType::kFp32, 2, 1.0 / 32);
+  refuted.peak_refuted = true;
+  CHECK_FALSE(refuted.MfuShown());
+  GemmResult unknown = Result(1024, GemmDType::kFp64, 2, 1.0 / 32);
+  unknown.peak_flop_per_s = 0;  // no clock within bounds: no computed peak
+  CHECK_FALSE(unknown.MfuShown());
+  AddResults(report, {refuted, unknown}, 1e11);
+  const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
+  CHECK_FALSE(doc["measure"].contains("best_mfu"));
+  CHECK(doc["measure"]["results"][0]["mfu"].is_null());
+  CHECK(doc["measure"]["results"][1]["mfu"].is_null());
+}
+
 TEST_CASE("measure output: a padded shape says what ran and a refused one why, untimed") {
   Report report;
   report.Group("measure", "Measurement");
