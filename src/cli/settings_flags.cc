@@ -210,7 +210,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "sequences (samples) per optimizer step per data-parallel replica; default micro-batch x grad-accum", "N");
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
-  opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
+  opt("--seq", f.seq, "tokens per sequence (8Ki = 8,192, 8k = 8,000); default the pre-training context, at most 8,192",
+      "N");
   opt("--target-seq", f.target_seq,
       "an encoder-decoder's target (decoder) tokens per sequence; default --seq, at most the decoder's positions", "N");
   opt("--images", f.images, "a multimodal model's images per sequence (0: text only); default 1", "N");
@@ -308,6 +309,12 @@ Settings ReadSettings(const WorkloadFlags& f, const DeviceReader& read_device) {
   ReadBatch(f, s);
   if (f.seq) s.seq = ParseLength(*f.seq, "--seq");
   if (f.target_seq) s.target_seq = ParseLength(*f.target_seq, "--target-seq");
+  for (const auto& [flag, text] : {std::pair{"--seq", &f.seq}, std::pair{"--target-seq", &f.target_seq},
+                                   std::pair{"--max-batched-tokens", &f.max_batched_tokens}}) {
+    if (*text) {
+      if (std::optional<std::string> note = LengthSuffixNote(**text, flag)) s.notes.push_back(*note);
+    }
+  }
   if (f.images) s.images = ParseCount(*f.images, "--images", {.min = 0});
   if (f.hardware) {
     // The one read of the device: an unknown name is a flag error here, and the estimators take
