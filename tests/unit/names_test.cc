@@ -68,6 +68,21 @@ TEST_CASE("names: aliases parse, print as the canonical name") {
   CHECK(!FindName<DType>("fp64").has_value());
 }
 
+TEST_CASE("names: case is ignored, in every table") {
+  CHECK(FindName<DType>("BF16") == DType::kBf16);
+  CHECK(FindName<DType>("Fp8_E4M3") == DType::kFp8E4m3);
+  CHECK(FindName<DType>("BFloat16") == DType::kBf16);  // an alias too
+  CHECK(FindName<Precision>("Mixed-BF16") == Precision::kMixedBf16);
+  CHECK(FindName<Optimizer>("AdamW") == Optimizer::kAdamw);
+  CHECK(FindName<Quant>("NF4") == Quant::kNf4);
+  CHECK(ParseDType("BF16", "kv-dtype") == DType::kBf16);
+  CHECK_FALSE(FindName<DType>("BF1").has_value());
+  CHECK_FALSE(FindName<DType>("bf16 ").has_value());
+  CHECK(SameIgnoringCase("FP32", "fp32"));
+  CHECK_FALSE(SameIgnoringCase("fp32", "fp3"));
+  CHECK_FALSE(SameIgnoringCase("\xC4", "\xE4"));  // ASCII letters only: no locale
+}
+
 TEST_CASE("names: unknown names list the choices with a suggestion") {
   CHECK(ParseName<Optimizer>("adamw", "--optimizer") == Optimizer::kAdamw);
   CHECK_THROWS_WITH_AS(ParseName<Optimizer>("adamm", "--optimizer"),
