@@ -363,6 +363,14 @@ ModelSpec ResolveModel(const std::string& arg) {
   if (const EmbeddedPreset* p = FindPresetOrAlias(arg)) return LoadModelText(p->path, p->text);
   std::error_code ec;
   if (std::filesystem::exists(arg, ec)) return LoadModelPath(arg);
+  if (!LooksLikePath(arg)) {
+    std::string note;
+    if (const EmbeddedPreset* p = FindTunedPreset(arg, note)) {
+      ModelSpec spec = LoadModelText(p->path, p->text);
+      spec.notes.push_back(note);
+      return spec;
+    }
+  }
   // "dir/loop" would otherwise pass for a Hub ID and be looked for in the cache.
   if (ec.value() == ELOOP) throw InputError({arg, 0, 0}, kSymlinkLoop);
   if (LooksLikeHfId(arg)) return LoadHfCached(arg);
