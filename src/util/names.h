@@ -62,26 +62,15 @@ std::string JoinNames(std::string_view separator = ", ") {
   return out;
 }
 
-// Equal but for the case of ASCII letters ("BF16" and "bf16").
-constexpr bool SameIgnoringCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
-
-// The value named `text` (a canonical name or an alias), if any. Case is ignored: every table's
-// names are lower case, so "BF16", "Bf16" and "bf16" are one dtype (and "AdamW" is adamw).
+// The value named `text` (a canonical name or an alias), if any.
 template <typename E>
 std::optional<E> FindName(std::string_view text) {
   for (const NameEntry<E>& e : NameTable<E>()) {
-    if (SameIgnoringCase(e.name, text)) return e.value;
+    if (e.name == text) return e.value;
   }
   if constexpr (HasAliases<E>) {
     for (const NameEntry<E>& e : EnumNames<E>::kAliases) {
-      if (SameIgnoringCase(e.name, text)) return e.value;
+      if (e.name == text) return e.value;
     }
   }
   return std::nullopt;

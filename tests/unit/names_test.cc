@@ -13,6 +13,7 @@
 #include "config/load_config.h"
 #include "graph/layer_names.h"
 #include "report/format.h"
+#include "util/any_case.h"
 #include "util/dtype.h"
 #include "util/error.h"
 
@@ -28,6 +29,7 @@ void CheckRoundTrip(size_t n_values) {
   for (const NameEntry<E>& e : NameTable<E>()) {
     CAPTURE(e.name);
     CHECK(FindName<E>(e.name) == e.value);
+    CHECK(Lower(e.name) == e.name);  // lower case: ParseNameAnyCase lowers what it is given
     CHECK(std::string(Name(e.value)) == e.name);
     CHECK(names.insert(std::string(e.name)).second);
     CHECK(values.insert(e.value).second);
@@ -68,19 +70,21 @@ TEST_CASE("names: aliases parse, print as the canonical name") {
   CHECK(!FindName<DType>("fp64").has_value());
 }
 
-TEST_CASE("names: case is ignored, in every table") {
-  CHECK(FindName<DType>("BF16") == DType::kBf16);
-  CHECK(FindName<DType>("Fp8_E4M3") == DType::kFp8E4m3);
-  CHECK(FindName<DType>("BFloat16") == DType::kBf16);  // an alias too
-  CHECK(FindName<Precision>("Mixed-BF16") == Precision::kMixedBf16);
-  CHECK(FindName<Optimizer>("AdamW") == Optimizer::kAdamw);
-  CHECK(FindName<Quant>("NF4") == Quant::kNf4);
+TEST_CASE("names: the flags read them without regard to case") {
+  CHECK(ParseNameAnyCase<DType>("BF16", "--kv-dtype") == DType::kBf16);
+  CHECK(ParseNameAnyCase<DType>("Fp8_E4M3", "--kv-dtype") == DType::kFp8E4m3);
+  CHECK(ParseNameAnyCase<DType>("BFloat16", "--kv-dtype") == DType::kBf16);  // an alias too
+  CHECK(ParseNameAnyCase<Precision>("Mixed-BF16", "--precision") == Precision::kMixedBf16);
+  CHECK(ParseNameAnyCase<Optimizer>("AdamW", "--optimizer") == Optimizer::kAdamw);
+  CHECK(ParseNameAnyCase<Quant>("NF4", "--quant") == Quant::kNf4);
   CHECK(ParseDType("BF16", "kv-dtype") == DType::kBf16);
-  CHECK_FALSE(FindName<DType>("BF1").has_value());
-  CHECK_FALSE(FindName<DType>("bf16 ").has_value());
-  CHECK(SameIgnoringCase("FP32", "fp32"));
-  CHECK_FALSE(SameIgnoringCase("fp32", "fp3"));
-  CHECK_FALSE(SameIgnoringCase("\xC4", "\xE4"));  // ASCII letters only: no locale
+  CHECK(FindNameAnyCase<DType>("FP32") == DType::kFp32);
+  CHECK_FALSE(FindNameAnyCase<DType>("BF1").has_value());
+  // The error quotes the text as written.
+  CHECK_THROWS_WITH_AS(ParseNameAnyCase<Quant>("NF5", "--quant"),
+                       doctest::Contains("--quant: unknown value 'NF5' (did you mean"), InputError);
+  // A restricted list still refuses a real dtype outside it, whatever its case.
+  CHECK_THROWS_AS(ParseDType("INT4", "param-dtype", {DType::kFp32, DType::kBf16}), InputError);
 }
 
 TEST_CASE("names: unknown names list the choices with a suggestion") {
