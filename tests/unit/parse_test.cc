@@ -73,10 +73,11 @@ TEST_CASE("parse: one suffix convention: k, M, G decimal, Ki, Mi, Gi binary, for
   CHECK(ParseLength("1M", "--seq") == 1'000'000);
   CHECK(ParseLength("1Mi", "--seq") == 1'048'576);  // 1,024^2
   CHECK(ParseLength("1e3", "--seq") == 1000);
-  CHECK_THROWS_WITH_AS(ParseLength("0.3k", "--prompt"),
-                       "tally: error: --prompt: '0.3k' is not a whole number; expected a length in tokens such as 512, "
-                       "4096, 8Ki (8,192) or 8k (8,000)",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      ParseLength("0.3Ki", "--prompt"),  // 307.2
+      "tally: error: --prompt: '0.3Ki' is not a whole number; expected a length in tokens such as 512, "
+      "4096, 8Ki (8,192) or 8k (8,000)",
+      InputError);
   // Lengths take no B, G, T: "2B" tokens in one sequence is a typo for --tokens.
   CHECK_THROWS_AS(ParseLength("2B", "--seq"), InputError);
   CHECK_THROWS_AS(ParseLength("2Gi", "--seq"), InputError);
