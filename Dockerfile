@@ -5,7 +5,7 @@
 #   docker run --rm tally estimate gpt2-small
 #   docker run --rm -v "$PWD:/work" -w /work tally params path/to/config.json
 #
-# The first build takes about 10 minutes on 2 cores (docs/ci.md, "Docker").
+# The build compiles tally: about 7 CPU-minutes, 4 minutes on 2 idle cores (docs/ci.md, "Docker").
 
 FROM debian:bookworm-slim AS build
 RUN apt-get update \
