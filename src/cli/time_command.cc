@@ -39,7 +39,7 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--mbu", f.mbu,
       "memory-bandwidth utilization for the inference roofline (default " + FormatDouble(kDefaultMbu) + ")", "RATIO");
   opt("--prompt", f.prompt,
-      "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4k = 4,096)", "N");
+      "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4Ki = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
   opt("--gpus-per-node", f.gpus_per_node,
       "training: devices per node; collectives within one use the intra-node "
@@ -121,6 +121,11 @@ std::optional<Report> RunTime(const TimeCommandFlags& f, Prepared& prepared, Run
                      ": training time does not use it; add --mode infer for TTFT and TPOT");
   }
   TimeRequest request = ReadTimeRequest(f.time, f.model.workload.gpus.has_value(), settings.gpus);
+  for (const auto& [flag, text] : {std::pair{"--prompt", &f.time.prompt}, std::pair{"--generate", &f.time.generate}}) {
+    if (*text) {
+      if (std::optional<std::string> note = LengthSuffixNote(**text, flag)) settings.notes.push_back(*note);
+    }
+  }
   if (f.model.layers && settings.mode != Mode::kInfer) {
     throw InputError("--layers: time gives the roofline per node for inference; add --mode infer");
   }
