@@ -84,8 +84,8 @@ void ReadLlava(HfReader& r, const std::string& type);
 // Other readers (HfConfigReader).
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
-// config/hf_ssm.cc: mamba (MambaForCausalLM) and mamba2 (Mamba2ForCausalLM); the hybrid jamba
-// (JambaForCausalLM).
+// config/hf_ssm.cc: mamba (MambaForCausalLM), falcon_mamba (FalconMambaForCausalLM: Mamba's with
+// weightless norms on Δ, B and C) and mamba2 (Mamba2ForCausalLM); the hybrid jamba (JambaForCausalLM).
 ModelSpec ReadHfMamba(const YAML::Node& root, const std::string& file, const std::string& type);
 ModelSpec ReadHfJamba(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_zamba2.cc: Zamba2 (Zamba2ForCausalLM; configuration_zamba2.py, modeling_zamba2.py).

@@ -82,6 +82,9 @@ struct SsmSpec {
   // Jamba (modeling_jamba.py, JambaMambaMixer): RMSNorms with weights over Δ (dt_rank), B and C (N)
   // after x_proj; transformers then cannot train with mamba_ssm's fused MambaInnerFn.
   bool inner_norms = false;
+  // FalconMamba (modular_falcon_mamba.py, FalconMambaMixer): the same three RMSNorms without weights,
+  // inside the fused kernel transformers trains with (kernels/falcon_mamba's mamba_inner_fn).
+  bool unit_inner_norms = false;
   auto operator<=>(const SsmSpec&) const = default;
 };
 

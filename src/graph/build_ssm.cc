@@ -26,6 +26,10 @@ constexpr uint64_t kScanFlopsPerState = 9;
 // Mamba2Mixer.torch_forward): h ← exp(Δ·A)·h + (Δ·x) ⊗ B is 3 FLOPs per state element and y = h·C 2.
 constexpr uint64_t kSsdFlopsPerState = 5;
 
+// An RMSNorm without a weight (FalconMamba's rms_forward): square, accumulate, scale by the
+// reciprocal root; graph/node_costs.h's RMSNorm less the weight's multiply.
+constexpr uint64_t kFlopsPerUnitRmsNormElement = kFlopsPerRmsNormElement - 1;
+
 class SsmBuilder {
  public:
   SsmBuilder(const SsmSpec& ssm, const SsmPlace& place)
@@ -41,6 +45,12 @@ class SsmBuilder {
         di);  // SiLU, recomputed with the convolution in backward
     const uint64_t dbl = CheckedAdd(r, Count(P(""), {2, n}), "the width of " + P("x_proj"));
     const std::string x_dbl = Linear("x_proj", di, dbl, false, false);
+    if (ssm_.unit_inner_norms) {
+      // Over Δ, B and C in the fused kernel, which saves none of them (it recomputes from x_dbl).
+      Add(MakeElementwise(P("inner_norms"), LayerKind::kNorm, Component::kSsm, Count(P("inner_norms"), {rows_, dbl}),
+                          kFlopsPerUnitRmsNormElement),
+          dbl);
+    }
     Linear("dt_proj", r, di, true, false);
     layers_.back().saved = {{.id = x_dbl, .elements = Count(P(""), {rows_, dbl})}};
     Layer scan = Scan(kScanFlopsPerState, n, di);
