@@ -76,6 +76,9 @@ void ReadDots1(HfReader& r, const std::string& type);
 // config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
 // hunyuan_v1_dense, olmo3, seed_oss, smollm3).
 void ReadRecentLlama(HfReader& r, const std::string& type);
+// config/hf_hybrids.cc: decoders whose blocks mix attention with a recurrent mixer (the mixers in
+// graph/build_ssm.cc).
+void ReadRecurrentGemma(HfReader& r, const std::string& type);  // RG-LRU
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

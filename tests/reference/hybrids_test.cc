@@ -71,8 +71,64 @@ TEST_CASE("hybrids: falcon-mamba keeps a constant state, no KV cache") {
   CHECK(InferKey("falcon-mamba-7b.json", "65536", "memory.infer.kv_cache") == "0\n");
 }
 
+TEST_CASE("hybrids: recurrentgemma-2b against its published count") {
+  // google/recurrentgemma-2b (https://huggingface.co/google/recurrentgemma-2b): 2,682,862,080
+  // parameters in its safetensors metadata (F32, 10,731,506,136 bytes; index id 66310473402, and the
+  // same count for recurrentgemma-2b-it, index id 65845283788). By hand from modeling_recurrent_gemma.py
+  // (h 2560, lru_width 2560, 10 heads of 256, 1 K/V head, conv 4, MLP 15360 / 2 = 7680, V 256000,
+  // 26 layers: (recurrent, recurrent, attention) repeated, 18 recurrent and 8 attention):
+  //   recurrent temporal block: linear_y, linear_x [2560, 2560] + bias 2560, linear_out the same:
+  //     3 · 6,556,160; conv_1d [2560, 1, 4] + bias 2560: 12,800; rg_lru: recurrent_param [2560],
+  //     input_gate_weight and recurrent_gate_weight [10, 256, 256], their biases [10, 256]:
+  //     2560 + 2 · (655,360 + 2560) = 1,318,400                               → 20,999,680
+  //   attention temporal block: q_proj [2560, 2560], k_proj, v_proj [256, 2560], o_proj [2560, 2560]
+  //     + bias 2560                                                            → 14,420,480
+  //   mlp_block: gate_proj, up_proj [7680, 2560] + bias 7680, down_proj [2560, 7680] + bias 2560
+  //                                                                            → 59,000,320
+  //   temporal_pre_norm, channel_pre_norm 2 · 2560
+  //   18 · (20,999,680 + 59,000,320 + 5120) + 8 · (14,420,480 + 59,000,320 + 5120)
+  //     + embed_tokens [256000, 2560] (tied head) + final_norm 2560 = 2,682,862,080.
+  const ModelSpec spec = LoadModelFile(Hf("recurrentgemma-2b.json"));
+  const ParamCounts p = CountParams(GraphOf(spec, 16));
+  CHECK(p.total == 2'682'862'080ULL);
+  CHECK(p.embedding == 256000ULL * 2560);
+  CHECK(testing::RunTally({"params", Hf("recurrentgemma-2b.json"), "--get", "params.total"}).out == "2682862080\n");
+}
+
+TEST_CASE("hybrids: recurrentgemma's recurrent block by hand") {
+  // Matmul FLOPs per token of block 0 (recurrent), 2 per multiply-add: linear_y, linear_x and
+  // linear_out 3 · 2 · 2560 · 2560 = 39,321,600; the depthwise conv 2 · 4 · 2560 = 20,480; the two
+  // block-diagonal gates 2 · 2 · 10 · 256 · 256 = 2,621,440; the MLP 3 · 2 · 2560 · 7680 =
+  // 117,964,800: 159,928,320.
+  const uint64_t seq = 8;
+  const LayerGraph g = GraphOf(LoadModelFile(Hf("recurrentgemma-2b.json")), seq);
+  uint64_t params = 0, matmul = 0;
+  for (const Layer& l : g.layers) {
+    if (l.block != 0) continue;
+    params += l.params;
+    for (const Gemm& gemm : l.gemms) matmul += 2 * gemm.m * gemm.n * gemm.k * gemm.count;
+  }
+  CHECK(params == 20'999'680 + 59'000'320 + 5120);
+  CHECK(matmul == 159'928'320ULL * seq);
+}
+
+TEST_CASE("hybrids: recurrentgemma keeps a window of KV and a constant state") {
+  // Attention layers: a KV cache of attention_window_size 2048 tokens (the model's _setup_cache),
+  // K and V of 1 head of 256: 8 layers · 2048 · 2 · 256 · 2 bytes = 16,777,216 per sequence from 2048
+  // tokens on. Recurrent layers: conv1d_state [2560, 3] and recurrent_states [2560], 10,240
+  // elements; 18 layers at bf16: 368,640 bytes per sequence, whatever the context.
+  CHECK(InferKey("recurrentgemma-2b.json", "4096", "memory.infer.kv_cache") == "33554432\n");
+  CHECK(InferKey("recurrentgemma-2b.json", "65536", "memory.infer.kv_cache") == "33554432\n");
+  CHECK(InferKey("recurrentgemma-2b.json", "4096", "memory.infer.ssm_state") == "737280\n");
+  CHECK(InferKey("recurrentgemma-2b.json", "65536", "memory.infer.ssm_state") == "737280\n");
+  // Training activations of the RG-LRU's eager loop are refused, with the way to inference memory.
+  const auto train = testing::RunTally({"memory", Hf("recurrentgemma-2b.json"), "--seq", "256"});
+  CHECK(train.code == 2);
+  CHECK(train.err.find("RG-LRU") != std::string::npos);
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
-  for (const char* file : {"falcon-mamba-7b.json"}) {
+  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);

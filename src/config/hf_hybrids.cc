@@ -1,0 +1,100 @@
+// Hybrid decoders of a Hugging Face config.json whose blocks mix attention with a recurrent mixer
+// (TransformerSpec::ssm, graph/build_ssm.cc), one reader per family (config/hf_families.h).
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/hf_families.h"
+#include "config/hf_reader.h"
+#include "util/checked_math.h"
+#include "util/parse.h"
+
+namespace tally {
+namespace {
+
+// RecurrentGemma has no context length in its config and runs any length: the sequence length
+// tally assumes when --seq is not given, the length its models were trained at (Botev et al. 2024,
+// "RecurrentGemma", §3: sequences of 8192 tokens).
+constexpr uint64_t kRecurrentGemmaSeq = 8192;
+
+// One layer's mixer from a short list of block names repeated over the layers (RecurrentGemma's
+// block_types: layers_block_type = (block_types · 100)[:num_hidden_layers]).
+MixerKind RecurrentGemmaBlock(const ConfigMap& m, const std::string& key, const YAML::Node& list, size_t i) {
+  const YAML::Node& v = list[i % list.size()];
+  const std::string name = v.IsScalar() ? v.Scalar() : "";
+  if (name == "recurrent") return MixerKind::kRgLru;
+  if (name == "attention") return MixerKind::kAttention;
+  throw InputError(LocOf(v, m.file()),
+                   "unsupported block type " + Describe(v) + " in '" + key + "'; tally reads recurrent and attention");
+}
+
+}  // namespace
+
+// configuration_recurrent_gemma.py, modeling_recurrent_gemma.py (Griffin: De et al. 2024): each
+// block is temporal_pre_norm, its temporal block (the recurrent block of graph/build_ssm.cc, or
+// local attention over attention_window_size tokens: MQA of num_key_value_heads, head_dim =
+// hidden_size / num_attention_heads, q/k/v without biases unless attention_bias, o_proj with one,
+// RoPE on partial_rotary_factor (0.5) of each head), channel_pre_norm, then a GeGLU MLP of
+// intermediate_size / 2 whose three linears have biases. The RMSNorms scale by (1 + w), h weights
+// each; the embedding is scaled by √h and tied to the head (logits soft-capped at logits_soft_cap).
+void ReadRecurrentGemma(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 256000);
+  t.d_model = m.PositiveInt("hidden_size", 2560);
+  const uint64_t ff = m.PositiveInt("intermediate_size", 3 * t.d_model);
+  t.d_ff = ff / 2;  // RecurrentGemmaMlp: intermediate_size // 2
+  if (t.d_ff == 0) throw InputError(m.Loc("intermediate_size"), "'intermediate_size' leaves no MLP width");
+  t.n_layers = m.PositiveInt("num_hidden_layers", 26);
+  t.n_heads = m.PositiveInt("num_attention_heads", 10);
+  t.n_kv_heads = r.KvHeads(t.n_heads);
+  // transformers computes head_dim = hidden_size // num_attention_heads whatever head_dim says.
+  if (t.d_model % t.n_heads != 0) {
+    throw InputError(m.Loc("num_attention_heads"), "hidden_size " + std::to_string(t.d_model) +
+                                                       " is not divisible by the " + std::to_string(t.n_heads) +
+                                                       " attention heads");
+  }
+  t.head_dim = t.d_model / t.n_heads;
+  t.context_length = kRecurrentGemmaSeq;  // --seq's default only
+  t.position = PositionKind::kRope;
+  r.ReadRotaryFraction(0.5);
+  t.norm = NormKind::kRmsNorm;
+  const std::string act = m.String("hidden_activation", "gelu_pytorch_tanh");
+  if (act.rfind("gelu", 0) != 0) {
+    throw InputError(m.Loc("hidden_activation"), "unsupported hidden_activation '" + act + "'; tally reads gelu");
+  }
+  t.mlp = MlpKind::kGeglu;
+  r.SetBiases(m.Bool("attention_bias", false), true, true);
+  t.embed_scale = true;
+  t.tied_embeddings = m.Bool("tie_word_embeddings", true);
+  SsmSpec& s = t.ssm;
+  s.kind = MixerKind::kRgLru;
+  s.d_inner = m.PositiveInt("lru_width", t.d_model);
+  s.n_heads = t.n_heads;
+  if (s.d_inner % s.n_heads != 0) {
+    throw InputError(m.Has("lru_width") ? m.Loc("lru_width") : m.MapLoc(),
+                     "lru_width " + std::to_string(s.d_inner) + " is not divisible by the " +
+                         std::to_string(s.n_heads) + " blocks of the RG-LRU's gates (num_attention_heads)");
+  }
+  s.conv_kernel = m.PositiveInt("conv1d_width", 4);
+  s.conv_bias = true;
+  // block_types (the hub's files spell it _block_types), default (recurrent, recurrent, attention).
+  r.PerLayer();
+  const char* key = m.Has("block_types") ? "block_types" : m.Has("_block_types") ? "_block_types" : nullptr;
+  r.mixers.assign(t.n_layers, MixerKind::kAttention);
+  for (uint64_t i = 0; i < t.n_layers; ++i) {
+    if (key == nullptr) {
+      r.mixers[i] = i % 3 == 2 ? MixerKind::kAttention : MixerKind::kRgLru;
+      continue;
+    }
+    const YAML::Node& list = m.Get(key);
+    if (!list.IsSequence() || list.size() == 0) {
+      throw InputError(m.Loc(key), "'" + std::string(key) + "' must be a list of block types, got " + Describe(list));
+    }
+    r.mixers[i] = RecurrentGemmaBlock(m, key, list, i);
+  }
+  r.UniformAttention(AttentionKind::kSliding, m.PositiveInt("attention_window_size", 2048));
+}
+
+}  // namespace tally
