@@ -97,4 +97,81 @@ void ReadRecurrentGemma(HfReader& r, const std::string&) {
   r.UniformAttention(AttentionKind::kSliding, m.PositiveInt("attention_window_size", 2048));
 }
 
+// configuration_qwen3_next.py, modular_qwen3_next.py: layer i is gated attention (Qwen3NextAttention:
+// q_proj of 2·a·d, the second half an output gate, RMSNorms over head_dim on q and k, RoPE on
+// partial_rotary_factor (0.25) of each head, no biases unless attention_bias) when layer_types says
+// full_attention, by default when (i + 1) % full_attention_interval == 0; else Gated DeltaNet
+// (graph/build_ssm.cc). Its feed-forward is Qwen2-MoE's (routed experts of moe_intermediate_size, a
+// router without a bias, a shared expert of shared_expert_intermediate_size scaled by
+// sigmoid(shared_expert_gate)) unless the layer is in mlp_only_layers or (i + 1) %
+// decoder_sparse_step != 0, then a SwiGLU MLP of intermediate_size. RMSNorms scale by (1 + w), h
+// weights each; the head is untied. The checkpoints also store one multi-token-prediction layer
+// (mtp.*: fc 2h → h, pre_fc_norm_embedding and pre_fc_norm_hidden, one gated-attention block with
+// the experts, a final norm) that Qwen3NextForCausalLM skips on load (_keys_to_ignore_on_load_unexpected):
+// params.mtp, counted as DeepSeek-V3's. The configs do not name it; mtp_num_hidden_layers or
+// num_nextn_predict_layers, else 1 (vLLM's qwen3_next_mtp.py reads num_nextn_predict_layers, 1 by default).
+void ReadQwen3Next(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 151936);
+  t.d_model = m.PositiveInt("hidden_size", 2048);
+  t.d_ff = m.PositiveInt("intermediate_size", 5632);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 48);
+  t.n_heads = m.PositiveInt("num_attention_heads", 16);
+  t.n_kv_heads = r.KvHeads(2);
+  t.head_dim = m.PositiveInt("head_dim", 256);
+  t.context_length = m.PositiveInt("max_position_embeddings", 32768);
+  t.position = PositionKind::kRope;
+  r.ReadRotaryFraction(0.25);
+  t.norm = NormKind::kRmsNorm;
+  t.mlp = MlpKind::kSwiglu;
+  const bool bias = m.Bool("attention_bias", false);
+  r.SetBiases(bias, bias, false);
+  t.qk_norm = QkNorm::kPerHead;
+  t.attention_output_gate = true;
+  t.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  SsmSpec& s = t.ssm;
+  s.kind = MixerKind::kGatedDeltaNet;
+  s.n_heads = m.PositiveInt("linear_num_value_heads", 32);
+  s.n_groups = m.PositiveInt("linear_num_key_heads", 16);
+  s.d_state = m.PositiveInt("linear_key_head_dim", 128);
+  s.d_inner = CheckedMul(s.n_heads, m.PositiveInt("linear_value_head_dim", 128), "the value width");
+  s.conv_kernel = m.PositiveInt("linear_conv_kernel_dim", 4);
+  s.conv_bias = false;
+  if (s.n_heads % s.n_groups != 0) {
+    throw InputError(m.Has("linear_num_value_heads") ? m.Loc("linear_num_value_heads") : m.MapLoc(),
+                     "the " + std::to_string(s.n_heads) + " value heads are not divisible by the " +
+                         std::to_string(s.n_groups) + " key heads");
+  }
+  r.PerLayer();
+  r.mixer_types = {{"linear_attention", MixerKind::kGatedDeltaNet}};
+  if (!m.Has("layer_types")) {
+    const uint64_t interval = m.PositiveInt("full_attention_interval", 4);
+    r.mixers.assign(t.n_layers, MixerKind::kAttention);
+    for (uint64_t i = 0; i < t.n_layers; ++i) {
+      if ((i + 1) % interval != 0) r.mixers[i] = MixerKind::kGatedDeltaNet;
+    }
+  }
+  r.UniformAttention(AttentionKind::kFull, 0);
+  const uint64_t experts = m.NonNegativeInt("num_experts", 512);
+  if (experts > 0) {
+    t.n_experts = experts;
+    t.top_k = m.PositiveInt("num_experts_per_tok", 10);
+    if (t.top_k > experts) {
+      throw InputError(m.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than 'num_experts'");
+    }
+    t.moe_d_ff = m.PositiveInt("moe_intermediate_size", 512);
+    t.shared_expert_d_ff = m.NonNegativeInt("shared_expert_intermediate_size", 512);
+    t.shared_expert_gate = t.shared_expert_d_ff > 0;
+    const uint64_t step = m.PositiveInt("decoder_sparse_step", 1);
+    const std::vector<uint64_t> dense = r.IntList("mlp_only_layers", t.n_layers);
+    r.moe.assign(t.n_layers, false);
+    for (uint64_t i = 0; i < t.n_layers; ++i) {
+      r.moe[i] = std::find(dense.begin(), dense.end(), i) == dense.end() && (i + 1) % step == 0;
+    }
+  }
+  const char* mtp = m.Has("mtp_num_hidden_layers") ? "mtp_num_hidden_layers" : "num_nextn_predict_layers";
+  t.mtp_layers = m.NonNegativeInt(mtp, 1);
+}
+
 }  // namespace tally

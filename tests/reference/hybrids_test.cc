@@ -127,8 +127,97 @@ TEST_CASE("hybrids: recurrentgemma keeps a window of KV and a constant state") {
   CHECK(train.err.find("RG-LRU") != std::string::npos);
 }
 
+TEST_CASE("hybrids: Qwen3-Next-80B-A3B against its checkpoint") {
+  // Qwen/Qwen3-Next-80B-A3B-Instruct (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct):
+  // model.safetensors.index.json total_size 162,649,725,440 bytes of BF16, 81,324,862,720 stored
+  // parameters (index ids 71348481447, 62751147890; the kvfit table's HF safetensors total, index id
+  // 70911651117). By hand from modular_qwen3_next.py (h 2048, V 151936, 48 layers, every 4th gated
+  // attention, the rest Gated DeltaNet, every layer MoE):
+  //   linear_attn: in_proj_qkvz [12288, 2048] 25,165,824; in_proj_ba [64, 2048] 131,072; conv1d
+  //     [8192, 1, 4] 32,768; dt_bias, A_log [32] 64; norm [128]; out_proj [2048, 4096] 8,388,608
+  //                                                                            → 33,718,464
+  //   self_attn: q_proj [8192, 2048] 16,777,216; k_proj, v_proj [512, 2048]; o_proj [2048, 4096];
+  //     q_norm, k_norm [256]                                                   → 27,263,488
+  //   mlp: gate [512, 2048] 1,048,576; 512 experts of gate/up [512, 2048] and down [2048, 512]
+  //     512 · 3,145,728; shared_expert 3,145,728; shared_expert_gate [1, 2048] → 1,614,809,088
+  //   input_layernorm, post_attention_layernorm 2 · 2048
+  //   36 · 1,648,531,648 + 12 · 1,642,076,672 + embed_tokens and lm_head 2 · 151936 · 2048
+  //     + norm 2048 = 79,674,391,296 (transformers' count: "80B total").
+  // The checkpoint's mtp.*, skipped on load: fc [2048, 4096] 8,388,608, pre_fc_norm_embedding,
+  // pre_fc_norm_hidden and norm 3 · 2048, one gated-attention MoE layer 1,642,076,672: 1,650,471,424.
+  const ModelSpec spec = LoadModelFile(Hf("qwen3-next-80b-a3b-instruct.json"));
+  const ParamCounts p = CountParams(GraphOf(spec, 16));
+  CHECK(p.total == 79'674'391'296ULL);
+  CHECK(p.mtp == 1'650'471'424ULL);
+  CHECK(p.total + p.mtp == 162'649'725'440ULL / 2);
+  // Active per token: 10 of the 512 experts in each of the 48 layers, the router and the shared
+  // expert whole: 79,674,391,296 − 48 · 502 · 3,145,728 = 3,874,929,408 ("A3B"); without the input
+  // embedding 3,563,764,480 (a ledger of the release, index id 70129236398, has 3,563,766,528: one
+  // embedding row instead of none).
+  CHECK(p.active == 3'874'929'408ULL);
+  CHECK(p.active_non_embedding == 3'874'929'408ULL - 151936ULL * 2048);
+  const auto mtp = testing::RunTally({"params", Hf("qwen3-next-80b-a3b-instruct.json"), "--get", "params.mtp"});
+  CHECK(mtp.out == "1650471424\n");
+}
+
+TEST_CASE("hybrids: Qwen3-Next's Gated DeltaNet block by hand") {
+  // Block 0 (Gated DeltaNet with the experts), per token, 2 FLOPs per multiply-add: in_proj_qkvz
+  // 2 · 2048 · 12288 = 50,331,648; in_proj_ba 2 · 2048 · 64 = 262,144; conv1d 2 · 4 · 8192 = 65,536;
+  // out_proj 2 · 4096 · 2048 = 16,777,216; router 2 · 2048 · 512 = 2,097,152; 10 experts 10 · 2 ·
+  // 3,145,728 = 62,914,560; the shared expert 6,291,456 and its gate 4,096: 138,743,808.
+  // The recurrence (build_ssm.cc): 7 FLOPs per state element, 32 heads · 128 · 128 = 524,288 of
+  // them, 3,670,016; per key channel of the 32 heads 7 · 32 · 128 = 28,672; per head 5 · 32 = 160;
+  // per value channel 2 · 4096 = 8,192: 3,707,040.
+  const uint64_t seq = 8;
+  const LayerGraph g = GraphOf(LoadModelFile(Hf("qwen3-next-80b-a3b-instruct.json")), seq);
+  uint64_t params = 0, matmul = 0, rule = 0;
+  for (const Layer& l : g.layers) {
+    if (l.block != 0) continue;
+    params += l.params;
+    for (const Gemm& gemm : l.gemms) matmul += 2 * gemm.m * gemm.n * gemm.k * gemm.count;
+    if (l.kind == LayerKind::kDeltaRule) rule += l.non_matmul_flops;
+  }
+  CHECK(params == 1'648'531'648ULL);
+  CHECK(matmul == 138'743'808ULL * seq);
+  CHECK(rule == 3'707'040ULL * seq);
+}
+
+TEST_CASE("hybrids: Qwen3-Next keeps KV on its attention layers and a constant state on the others") {
+  // KV per token: 12 layers · 2 (K, V) · 2 heads · 256 · 2 bytes = 24,576. The cache's state per
+  // Gated DeltaNet layer and sequence: conv_states [8192, 4] and recurrent_states [32, 128, 128],
+  // 557,056 elements; 36 layers at bf16: 40,108,032 bytes, whatever the context.
+  const ModelSpec spec = LoadModelFile(Hf("qwen3-next-80b-a3b-instruct.json"));
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 24'576);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 40'108'032);
+  CHECK(InferKey("qwen3-next-80b-a3b-instruct.json", "4096", "memory.infer.kv_cache") ==
+        std::to_string(2ULL * 4096 * 24'576) + "\n");
+  CHECK(InferKey("qwen3-next-80b-a3b-instruct.json", "4096", "memory.infer.ssm_state") == "80216064\n");
+  CHECK(InferKey("qwen3-next-80b-a3b-instruct.json", "131072", "memory.infer.ssm_state") == "80216064\n");
+}
+
+TEST_CASE("hybrids: Qwen3-Next's layer_types and what is refused") {
+  // layer_types, when a config spells it out, names the same layers as full_attention_interval.
+  std::string types;
+  for (int i = 0; i < 48; ++i)
+    types += std::string(i == 0 ? "" : ", ") + ((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"linear_attention\"");
+  const ModelSpec listed = EditedHf("qwen3-next-80b-a3b-instruct.json", "\"mlp_only_layers\": [],",
+                                    "\"mlp_only_layers\": [], \"layer_types\": [" + types + "],");
+  CHECK(CountParams(GraphOf(listed, 16)).total == 79'674'391'296ULL);
+  CHECK_THROWS_WITH_AS(EditedHf("qwen3-next-80b-a3b-instruct.json", "\"mlp_only_layers\": [],",
+                                "\"mlp_only_layers\": [], \"layer_types\": [\"mamba\"],"),
+                       doctest::Contains("'layer_types' must list the 48 layers"), InputError);
+  // Dense layers (mlp_only_layers) take the SwiGLU MLP of intermediate_size instead of the experts:
+  // 3 · 2048 · 5120 = 31,457,280 for 1,614,809,088.
+  const ModelSpec dense =
+      EditedHf("qwen3-next-80b-a3b-instruct.json", "\"mlp_only_layers\": []", "\"mlp_only_layers\": [0]");
+  CHECK(CountParams(GraphOf(dense, 16)).total == 79'674'391'296ULL - 1'614'809'088ULL + 31'457'280ULL);
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
-  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json"}) {
+  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);

@@ -67,7 +67,7 @@ const BadCase kCases[] = {
      "jamba, "
      "kimi_k2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, "
      "olmo2, olmo3, "
-     "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_moe, qwen3, qwen3_moe, recurrent_gemma, "
+     "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, recurrent_gemma, "
      "RefinedWeb, RefinedWebModel, "
      "roberta, seed_oss, smollm3, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for "
      "another model, write a tally YAML config (docs/models.md, \"Model configs\")"},
