@@ -78,8 +78,9 @@ void ReadDots1(HfReader& r, const std::string& type);
 void ReadRecentLlama(HfReader& r, const std::string& type);
 // config/hf_hybrids.cc: decoders whose blocks mix attention with a recurrent mixer (the mixers in
 // graph/build_ssm.cc).
-void ReadRecurrentGemma(HfReader& r, const std::string& type);  // RG-LRU
-void ReadQwen3Next(HfReader& r, const std::string& type);       // Gated DeltaNet
+void ReadRecurrentGemma(HfReader& r, const std::string& type);    // RG-LRU
+void ReadQwen3Next(HfReader& r, const std::string& type);         // Gated DeltaNet
+void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

@@ -174,4 +174,88 @@ void ReadQwen3Next(HfReader& r, const std::string&) {
   t.mtp_layers = m.NonNegativeInt(mtp, 1);
 }
 
+namespace {
+
+// Mamba-2's mixer as transformers builds it in its hybrids (BambaMixer, NemotronHMamba2Mixer,
+// Mamba2Mixer): num_heads heads of head_dim make d_inner, n_groups groups share B and C of
+// d_state, a depthwise conv1d of conv_kernel with an optional bias, in_proj and out_proj with an
+// optional bias.
+void Mamba2Mixer(HfReader& r, uint64_t heads, uint64_t head_dim, const char* heads_key) {
+  const ConfigMap& m = r.m;
+  SsmSpec& s = r.t.ssm;
+  s.kind = MixerKind::kMamba2;
+  s.n_heads = heads;
+  s.d_inner = CheckedMul(heads, head_dim, "the Mamba-2 width");
+  if (s.n_heads % s.n_groups != 0) {
+    throw InputError(m.Has(heads_key) ? m.Loc(heads_key) : m.MapLoc(), "the " + std::to_string(s.n_heads) +
+                                                                           " Mamba-2 heads are not divisible by the " +
+                                                                           std::to_string(s.n_groups) + " groups");
+  }
+}
+
+}  // namespace
+
+// configuration_granitemoehybrid.py, modular_granitemoehybrid.py (Granite 4.0-H): each block is
+// input_layernorm, a Mamba-2 mixer (BambaMixer) or attention (layer_types "mamba" / "attention";
+// all Mamba without layer_types), post_attention_layernorm, then the experts (num_local_experts of
+// intermediate_size, SwiGLU as input_linear h → 2·I and output_linear, a router without a bias)
+// beside a shared SwiGLU MLP of shared_intermediate_size, or that shared MLP alone when there are
+// no experts. Attention: q, k, v, o with biases under attention_bias, head_dim h / heads, RoPE only
+// when position_embedding_type is "rope" (Granite 4.0-H: "nope"). The Mamba-2 mixer: mamba_n_heads
+// heads of mamba_d_head ("auto": mamba_expand · h / heads), mamba_n_groups, mamba_d_state,
+// mamba_d_conv, mamba_conv_bias, mamba_proj_bias. The multipliers (embedding, residual, attention,
+// logits) are scalars.
+void ReadGraniteMoeHybrid(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 32000);
+  t.d_model = m.PositiveInt("hidden_size", 4096);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
+  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  t.n_kv_heads = r.KvHeads(t.n_heads);
+  t.context_length = m.PositiveInt("max_position_embeddings", 2048);
+  const std::string position = m.String("position_embedding_type", "nope");
+  t.position = position == "rope" ? PositionKind::kRope : PositionKind::kNone;
+  t.norm = NormKind::kRmsNorm;
+  t.mlp = MlpKind::kSwiglu;
+  const bool bias = m.Bool("attention_bias", false);
+  r.SetBiases(bias, bias, false);
+  t.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  const uint64_t experts = m.NonNegativeInt("num_local_experts", 8);
+  const uint64_t shared = m.PositiveInt("shared_intermediate_size", 1024);
+  if (experts > 0) {
+    t.n_experts = experts;
+    t.top_k = m.PositiveInt("num_experts_per_tok", 2);
+    if (t.top_k > experts) {
+      throw InputError(m.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than 'num_local_experts'");
+    }
+    t.moe_d_ff = m.PositiveInt("intermediate_size", 11008);
+    t.d_ff = t.moe_d_ff;
+    t.shared_expert_d_ff = shared;
+  } else {
+    t.d_ff = shared;  // GraniteMoeHybridDecoderLayer: the shared MLP alone
+  }
+  SsmSpec& s = t.ssm;
+  s.d_state = m.PositiveInt("mamba_d_state", 256);
+  s.conv_kernel = m.PositiveInt("mamba_d_conv", 4);
+  s.conv_bias = m.Bool("mamba_conv_bias", true);
+  s.proj_bias = m.Bool("mamba_proj_bias", false);
+  s.n_groups = m.PositiveInt("mamba_n_groups", 1);
+  const uint64_t inner = CheckedMul(m.PositiveInt("mamba_expand", 2), t.d_model, "the Mamba-2 width");
+  const uint64_t heads = m.PositiveInt("mamba_n_heads", 128);
+  const bool automatic =
+      !m.Has("mamba_d_head") || (m.Get("mamba_d_head").IsScalar() && m.Get("mamba_d_head").Scalar() == "auto");
+  const uint64_t head_dim = automatic ? inner / heads : m.PositiveInt("mamba_d_head");
+  if (CheckedMul(head_dim, heads, "the Mamba-2 width") != inner) {
+    throw InputError(m.Has("mamba_n_heads") ? m.Loc("mamba_n_heads") : m.MapLoc(),
+                     "mamba_n_heads · mamba_d_head (" + std::to_string(heads) + " · " + std::to_string(head_dim) +
+                         ") is not mamba_expand · hidden_size (" + std::to_string(inner) + ")");
+  }
+  Mamba2Mixer(r, heads, head_dim, "mamba_n_heads");
+  r.PerLayer();
+  r.mixer_types = {{"mamba", MixerKind::kMamba2}, {"attention", MixerKind::kAttention}};
+  if (!m.Has("layer_types")) r.mixers.assign(t.n_layers, MixerKind::kMamba2);
+  r.UniformAttention(AttentionKind::kFull, 0);
+}
+
 }  // namespace tally

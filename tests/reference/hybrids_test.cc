@@ -216,8 +216,42 @@ TEST_CASE("hybrids: Qwen3-Next's layer_types and what is refused") {
   CHECK(CountParams(GraphOf(dense, 16)).total == 79'674'391'296ULL - 1'614'809'088ULL + 31'457'280ULL);
 }
 
+TEST_CASE("hybrids: granite-4.0-h-tiny against its published count") {
+  // ibm-granite/granite-4.0-h-tiny(-base) (https://huggingface.co/ibm-granite/granite-4.0-h-tiny-base,
+  // revision f95c8e83): 6,939,037,248 parameters in its safetensors metadata (index ids 70196246186,
+  // 68997933905). By hand from modular_granitemoehybrid.py (h 1536, 40 layers, attention at 5, 15,
+  // 25 and 35, Mamba-2 elsewhere, every layer the experts and the shared MLP; V 100352, tied):
+  //   mamba: in_proj [3072 + 3328 + 48, 1536] 9,904,128; conv1d [3328, 1, 4] + bias 16,640;
+  //     dt_bias, A_log, D [48] 144; norm [3072]; out_proj [1536, 3072] 4,718,592  → 14,642,576
+  //   self_attn: q_proj, o_proj [1536, 1536], k_proj, v_proj [512, 1536]         →  6,291,456
+  //   block_sparse_moe: router [64, 1536] 98,304; input_linear [64, 1024, 1536] and output_linear
+  //     [64, 1536, 512] 150,994,944; shared_mlp input_linear [2048, 1536] and output_linear
+  //     [1536, 1024] 4,718,592                                                 → 155,811,840
+  //   input_layernorm, post_attention_layernorm 2 · 1536
+  //   36 · 170,457,488 + 4 · 162,106,368 + embed_tokens [100352, 1536] + norm 1536 = 6,939,037,248.
+  const ModelSpec spec = LoadModelFile(Hf("granite-4.0-h-tiny.json"));
+  const ParamCounts p = CountParams(GraphOf(spec, 16));
+  CHECK(p.total == 6'939'037'248ULL);
+  // Active: 6 of the 64 experts per layer: 6,939,037,248 − 40 · 58 · 3 · 1536 · 512.
+  CHECK(p.active == 1'465'470'528ULL);
+  // KV: 4 layers · 2 · 4 heads · 128 · 2 bytes = 8,192 per token. State per Mamba-2 layer:
+  // conv_states [3328, 4] and ssm_states [48, 64, 128], 406,528 elements; 36 layers at bf16.
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 8'192);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 36ULL * 406'528 * 2);
+  CHECK(InferKey("granite-4.0-h-tiny.json", "131072", "memory.infer.ssm_state") ==
+        std::to_string(2ULL * 36 * 406'528 * 2) + "\n");
+  // Without experts the shared MLP is the whole feed-forward (granite-4.0-h-1b): each layer loses
+  // the router and the experts.
+  const ModelSpec dense = EditedHf("granite-4.0-h-tiny.json", "\"num_local_experts\": 64", "\"num_local_experts\": 0");
+  CHECK(CountParams(GraphOf(dense, 16)).total == 6'939'037'248ULL - 40ULL * (98'304 + 150'994'944));
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
-  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json"}) {
+  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json",
+                           "granite-4.0-h-tiny.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);

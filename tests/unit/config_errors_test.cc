@@ -63,7 +63,7 @@ const BadCase kCases[] = {
      "cohere, cohere2, deepseek_v2, "
      "deepseek_v3, distilbert, dots1, ernie4_5, exaone4, falcon, falcon_mamba, gemma, gemma2, gemma3, "
      "gemma3_text, glm, glm4, "
-     "glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, granitemoe, hunyuan_v1_dense, "
+     "glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, granitemoe, granitemoehybrid, hunyuan_v1_dense, "
      "jamba, "
      "kimi_k2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, "
      "olmo2, olmo3, "
