@@ -81,6 +81,7 @@ void ReadRecentLlama(HfReader& r, const std::string& type);
 void ReadRecurrentGemma(HfReader& r, const std::string& type);    // RG-LRU
 void ReadQwen3Next(HfReader& r, const std::string& type);         // Gated DeltaNet
 void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
+void ReadNemotronH(HfReader& r, const std::string& type);         // Mamba-2
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

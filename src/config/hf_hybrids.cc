@@ -258,4 +258,118 @@ void ReadGraniteMoeHybrid(HfReader& r, const std::string&) {
   r.UniformAttention(AttentionKind::kFull, 0);
 }
 
+namespace {
+
+// One Nemotron-H block type: hybrid_override_pattern's letter or layers_block_type's name (the
+// names before and after transformers v5: NemotronHConfig._pattern_to_list, remap_legacy_layer_types).
+struct NemotronBlock {
+  MixerKind mixer = MixerKind::kNone;
+  bool mlp = false;
+  bool moe = false;
+};
+
+std::optional<NemotronBlock> NemotronBlockOf(const std::string& name) {
+  if (name == "M" || name == "mamba" || name == "linear_attention") return NemotronBlock{MixerKind::kMamba2};
+  if (name == "*" || name == "attention" || name == "full_attention") return NemotronBlock{MixerKind::kAttention};
+  if (name == "-" || name == "mlp") return NemotronBlock{MixerKind::kNone, true};
+  if (name == "E" || name == "moe") return NemotronBlock{MixerKind::kNone, true, true};
+  return std::nullopt;
+}
+
+// The blocks from layers_block_type (a list), else hybrid_override_pattern (a string of letters).
+std::vector<NemotronBlock> NemotronBlocks(const ConfigMap& m) {
+  std::vector<NemotronBlock> blocks;
+  auto add = [&](const std::string& name, const SourceLoc& loc) {
+    const std::optional<NemotronBlock> b = NemotronBlockOf(name);
+    if (!b) {
+      throw InputError(
+          loc, "unsupported block type '" + name + "'; tally reads M (mamba), * (attention), - (mlp) and E (moe)");
+    }
+    blocks.push_back(*b);
+  };
+  if (m.Has("layers_block_type")) {
+    const YAML::Node& list = m.Get("layers_block_type");
+    if (!list.IsSequence() || list.size() == 0 || list.size() > kMaxLayerSpecs) {
+      throw InputError(m.Loc("layers_block_type"),
+                       "'layers_block_type' must be a list of block types, got " + Describe(list));
+    }
+    for (const YAML::Node& v : list) add(v.IsScalar() ? v.Scalar() : "", LocOf(v, m.file()));
+    return blocks;
+  }
+  const std::string pattern = m.String("hybrid_override_pattern", "");
+  if (pattern.empty() || pattern.size() > kMaxLayerSpecs) {
+    throw InputError(m.Has("hybrid_override_pattern") ? m.Loc("hybrid_override_pattern") : m.MapLoc(),
+                     "a Nemotron-H config needs its blocks: 'hybrid_override_pattern' or 'layers_block_type'");
+  }
+  for (char c : pattern) add(std::string(1, c), m.Loc("hybrid_override_pattern"));
+  return blocks;
+}
+
+}  // namespace
+
+// configuration_nemotron_h.py, modular_nemotron_h.py (Nemotron-H, Nemotron Nano 2): every block is
+// x + mixer(RMSNorm(x)) with one mixer, as hybrid_override_pattern (or layers_block_type) lists the
+// blocks: M a Mamba-2 mixer (NemotronHMamba2Mixer: mamba_num_heads of mamba_head_dim, n_groups,
+// ssm_state_size, conv_kernel, conv1d's bias under use_conv_bias, in_proj's and out_proj's under
+// use_bias), * attention (JambaAttention: head_dim, no positional encoding, biases under
+// attention_bias), - an MLP (up_proj, down_proj of intermediate_size, biases under mlp_bias), E the
+// experts (DeepSeek-V3's router and e_score_correction_bias, n_routed_experts MLPs of
+// moe_intermediate_size, a shared MLP of moe_shared_expert_intermediate_size). The MLPs are not
+// gated; their relu2 (squared ReLU) is counted as a ReLU. Final norm_f, untied head. The layer
+// count is the pattern's length, as transformers takes it.
+void ReadNemotronH(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  const std::vector<NemotronBlock> blocks = NemotronBlocks(m);
+  t.n_layers = blocks.size();
+  t.vocab_size = m.PositiveInt("vocab_size", 131072);
+  t.d_model = m.PositiveInt("hidden_size", 4096);
+  t.d_ff = m.PositiveInt("intermediate_size", 21504);
+  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  t.n_kv_heads = r.KvHeads(8);
+  t.head_dim = m.PositiveInt("head_dim", 128);
+  t.context_length = m.PositiveInt("max_position_embeddings", 4096);
+  t.position = PositionKind::kNone;
+  t.norm = NormKind::kRmsNorm;
+  const std::string act = m.String("mlp_hidden_act", "relu2");
+  if (act != "relu2" && act != "relu") {
+    throw InputError(m.Loc("mlp_hidden_act"), "unsupported mlp_hidden_act '" + act + "'; tally reads relu2");
+  }
+  t.mlp = MlpKind::kRelu;
+  const bool attention_bias = m.Bool("attention_bias", false);
+  r.SetBiases(attention_bias, attention_bias, m.Bool("mlp_bias", false));
+  t.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  SsmSpec& s = t.ssm;
+  s.d_state = m.PositiveInt("ssm_state_size", 128);
+  s.n_groups = m.PositiveInt(m.Has("mamba_n_groups") ? "mamba_n_groups" : "n_groups", 8);
+  s.conv_kernel = m.PositiveInt(m.Has("mamba_d_conv") ? "mamba_d_conv" : "conv_kernel", 4);
+  s.conv_bias = m.Bool(m.Has("mamba_conv_bias") ? "mamba_conv_bias" : "use_conv_bias", true);
+  s.proj_bias = m.Bool("use_bias", false);
+  Mamba2Mixer(r, m.PositiveInt("mamba_num_heads", 128), m.PositiveInt("mamba_head_dim", 64), "mamba_num_heads");
+  const bool experts = std::any_of(blocks.begin(), blocks.end(), [](const NemotronBlock& b) { return b.moe; });
+  if (experts) {
+    if (m.Has("moe_latent_size")) {
+      throw InputError(m.Loc("moe_latent_size"), "the experts' latent projections (moe_latent_size) are not modelled");
+    }
+    t.n_experts = m.PositiveInt("n_routed_experts", 8);
+    t.top_k = m.PositiveInt("num_experts_per_tok", 2);
+    if (t.top_k > t.n_experts) {
+      throw InputError(m.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than 'n_routed_experts'");
+    }
+    t.moe_d_ff = m.PositiveInt("moe_intermediate_size", 7688);
+    t.shared_expert_d_ff = m.PositiveInt("moe_shared_expert_intermediate_size", 7688);
+    t.router_score_bias = true;
+  }
+  if (m.NonNegativeInt("num_nextn_predict_layers", 0) > 0) {
+    r.spec.notes.push_back("the checkpoint's multi-token-prediction layers (num_nextn_predict_layers) are not counted");
+  }
+  r.mixers.clear();
+  for (const NemotronBlock& b : blocks) {
+    r.mixers.push_back(b.mixer);
+    r.mlps.push_back(b.mlp);
+    r.moe.push_back(b.moe);
+  }
+  r.UniformAttention(AttentionKind::kFull, 0);
+}
+
 }  // namespace tally

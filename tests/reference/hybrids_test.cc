@@ -249,9 +249,43 @@ TEST_CASE("hybrids: granite-4.0-h-tiny against its published count") {
   CHECK(CountParams(GraphOf(dense, 16)).total == 6'939'037'248ULL - 40ULL * (98'304 + 150'994'944));
 }
 
+TEST_CASE("hybrids: Nemotron-Nano-9B-v2 against its published count") {
+  // nvidia/NVIDIA-Nemotron-Nano-9B-v2 (https://huggingface.co/nvidia/NVIDIA-Nemotron-Nano-9B-v2,
+  // revision 6533e8de): 8,888,227,328 parameters in its safetensors metadata (index ids 67346663044,
+  // 66176815206; the kvfit table, 70911651117). By hand from modular_nemotron_h.py (h 4480, the
+  // pattern's 27 M, 4 * and 25 - blocks, V 131072, untied):
+  //   M: in_proj [10240 + 12288 + 128, 4480] 101,498,880; conv1d [12288, 1, 4] + bias 61,440;
+  //     dt_bias, A_log, D [128] 384; norm [10240]; out_proj [4480, 10240] 45,875,200 → 147,446,144
+  //   *: q_proj [5120, 4480], k_proj, v_proj [1024, 4480], o_proj [4480, 5120]   →  55,050,240
+  //   -: up_proj [15680, 4480], down_proj [4480, 15680]                          → 140,492,800
+  //   a norm [4480] per block; embeddings and lm_head 2 · 131072 · 4480; norm_f 4480:
+  //   27 · 147,450,624 + 4 · 55,054,720 + 25 · 140,497,280 + 1,174,405,120 + 4480 = 8,888,227,328.
+  const ModelSpec spec = LoadModelFile(Hf("nemotron-nano-9b-v2.json"));
+  CHECK(CountParams(GraphOf(spec, 16)).total == 8'888'227'328ULL);
+  // KV: 4 layers · 2 · 8 heads · 128 · 2 bytes = 16,384 per token. State per M block:
+  // conv_states [12288, 4] and ssm_states [128, 80, 128], 1,359,872 elements; 27 blocks at bf16.
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 16'384);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 27ULL * 1'359'872 * 2);
+  CHECK(InferKey("nemotron-nano-9b-v2.json", "65536", "memory.infer.ssm_state") ==
+        std::to_string(2ULL * 27 * 1'359'872 * 2) + "\n");
+  // An E block for the first - (4 routed experts of 1024, 2 per token, a shared MLP of 2048):
+  // router [4, 4480] and e_score_correction_bias [4], experts 4 · 2 · 4480 · 1024, shared 2 · 4480 ·
+  // 2048: 55,068,164 for the MLP's 140,492,800.
+  std::string text = ReadFileText(Hf("nemotron-nano-9b-v2.json"));
+  text = testing::ReplacedOnce(text, "\"M-M-M-MM", "\"MEM-M-MM");
+  text = testing::ReplacedOnce(text, "\"model_type\"",
+                               "\"moe_intermediate_size\": 1024, \"moe_shared_expert_intermediate_size\": 2048, "
+                               "\"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"model_type\"");
+  CHECK(CountParams(GraphOf(LoadModelText("nemotron.json", text), 16)).total ==
+        8'888'227'328ULL - 140'492'800 + 55'068'164);
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
   for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json",
-                           "granite-4.0-h-tiny.json"}) {
+                           "granite-4.0-h-tiny.json", "nemotron-nano-9b-v2.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);
