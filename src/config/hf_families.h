@@ -82,6 +82,7 @@ void ReadRecurrentGemma(HfReader& r, const std::string& type);    // RG-LRU
 void ReadQwen3Next(HfReader& r, const std::string& type);         // Gated DeltaNet
 void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
 void ReadNemotronH(HfReader& r, const std::string& type);         // Mamba-2
+void ReadLfm2(HfReader& r, const std::string& type);              // short convolutions
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

@@ -372,4 +372,68 @@ void ReadNemotronH(HfReader& r, const std::string&) {
   r.UniformAttention(AttentionKind::kFull, 0);
 }
 
+namespace {
+
+// A positive factor (LFM2's block_ffn_dim_multiplier), 1 when absent or null.
+double Multiplier(const ConfigMap& m, const std::string& key) {
+  if (!m.Has(key)) return 1;
+  const YAML::Node& v = m.Get(key);
+  const std::optional<double> x = ReadDouble(v.IsScalar() ? v.Scalar() : "");
+  if (!x || !(*x > 0) || *x > 1e6)
+    throw InputError(m.Loc(key), "'" + key + "' must be a positive number, got " + Describe(v));
+  return *x;
+}
+
+}  // namespace
+
+// configuration_lfm2.py, modeling_lfm2.py (LFM2): each block is operator_norm, a gated short
+// convolution (graph/build_ssm.cc; conv_L_cache taps, biases under conv_bias) or attention (q, k, v,
+// out_proj without biases, RMSNorms over head_dim on q and k, RoPE), ffn_norm, a SwiGLU MLP (w1, w3,
+// w2) of block_ff_dim (else intermediate_size), which block_auto_adjust_ff_dim makes int(2·ff / 3),
+// times block_ffn_dim_multiplier, rounded up to block_multiple_of. Layers are "conv" or
+// "full_attention" by layer_types, else attention at full_attn_idxs (all of them by default). A
+// final RMSNorm (embedding_norm); the head is tied unless tie_word_embeddings (tie_embedding) is false.
+void ReadLfm2(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 65536);
+  t.d_model = m.PositiveInt("hidden_size", 2560);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
+  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  t.n_kv_heads = r.KvHeads(8);
+  t.context_length = m.PositiveInt("max_position_embeddings", 128000);
+  t.position = PositionKind::kRope;
+  t.norm = NormKind::kRmsNorm;
+  t.mlp = MlpKind::kSwiglu;
+  r.SetBiases(false, false, false);
+  t.qk_norm = QkNorm::kPerHead;
+  t.tied_embeddings = m.Bool(m.Has("tie_embedding") ? "tie_embedding" : "tie_word_embeddings", true);
+  const char* ff_key = m.Has("block_ff_dim") ? "block_ff_dim" : "intermediate_size";
+  uint64_t ff = m.PositiveInt(ff_key, 12288);
+  if (m.Bool("block_auto_adjust_ff_dim", true)) {
+    ff = 2 * ff / 3;
+    const double multiplier = Multiplier(m, "block_ffn_dim_multiplier");
+    ff = static_cast<uint64_t>(multiplier * static_cast<double>(ff));  // int() truncates
+    const uint64_t multiple = m.PositiveInt("block_multiple_of", 256);
+    ff = CheckedMul(multiple, (ff + multiple - 1) / multiple, "the MLP width");
+  }
+  if (ff == 0) throw InputError(m.Loc(ff_key), "'" + std::string(ff_key) + "' leaves no MLP width");
+  t.d_ff = ff;
+  SsmSpec& s = t.ssm;
+  s.kind = MixerKind::kShortConv;
+  s.conv_kernel = m.PositiveInt("conv_L_cache", 3);
+  s.conv_bias = m.Bool("conv_bias", false);
+  r.PerLayer();
+  r.mixer_types = {{"conv", MixerKind::kShortConv}};
+  if (!m.Has("layer_types")) {
+    r.mixers.assign(t.n_layers, MixerKind::kShortConv);
+    if (m.Has("full_attn_idxs")) {
+      for (uint64_t i : r.IntList("full_attn_idxs", t.n_layers)) r.mixers[i] = MixerKind::kAttention;
+    } else {
+      r.mixers.assign(t.n_layers, MixerKind::kAttention);
+    }
+  }
+  r.UniformAttention(AttentionKind::kFull, 0);
+}
+
 }  // namespace tally

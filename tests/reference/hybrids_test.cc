@@ -283,9 +283,43 @@ TEST_CASE("hybrids: Nemotron-Nano-9B-v2 against its published count") {
         8'888'227'328ULL - 140'492'800 + 55'068'164);
 }
 
+TEST_CASE("hybrids: LFM2-1.2B against its published count") {
+  // LiquidAI/LFM2-1.2B (https://huggingface.co/LiquidAI/LFM2-1.2B): "1,170,340,608" parameters in
+  // the model card's table (index ids 42798516307, 60099840099). By hand from modeling_lfm2.py (h
+  // 2048, 16 layers, attention at 2, 5, 8, 10, 12, 14, short convolutions elsewhere, 32 heads of 64,
+  // 8 K/V heads, the MLP's block_ff_dim 12288 → int(2 · 12288 / 3) = 8192, V 65536, tied):
+  //   conv: in_proj [6144, 2048] 12,582,912; conv [2048, 1, 3] 6,144; out_proj [2048, 2048]
+  //     4,194,304                                                              → 16,783,360
+  //   self_attn: q_proj, out_proj [2048, 2048], k_proj, v_proj [512, 2048], q_layernorm and
+  //     k_layernorm [64]                                                       → 10,485,888
+  //   feed_forward: w1, w3 [8192, 2048], w2 [2048, 8192]                        → 50,331,648
+  //   operator_norm, ffn_norm 2 · 2048
+  //   10 · 67,119,104 + 6 · 60,821,632 + embed_tokens [65536, 2048] + embedding_norm 2048
+  //   = 1,170,340,608.
+  const ModelSpec spec = LoadModelFile(Hf("lfm2-1.2b.json"));
+  CHECK(spec.transformer.d_ff == 8192);
+  CHECK(CountParams(GraphOf(spec, 16)).total == 1'170'340'608ULL);
+  // KV: 6 layers · 2 · 8 heads · 64 · 2 bytes = 12,288 per token. Lfm2Cache's conv_cache per conv
+  // layer and sequence: [2048, 3]; 10 layers at bf16: 122,880 bytes, whatever the context.
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 12'288);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 122'880);
+  CHECK(InferKey("lfm2-1.2b.json", "100000", "memory.infer.ssm_state") == "245760\n");
+  // Matmul FLOPs per token of block 0 (a conv block): in_proj 2 · 2048 · 6144, the conv 2 · 3 ·
+  // 2048, out_proj 2 · 2048 · 2048 and the MLP 2 · 3 · 2048 · 8192: 134,230,016.
+  uint64_t matmul = 0;
+  for (const Layer& l : GraphOf(spec, 8).layers) {
+    if (l.block != 0) continue;
+    for (const Gemm& gemm : l.gemms) matmul += 2 * gemm.m * gemm.n * gemm.k * gemm.count;
+  }
+  CHECK(matmul == 134'230'016ULL * 8);
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
   for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json",
-                           "granite-4.0-h-tiny.json", "nemotron-nano-9b-v2.json"}) {
+                           "granite-4.0-h-tiny.json", "nemotron-nano-9b-v2.json", "lfm2-1.2b.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);

@@ -65,7 +65,7 @@ const BadCase kCases[] = {
      "gemma3_text, glm, glm4, "
      "glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, granitemoe, granitemoehybrid, hunyuan_v1_dense, "
      "jamba, "
-     "kimi_k2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, nemotron_h, olmo, "
+     "kimi_k2, lfm2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, nemotron_h, olmo, "
      "olmo2, olmo3, "
      "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, recurrent_gemma, "
      "RefinedWeb, RefinedWebModel, "
