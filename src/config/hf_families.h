@@ -83,6 +83,7 @@ void ReadQwen3Next(HfReader& r, const std::string& type);         // Gated Delta
 void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
 void ReadNemotronH(HfReader& r, const std::string& type);         // Mamba-2
 void ReadLfm2(HfReader& r, const std::string& type);              // short convolutions
+void ReadFalconH1(HfReader& r, const std::string& type);          // attention and Mamba-2 side by side
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

@@ -436,4 +436,54 @@ void ReadLfm2(HfReader& r, const std::string&) {
   r.UniformAttention(AttentionKind::kFull, 0);
 }
 
+// configuration_falcon_h1.py, modeling_falcon_h1.py (Falcon-H1): every block is input_layernorm,
+// then attention (Llama's: head_dim, biases under attention_bias, RoPE) and a Mamba-2 mixer side by
+// side on the normed input, their sum added to the block's input (TransformerSpec::parallel_ssm);
+// pre_ff_layernorm and a SwiGLU MLP of intermediate_size (biases under mlp_bias); final_layernorm,
+// untied head. The mixer: mamba_n_heads heads of mamba_d_head ("auto": d_inner / heads), d_inner =
+// mamba_d_ssm (else mamba_expand · h), mamba_n_groups, mamba_d_state, mamba_d_conv with a bias under
+// mamba_conv_bias, in_proj's bias under mamba_proj_bias, out_proj's under projectors_bias, the gated
+// RMSNorm only with mamba_rms_norm. The µP multipliers are scalars (mup_vector is a buffer).
+void ReadFalconH1(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 128000);
+  t.d_model = m.PositiveInt("hidden_size", 4096);
+  t.d_ff = m.PositiveInt("intermediate_size", 14336);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
+  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  t.n_kv_heads = r.KvHeads(t.n_heads);
+  t.head_dim = m.PositiveInt("head_dim", 0);
+  t.context_length = m.PositiveInt("max_position_embeddings", 8192);
+  t.position = PositionKind::kRope;
+  t.norm = NormKind::kRmsNorm;
+  t.mlp = MlpKind::kSwiglu;
+  const bool bias = m.Bool("attention_bias", false);
+  r.SetBiases(bias, bias, m.Bool("mlp_bias", false));
+  t.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  t.parallel_ssm = true;
+  SsmSpec& s = t.ssm;
+  s.d_state = m.PositiveInt("mamba_d_state", 256);
+  s.n_groups = m.PositiveInt("mamba_n_groups", 1);
+  s.conv_kernel = m.PositiveInt("mamba_d_conv", 4);
+  s.conv_bias = m.Bool("mamba_conv_bias", true);
+  s.proj_bias = m.Bool("mamba_proj_bias", false);
+  s.out_bias = m.Bool("projectors_bias", false);
+  s.gated_norm = m.Bool("mamba_rms_norm", false);
+  const uint64_t inner = m.Has("mamba_d_ssm")
+                             ? m.PositiveInt("mamba_d_ssm")
+                             : CheckedMul(m.PositiveInt("mamba_expand", 2), t.d_model, "the Mamba-2 width");
+  const uint64_t heads = m.PositiveInt("mamba_n_heads", 128);
+  const bool automatic =
+      !m.Has("mamba_d_head") || (m.Get("mamba_d_head").IsScalar() && m.Get("mamba_d_head").Scalar() == "auto");
+  const uint64_t head_dim = automatic ? inner / heads : m.PositiveInt("mamba_d_head");
+  if (CheckedMul(head_dim, heads, "the Mamba-2 width") != inner) {
+    throw InputError(m.Has("mamba_n_heads") ? m.Loc("mamba_n_heads") : m.MapLoc(),
+                     "mamba_n_heads · mamba_d_head (" + std::to_string(heads) + " · " + std::to_string(head_dim) +
+                         ") is not the Mamba-2 width (" + std::to_string(inner) + ")");
+  }
+  Mamba2Mixer(r, heads, head_dim, "mamba_n_heads");
+  r.UniformAttention(AttentionKind::kFull, 0);
+}
+
 }  // namespace tally

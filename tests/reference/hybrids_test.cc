@@ -317,9 +317,39 @@ TEST_CASE("hybrids: LFM2-1.2B against its published count") {
   CHECK(matmul == 134'230'016ULL * 8);
 }
 
+TEST_CASE("hybrids: Falcon-H1-0.5B against its published count") {
+  // tiiuae/Falcon-H1-0.5B-Base (https://huggingface.co/tiiuae/Falcon-H1-0.5B-Base): 521,411,104
+  // parameters as transformers loads it (index ids 62405531367, 60921870048). By hand from
+  // modeling_falcon_h1.py (h 1024, 36 blocks of attention and Mamba-2 side by side, V 32784,
+  // untied):
+  //   self_attn: q_proj [512, 1024], k_proj, v_proj [128, 1024], o_proj [1024, 512] → 1,310,720
+  //   mamba: in_proj [1536 + 1792 + 24, 1024] 3,432,448; conv1d [1792, 1, 4] + bias 8,960; dt_bias,
+  //     A_log, D [24] 72; no norm (mamba_rms_norm false); out_proj [1024, 1536] 1,572,864
+  //                                                                              → 5,014,344
+  //   feed_forward: gate_proj, up_proj [2048, 1024], down_proj [1024, 2048]     → 6,291,456
+  //   input_layernorm, pre_ff_layernorm 2 · 1024
+  //   36 · 12,618,568 + embed_tokens and lm_head 2 · 32784 · 1024 + final_layernorm 1024
+  //   = 521,411,104.
+  const ModelSpec spec = LoadModelFile(Hf("falcon-h1-0.5b.json"));
+  CHECK(CountParams(GraphOf(spec, 16)).total == 521'411'104ULL);
+  // With mamba_rms_norm, each block's mixer gains its gated norm's weight [1536].
+  const ModelSpec normed = EditedHf("falcon-h1-0.5b.json", "\"mamba_rms_norm\": false", "\"mamba_rms_norm\": true");
+  CHECK(CountParams(GraphOf(normed, 16)).total == 521'411'104ULL + 36 * 1536);
+  // Every block keeps both: KV of 36 layers · 2 · 2 heads · 64 · 2 bytes = 18,432 per token, and the
+  // Mamba-2 state conv_states [1792, 4] and ssm_states [24, 64, 128], 203,776 elements per layer.
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 18'432);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 36ULL * 203'776 * 2);
+  CHECK(InferKey("falcon-h1-0.5b.json", "8192", "memory.infer.ssm_state") ==
+        std::to_string(2ULL * 36 * 203'776 * 2) + "\n");
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
-  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json",
-                           "granite-4.0-h-tiny.json", "nemotron-nano-9b-v2.json", "lfm2-1.2b.json"}) {
+  for (const char* file :
+       {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json", "granite-4.0-h-tiny.json",
+        "nemotron-nano-9b-v2.json", "lfm2-1.2b.json", "falcon-h1-0.5b.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);

@@ -61,7 +61,7 @@ const BadCase kCases[] = {
      "3:17: error: unsupported model_type 'xlnet' (and not a generic decoder: no 'hidden_size', "
      "'num_attention_heads', 'num_hidden_layers', 'intermediate_size' or 'vocab_size'); tally reads bart, bert, bloom, "
      "cohere, cohere2, deepseek_v2, "
-     "deepseek_v3, distilbert, dots1, ernie4_5, exaone4, falcon, falcon_mamba, gemma, gemma2, gemma3, "
+     "deepseek_v3, distilbert, dots1, ernie4_5, exaone4, falcon, falcon_h1, falcon_mamba, gemma, gemma2, gemma3, "
      "gemma3_text, glm, glm4, "
      "glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, granitemoe, granitemoehybrid, hunyuan_v1_dense, "
      "jamba, "
