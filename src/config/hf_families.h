@@ -89,6 +89,14 @@ void ReadStableLm(HfReader& r, const std::string& type);
 // config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
 // hunyuan_v1_dense, olmo3, seed_oss, smollm3).
 void ReadRecentLlama(HfReader& r, const std::string& type);
+// config/hf_hybrids.cc: decoders whose blocks mix attention with a recurrent mixer (the mixers in
+// graph/build_ssm.cc).
+void ReadRecurrentGemma(HfReader& r, const std::string& type);    // RG-LRU
+void ReadQwen3Next(HfReader& r, const std::string& type);         // Gated DeltaNet
+void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
+void ReadNemotronH(HfReader& r, const std::string& type);         // Mamba-2
+void ReadLfm2(HfReader& r, const std::string& type);              // short convolutions
+void ReadFalconH1(HfReader& r, const std::string& type);          // attention and Mamba-2 side by side
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);
@@ -97,8 +105,8 @@ void ReadLlava(HfReader& r, const std::string& type);
 // Other readers (HfConfigReader).
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
-// config/hf_ssm.cc: mamba (MambaForCausalLM) and mamba2 (Mamba2ForCausalLM); the hybrid jamba
-// (JambaForCausalLM).
+// config/hf_ssm.cc: mamba (MambaForCausalLM), falcon_mamba (FalconMambaForCausalLM: Mamba's with
+// weightless norms on Δ, B and C) and mamba2 (Mamba2ForCausalLM); the hybrid jamba (JambaForCausalLM).
 ModelSpec ReadHfMamba(const YAML::Node& root, const std::string& file, const std::string& type);
 ModelSpec ReadHfJamba(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_zamba2.cc: Zamba2 (Zamba2ForCausalLM; configuration_zamba2.py, modeling_zamba2.py).

@@ -83,11 +83,17 @@ class HfReader {
   bool llama_defaults = false;     // LLaVA's text_config: LlamaConfig's defaults apply
   std::string kv_key;              // the key that gave the K/V heads, for errors
   std::vector<bool> moe;           // each layer's MoE, when they differ
+  // Entries of layer_types that name a mixer other than attention (Qwen3-Next's "linear_attention"),
+  // set by the family reader before Attention(); and each layer's mixer, when they differ.
+  std::vector<std::pair<std::string, MixerKind>> mixer_types;
+  std::vector<MixerKind> mixers;
+  std::vector<bool> mlps;  // whether each layer has an MLP, when some have none (Nemotron-H)
 
  private:
   std::string Name() const;
   void SetLayerKinds(const std::vector<AttentionKind>& kinds, uint64_t window, uint64_t chunk);
-  std::vector<AttentionKind> LayerTypes() const;
+  std::vector<AttentionKind> LayerTypes();
+  std::string MixerTypeNames() const;  // " and chunked_attention", with mixer_types before the "and"
   void Finish();
   void Layers();
 

@@ -10,7 +10,8 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
     if (t.sliding_window > 0) uniform = {AttentionKind::kSliding, t.sliding_window};
     if (t.mla.kv_lora_rank > 0) uniform.attention = AttentionKind::kLatent;
     uniform.moe = t.n_experts > 0;
-    if (t.ssm.kind != MixerKind::kAttention) {  // Mamba and Mamba-2: a norm and the mixer, no MLP
+    // Mamba and Mamba-2: a norm and the mixer, no MLP (unless the mixer runs beside attention).
+    if (t.ssm.kind != MixerKind::kAttention && !t.parallel_ssm) {
       uniform.mixer = t.ssm.kind;
       uniform.mlp = false;
     }
@@ -28,8 +29,9 @@ std::vector<std::pair<LayerSpec, uint64_t>> LayerRuns(const TransformerSpec& t) 
 }
 
 bool HasSsmBlocks(const TransformerSpec& t) {
+  if (t.parallel_ssm) return true;
   for (const auto& [spec, count] : LayerRuns(t)) {
-    if (spec.mixer != MixerKind::kAttention) return true;
+    if (spec.mixer != MixerKind::kAttention && spec.mixer != MixerKind::kNone) return true;
   }
   return false;
 }

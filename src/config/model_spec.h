@@ -47,9 +47,12 @@ enum class QkNorm { kNone, kPerHead, kProjection };
 // cached once whatever the number of generated tokens.
 enum class AttentionKind { kFull, kSliding, kChunked, kLatent, kCross };
 
-// What mixes the tokens of a block: attention, or a selective state-space model whose shapes are
-// TransformerSpec::ssm (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu 2024).
-enum class MixerKind { kAttention, kMamba, kMamba2 };
+// What mixes the tokens of a block: attention, or a recurrent mixer whose shapes are
+// TransformerSpec::ssm: a selective state-space model (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu
+// 2024), the gated delta rule (Gated DeltaNet: Yang et al. 2024, Qwen3-Next), or Griffin's RG-LRU
+// (De et al. 2024, RecurrentGemma), or LFM2's gated short convolution; or none, a block of its norm
+// and MLP alone (Nemotron-H's "-").
+enum class MixerKind { kAttention, kMamba, kMamba2, kGatedDeltaNet, kRgLru, kShortConv, kNone };
 
 // What sets one transformer block apart from another: its mixer, its attention and whether its MLP
 // is a mixture of experts. Blocks with equal LayerSpecs are built once (graph/layer_graph.h).
@@ -58,7 +61,7 @@ struct LayerSpec {
   uint64_t span = 0;  // window (sliding) or chunk (chunked) in tokens; 0 otherwise
   bool moe = false;   // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
   MixerKind mixer = MixerKind::kAttention;
-  bool mlp = true;  // false: the block is its norm and mixer alone (Mamba's MambaBlock)
+  bool mlp = true;  // false: the block is its norm and mixer alone (Mamba's MambaBlock, Nemotron-H's)
   // Encoder–decoders (TransformerSpec::encoder_layers): a decoder block, with cross-attention over
   // the encoder's output after its self-attention; whether the block holds a relative-position
   // bias table (T5: the first block of each stack; UMT5: every block); and, for the first decoder
@@ -72,7 +75,11 @@ struct LayerSpec {
   auto operator<=>(const LayerSpec&) const = default;
 };
 
-// A selective state-space mixer (modeling_mamba.py, modeling_mamba2.py in transformers).
+// A recurrent mixer (modeling_mamba.py, modeling_mamba2.py in transformers). The gated delta rule
+// reads its shapes as Mamba-2's, the analogy of Yang et al. 2024 (§3): its value heads are n_heads
+// of d_inner / n_heads channels (linear_value_head_dim), its key heads are the n_groups that share
+// q and k (Mamba-2's C and B) of d_state each (linear_key_head_dim); the state per head is
+// [d_state, head_dim]. RG-LRU: d_inner is lru_width, n_heads the blocks of its block-diagonal gates.
 struct SsmSpec {
   MixerKind kind = MixerKind::kAttention;  // kMamba / kMamba2: every block's mixer, unless layer_specs say
   uint64_t d_inner = 0;                    // expand · d_model
@@ -86,6 +93,13 @@ struct SsmSpec {
   // Jamba (modeling_jamba.py, JambaMambaMixer): RMSNorms with weights over Δ (dt_rank), B and C (N)
   // after x_proj; transformers then cannot train with mamba_ssm's fused MambaInnerFn.
   bool inner_norms = false;
+  // FalconMamba (modular_falcon_mamba.py, FalconMambaMixer): the same three RMSNorms without weights,
+  // inside the fused kernel transformers trains with (kernels/falcon_mamba's mamba_inner_fn).
+  bool unit_inner_norms = false;
+  // Mamba-2: the gated RMSNorm before out_proj (Falcon-H1 has it only with mamba_rms_norm), and a
+  // bias on out_proj alone (Falcon-H1's projectors_bias).
+  bool gated_norm = true;
+  bool out_bias = false;
   auto operator<=>(const SsmSpec&) const = default;
 };
 
@@ -191,6 +205,12 @@ struct TransformerSpec {
   NormParams norm_params = NormParams::kAffine;
   QkNorm qk_norm = QkNorm::kNone;
   bool attention_sinks = false;  // one learned logit per head that joins every softmax (gpt-oss)
+  // Qwen3-Next's gated attention (modeling_qwen3_next.py, Qwen3NextAttention): q_proj also makes a
+  // gate of a·d, and the attention's output is multiplied by its sigmoid before o_proj.
+  bool attention_output_gate = false;
+  // Falcon-H1 (modeling_falcon_h1.py, FalconH1DecoderLayer): every block runs attention and the
+  // Mamba-2 mixer (TransformerSpec::ssm) side by side on its normed input and adds both outputs.
+  bool parallel_ssm = false;
   MlaSpec mla;
   uint64_t n_experts = 0;           // mixture of experts: MLPs per block (0 = dense) ...
   uint64_t top_k = 0;               // ... and how many each token is routed to

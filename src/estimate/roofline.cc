@@ -141,9 +141,9 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
                count / tp * share * act;
   }
   if (l.gemms.empty()) c.bytes += 2 * ShapeElements(l.shape) * act;  // an elementwise op reads and writes
-  // A selective scan also reads and writes its recurrent state, once per pass (a decode step's
-  // whole memory traffic besides the weights: mamba_ssm's selective_state_update).
-  if (l.kind == LayerKind::kScan) {
+  // A recurrent node also reads and writes its state, once per pass (a decode step's whole memory
+  // traffic besides the weights: mamba_ssm's selective_state_update).
+  if (l.state_elements_per_sequence > 0) {
     c.bytes += 2 * static_cast<double>(l.state_elements_per_sequence) * static_cast<double>(l.shape[0]) * act;
   }
   c.flops += static_cast<double>(l.non_matmul_flops) / tp * share;

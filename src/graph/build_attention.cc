@@ -78,7 +78,9 @@ void Rope(TransformerContext& ctx, uint64_t heads, uint64_t rotary, uint64_t wid
 Core HeadProjections(TransformerContext& ctx) {
   const uint64_t h = ctx.t.d_model, a = ctx.t.n_heads, g = ctx.t.n_kv_heads, d = ctx.t.head_dim;
   const uint64_t q_width = Count(ctx.P("attn"), {a, d}), kv_width = Count(ctx.P("attn"), {g, d});
-  const uint64_t qkv_width = CheckedAdd(q_width, Count(ctx.P("attn"), {2, kv_width}), "width of " + ctx.P("attn.qkv"));
+  // Qwen3-Next's q_proj also makes the output gate, a·d more (TransformerSpec::attention_output_gate).
+  const uint64_t q_proj = ctx.t.attention_output_gate ? Count(ctx.P("attn"), {2, q_width}) : q_width;
+  const uint64_t qkv_width = CheckedAdd(q_proj, Count(ctx.P("attn"), {2, kv_width}), "width of " + ctx.P("attn.qkv"));
   Layer qkv_linear = MakeLinear(ctx.P("attn.qkv"), Component::kAttention, ctx.rows, h, qkv_width, ctx.t.qkv_bias,
                                 ctx.cur, true, TpSplit::kColumn);
   if (ctx.t.qkv_bias && !ctx.t.k_bias) {
@@ -94,7 +96,7 @@ Core HeadProjections(TransformerContext& ctx) {
     // q_proj, k_proj and v_proj (which Adafactor factors apart).
     qkv_linear.params = 0;
     qkv_linear.param_tensors.clear();
-    const std::pair<uint64_t, uint64_t> parts[] = {{q_width, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
+    const std::pair<uint64_t, uint64_t> parts[] = {{q_proj, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
     for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {h, width}, true, shards);
     if (ctx.t.qkv_bias) {
       for (size_t i = 0; i < 3; ++i) {
@@ -263,6 +265,15 @@ void AddAttention(TransformerContext& ctx, const std::string& name) {
   if (ctx.layer.relative_bias && !cross) RelativeBias(ctx);
   AttentionCore(ctx, c, name, cross ? ctx.src_seq : ctx.kv, !cross && ctx.causal);
   const uint64_t o_width = Count(ctx.P(name), {ctx.t.n_heads, c.v_dim});
+  if (ctx.t.attention_output_gate && !cross) {
+    // modeling_qwen3_next.py, Qwen3NextAttention: attn_output · sigmoid(gate), 2 FLOPs per element;
+    // the product keeps both factors (the sigmoid's output is its own saved tensor).
+    const uint64_t elements = Count(ctx.P(name), {ctx.rows, o_width});
+    Layer gate = MakeElementwise(ctx.P(name + ".gate"), LayerKind::kActivation, Component::kAttention, elements, 2);
+    gate.saved = {{.id = ctx.cur, .elements = elements, .tp_sharded = true},
+                  {.id = gate.path + ":sigmoid", .elements = elements, .tp_sharded = true}};
+    ctx.Add(std::move(gate), {ctx.batch, ctx.seq, o_width});
+  }
   Layer out = MakeLinear(ctx.P(name + ".out"), Component::kAttention, ctx.rows, o_width, ctx.t.d_model, ctx.t.out_bias,
                          ctx.cur, true, TpSplit::kRow);
   // gpt-oss's sinks: one learned logit per head that joins each softmax (modeling_gpt_oss.py),

@@ -141,9 +141,16 @@ class TransformerBuilder {
     // A causal kernel skips the masked half only when the queries see the whole sequence.
     ctx_.causal = ctx_.settings.causal && !ctx_.bidirectional && ctx_.kv == ctx_.seq;
     const std::string input = ctx_.cur;
-    if (spec.mixer != MixerKind::kAttention) {
+    if (spec.mixer == MixerKind::kNone) {
+      // modeling_nemotron_h.py, NemotronHBlock with an MLP mixer: x + mlp(RMSNorm(x)).
+      BlockNorm("mlp_norm");
+      AddMlp(ctx_);
+      BlockResidual("mlp.residual", 1);
+    } else if (spec.mixer != MixerKind::kAttention) {
       if (spec.hybrid > 0) SharedBlock();
       SsmBlock();
+    } else if (t_.parallel_ssm) {
+      ParallelSsmBlock();
     } else if (enc_dec && t_.norm_placement == NormPlacement::kAfterAdd) {
       // modeling_bart.py, BartEncoderLayer and BartDecoderLayer: self-attention, cross-attention
       // (decoder layers) and feed-forward, each LayerNorm(x + dropout(branch(x))).
@@ -187,6 +194,10 @@ class TransformerBuilder {
       AddAttention(ctx_);
       if (post) BlockNorm("attn.post_norm");
       BlockResidual("attn.residual", 1);
+      if (!spec.mlp) {  // Nemotron-H's attention blocks: x + attention(RMSNorm(x)) alone
+        ctx_.block = -1;
+        return;
+      }
       if (pre) BlockNorm("mlp_norm");
       AddMlp(ctx_);
       if (post) BlockNorm("mlp.post_norm");
@@ -214,6 +225,24 @@ class TransformerBuilder {
       ctx_.Add(std::move(l), std::move(shape));
     }
     BlockResidual("residual", 1);
+    if (!ctx_.layer.mlp) return;
+    BlockNorm("mlp_norm");
+    AddMlp(ctx_);
+    BlockResidual("mlp.residual", 1);
+  }
+
+  // modeling_falcon_h1.py, FalconH1DecoderLayer: h = RMSNorm(x); x + attention(h) + mamba(h), then
+  // x + MLP(RMSNorm(x)). The multipliers on each branch are scalars, not counted.
+  void ParallelSsmBlock() {
+    BlockNorm("attn_norm");
+    const std::string normed = ctx_.cur;
+    AddAttention(ctx_);
+    ctx_.cur = normed;
+    for (Layer& l : SsmMixer(t_.ssm, t_.ssm.kind, {ctx_.P("mixer"), ctx_.batch, ctx_.seq, t_.d_model, ctx_.cur})) {
+      std::vector<uint64_t> shape = l.shape;
+      ctx_.Add(std::move(l), std::move(shape));
+    }
+    BlockResidual("residual", 2);  // input + attention + mixer
     if (!ctx_.layer.mlp) return;
     BlockNorm("mlp_norm");
     AddMlp(ctx_);
@@ -330,6 +359,14 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
     // graph/build_zamba2.cc saves nothing: the shared blocks' activations at each use are not modelled.
     g.training_refused = "training activations of '" + spec.name +
                          "' (Zamba2: shared transformer blocks reused at the hybrid layers) are not modelled; --mode "
+                         "infer gives its inference memory";
+  }
+  for (const auto& run : LayerRuns(t)) {
+    if (run.first.mixer != MixerKind::kRgLru) continue;
+    // modeling_recurrent_gemma.py runs the RG-LRU as a Python loop over the tokens, whose autograd
+    // tensors are not modelled.
+    g.training_refused = "training activations of '" + spec.name +
+                         "' (RecurrentGemma: the RG-LRU's per-token loop in transformers) are not modelled; --mode "
                          "infer gives its inference memory";
   }
   TransformerBuilder(effective, settings, seq, target).Build(g);
