@@ -1,5 +1,6 @@
 // The encoder families of a Hugging Face config.json: bert, roberta and xlm-roberta
-// (modeling_bert.py, modeling_roberta.py) and distilbert (modeling_distilbert.py).
+// (modeling_bert.py, modeling_roberta.py), distilbert (modeling_distilbert.py) and modernbert
+// (modeling_modernbert.py).
 #include <string>
 
 #include "config/hf_families.h"
@@ -39,6 +40,33 @@ void EncoderHeadOf(HfReader& r, const std::string& base, bool pooler) {
     const std::string family = base.substr(0, base.size() - std::string("Model").size());
     throw InputError(m.Loc("architectures"), "unsupported architecture '" + arch + "'; tally reads " + base + ", " +
                                                  family + "ForMaskedLM and " + family + "ForSequenceClassification");
+  }
+}
+
+// The head of a ModernBERT checkpoint from `architectures` (`family` + "Model",
+// "ForMaskedLM" or "ForSequenceClassification"; none: the bare model, which has no pooler).
+EncoderHead NewEncoderHead(HfReader& r, const std::string& family) {
+  const std::string arch = r.Architecture();
+  if (arch.empty() || arch == family + "Model") return EncoderHead::kNone;
+  if (arch == family + "ForMaskedLM") return EncoderHead::kMaskedLm;
+  if (arch == family + "ForSequenceClassification") {
+    const ConfigMap& m = r.m;
+    if (m.Has("id2label") && m.Get("id2label").IsMap() && m.Get("id2label").size() > 0) {
+      r.t.num_labels = m.Get("id2label").size();
+    } else {
+      r.t.num_labels = m.PositiveInt("num_labels", 2);
+    }
+    return EncoderHead::kClassifier;
+  }
+  throw InputError(r.m.Loc("architectures"), "unsupported architecture '" + arch + "'; tally reads " + family +
+                                                 "Model, " + family + "ForMaskedLM and " + family +
+                                                 "ForSequenceClassification");
+}
+
+// A GELU by any of transformers' names, else an InputError at `key`.
+void RequireGelu(const ConfigMap& m, const char* key) {
+  if (m.String(key, "gelu").rfind("gelu", 0) != 0) {
+    throw InputError(m.Loc(key), "unsupported " + std::string(key) + " '" + m.String(key, "") + "'; tally reads gelu");
   }
 }
 
@@ -96,6 +124,55 @@ void ReadDistilBert(HfReader& r, const std::string& /*type*/) {
   t.dropout = m.Probability("dropout", 0.1);
   t.tied_embeddings = false;
   EncoderHeadOf(r, "DistilBertModel", false);
+}
+
+// modeling_modernbert.py (configuration_modernbert.py's defaults: ModernBERT-base): token
+// embeddings and their norm, pre-norm layers (layer 0 without attn_norm) of Wqkv and Wo and a GeGLU
+// MLP (Wi of 2·intermediate_size, Wo), RoPE, a final norm; LayerNorms without biases unless
+// norm_bias, no linear biases unless attention_bias and mlp_bias. Attention is global on every
+// global_attn_every_n_layers-th layer from 0 (or as layer_types say), else local: a query sees the
+// tokens within local_attention / 2 on either side, local_attention + 1 keys.
+void ReadModernBert(HfReader& r, const std::string& /*type*/) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 50368);
+  t.d_model = m.PositiveInt("hidden_size", 768);
+  t.d_ff = m.PositiveInt("intermediate_size", 1152);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 22);
+  t.n_heads = m.PositiveInt("num_attention_heads", 12);
+  t.context_length = m.PositiveInt("max_position_embeddings", 8192);
+  t.position = PositionKind::kRope;
+  RequireGelu(m, "hidden_activation");
+  RequireGelu(m, "classifier_activation");
+  t.mlp = MlpKind::kGeglu;
+  t.norm = NormKind::kLayerNorm;
+  t.norm_params = m.Bool("norm_bias", false) ? NormParams::kAffine : NormParams::kWeightOnly;
+  const bool attention_bias = m.Bool("attention_bias", false);
+  r.SetBiases(attention_bias, attention_bias, m.Bool("mlp_bias", false));
+  t.encoder = true;
+  t.embedding_norm = true;
+  t.final_norm = true;
+  t.dropout = 0;  // embedding_dropout, attention_dropout and mlp_dropout are 0 in the released configs
+  t.tied_embeddings = m.Bool("tie_word_embeddings", true);
+  const uint64_t every = m.PositiveInt("global_attn_every_n_layers", 3);
+  const uint64_t window = m.PositiveInt("local_attention", 128) / 2;
+  r.Attention(2 * window + 1, 0,
+              [every](uint64_t i) { return i % every == 0 ? AttentionKind::kFull : AttentionKind::kSliding; });
+  t.head = NewEncoderHead(r, "ModernBert");
+  t.head_dense_bias = m.Bool("classifier_bias", false);
+  t.lm_head_bias = t.head == EncoderHead::kMaskedLm && m.Bool("decoder_bias", true);
+  t.prediction_head = t.head == EncoderHead::kClassifier;
+}
+
+// ModernBERT's layer 0 reads its input unnormalized.
+ModelSpec ReadHfEncoder(const YAML::Node& root, const std::string& file, const std::string& type) {
+  ModelSpec spec = HfReader(root, file).Read(type, ReadModernBert);
+  TransformerSpec& t = spec.transformer;
+  if (t.layer_specs.empty()) {
+    for (const auto& [layer, count] : LayerRuns(t)) t.layer_specs.insert(t.layer_specs.end(), count, layer);
+  }
+  t.layer_specs[0].attn_norm = false;
+  return spec;
 }
 
 }  // namespace tally
