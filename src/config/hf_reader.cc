@@ -44,7 +44,10 @@ const std::vector<std::string> kUsedKeys = {
     // issue 30's dense decoders
     "attention_out_bias",
     // MoE families (issue 30)
-    "shared_expert_intermediate_size"};
+    "shared_expert_intermediate_size",
+    // encoders (issue 30): modernbert
+    "global_attn_every_n_layers", "local_attention", "norm_bias", "hidden_activation", "classifier_bias",
+    "classifier_activation", "decoder_bias"};
 
 }  // namespace
 
