@@ -82,7 +82,7 @@ void ReadLlama4(HfReader& r, const std::string& type);
 void ReadLlava(HfReader& r, const std::string& type);
 
 // Other readers (HfConfigReader).
-// config/hf_encoders.cc: modernbert (its first block differs from the rest).
+// config/hf_encoders.cc: modernbert and deberta-v2 (their first block differs from the rest).
 ModelSpec ReadHfEncoder(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);

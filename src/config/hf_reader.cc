@@ -45,9 +45,11 @@ const std::vector<std::string> kUsedKeys = {
     "attention_out_bias",
     // MoE families (issue 30)
     "shared_expert_intermediate_size",
-    // encoders (issue 30): modernbert
+    // encoders (issue 30): modernbert, deberta-v2
     "global_attn_every_n_layers", "local_attention", "norm_bias", "hidden_activation", "classifier_bias",
-    "classifier_activation", "decoder_bias"};
+    "classifier_activation", "decoder_bias", "relative_attention", "max_relative_positions", "position_buckets",
+    "pos_att_type", "share_att_key", "norm_rel_ebd", "position_biased_input", "conv_kernel_size", "conv_groups",
+    "embedding_size", "attention_head_size", "pooler_hidden_size"};
 
 }  // namespace
 

@@ -1,7 +1,7 @@
-// Issue 30's encoders, ModernBERT, from config.json files in tests/data/hf/ (provenance in
-// SOURCES.md) against published parameter counts, with the layouts that tell them from BERT:
-// ModernBERT's alternating global and local attention and its first layer without an attention
-// norm.
+// Issue 30's encoders, ModernBERT and DeBERTa v2/v3, from config.json files in tests/data/hf/
+// (provenance in SOURCES.md) against published parameter counts, with the layouts that tell them
+// from BERT: ModernBERT's alternating global and local attention and its first layer without an
+// attention norm; DeBERTa's disentangled attention and its shared relative-position table.
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
@@ -83,8 +83,60 @@ TEST_CASE("modernbert: global attention every third layer, local windows of 128 
             ->flops.forward_by_component.at(Component::kAttentionCore) == core);
 }
 
+TEST_CASE("deberta-v2: DeBERTa-v3 base and large against their published counts") {
+  // modeling_deberta_v2.py, DebertaV2Model of deberta-v3-base (V 128,100, h 768, f 3,072, 12
+  // layers, position_buckets 256, share_att_key, no absolute positions, no token types):
+  //   word_embeddings 128,100·768 = 98,380,800; embeddings.LayerNorm 1,536;
+  //   each layer: query/key/value_proj 3·(768² + 768) = 1,771,776, output.dense 768² + 768,
+  //   LayerNorm 1,536, intermediate 768·3072 + 3072, output 3072·768 + 768, LayerNorm 1,536:
+  //   7,087,872; x 12 = 85,054,464;
+  //   encoder.rel_embeddings 2·256 rows of 768 = 393,216 and encoder.LayerNorm 1,536:
+  // 183,831,552. DebertaV2ForSequenceClassification adds ContextPooler's dense (768² + 768) and the
+  // classifier (768·2 + 2): 184,423,682, the count of protectai/deberta-v3-base-prompt-injection-v2
+  // (index id 68688959620) and of 'deberta-v3-base' in a parameter table (index id 29090630826).
+  CHECK(Params(LoadModelFile(Hf("deberta-v3-base.json"))).total == 183'831'552);
+  CHECK(Params(Edited("deberta-v3-base.json", "\"model_type\": \"deberta-v2\",",
+                      "\"model_type\": \"deberta-v2\", \"architectures\": [\"DebertaV2ForSequenceClassification\"],"))
+            .total == 184'423'682);
+  // The masked-LM head (lm_predictions.lm_head: dense 768² + 768, LayerNorm 1,536, bias 128,100, the
+  // word embeddings as decoder): 183,831,552 + 590,592 + 1,536 + 128,100 = 184,551,780.
+  CHECK(Params(Edited("deberta-v3-base.json", "\"model_type\": \"deberta-v2\",",
+                      "\"model_type\": \"deberta-v2\", \"architectures\": [\"DebertaV2ForMaskedLM\"],"))
+            .total == 184'551'780);
+  // deberta-v3-large (h 1024, f 4096, 24 layers) fine-tuned on CoLA, 2 labels: 131,174,400 +
+  // 2,048 + 24·12,596,224 + 524,288 + 2,048 + 1,049,600 + 2,050 = 435,063,810, 'deberta-v3-large'
+  // in the same parameter table (index id 29090630826).
+  CHECK(Params(LoadModelFile(Hf("deberta-v3-large-cola.json"))).total == 435'063'810);
+}
+
+TEST_CASE("deberta-v2: disentangled attention's FLOPs, unshared projections and the v2 ConvLayer") {
+  const ModelSpec rel = LoadModelFile(Hf("deberta-v3-base.json"));
+  const ModelSpec plain =
+      Edited("deberta-v3-base.json", "\"relative_attention\": true", "\"relative_attention\": false");
+  Settings s;
+  s.seq = 512;
+  // Per layer at 512 tokens: the 512 relative rows through k_proj and q_proj, 2·512·768·1536, and
+  // q·pos_kᵀ and k·pos_qᵀ per head, 2 · 2·512·512·64 · 12 heads: 2,013,265,920; x 12 layers.
+  const uint64_t extra = 12ULL * (2ULL * 512 * 768 * 1536 + 2ULL * 2 * 512 * 512 * 64 * 12);
+  CHECK(extra == 24'159'191'040ULL);
+  CHECK(SummaryOf(rel, s)->flops.forward - SummaryOf(plain, s)->flops.forward == extra);
+  // Without share_att_key each layer has pos_key_proj and pos_query_proj with biases.
+  const ModelSpec own = Edited("deberta-v3-base.json", "\"share_att_key\": true", "\"share_att_key\": false");
+  CHECK(Params(own).total - 183'831'552 == 12ULL * 2 * (768 * 768 + 768));
+  // DeBERTa-v2's ConvLayer after layer 0 (conv_kernel_size 3): a Conv1d h -> h with its bias and a
+  // LayerNorm, 768·768·3 + 768 + 2·768.
+  const ModelSpec conv = Edited("deberta-v3-base.json", "\"relative_attention\": true",
+                                "\"relative_attention\": true, \"conv_kernel_size\": 3, \"conv_act\": \"gelu\"");
+  CHECK(Params(conv).total - 183'831'552 == 768ULL * 768 * 3 + 768 + 2 * 768);
+  // The string form of pos_att_type and the list form read alike; an unknown entry is an error.
+  CHECK(LoadModelFile(Hf("deberta-v3-large-cola.json")).transformer.disentangled.c2p);
+  CHECK_THROWS_WITH_AS(Edited("deberta-v3-base.json", "\"p2c|c2p\"", "\"p2c|p2p\""),
+                       doctest::Contains("unsupported pos_att_type entry 'p2p'"), InputError);
+}
+
 TEST_CASE("modern encoders: the CLI") {
-  for (const char* file : {"modernbert-base.json", "modernbert-large-zeroshot-v2.0.json"}) {
+  for (const char* file :
+       {"modernbert-base.json", "modernbert-large-zeroshot-v2.0.json", "deberta-v3-large-cola.json"}) {
     CAPTURE(file);
     CHECK(testing::RunTally({"estimate", Hf(file), "--seq", "512", "--batch", "2"}).code == 0);
   }
