@@ -57,9 +57,13 @@ constexpr HfFamily kFamilies[] = {
     {"phi3", ReadHfTransformer<ReadLlamaLike>},
     {"phimoe", ReadHfTransformer<ReadLlamaLike>},
     {"qwen2", ReadHfTransformer<ReadLlamaLike>},
+    {"qwen2_5_vl", ReadHfTransformer<ReadQwenVl>},
     {"qwen2_moe", ReadHfTransformer<ReadLlamaLike>},
+    {"qwen2_vl", ReadHfTransformer<ReadQwenVl>},
     {"qwen3", ReadHfTransformer<ReadLlamaLike>},
     {"qwen3_moe", ReadHfTransformer<ReadLlamaLike>},
+    {"qwen3_vl", ReadHfTransformer<ReadQwenVl>},
+    {"qwen3_vl_moe", ReadHfTransformer<ReadQwenVl>},
     {"RefinedWeb", ReadHfTransformer<ReadFalcon>},
     {"RefinedWebModel", ReadHfTransformer<ReadFalcon>},
     {"roberta", ReadHfTransformer<ReadBert>},
@@ -74,7 +78,7 @@ constexpr HfFamily kFamilies[] = {
     {"zamba2", ReadHfZamba2},
 };
 
-constexpr std::string_view kLookalikes[] = {"gpt_neo", "qwen2_vl", "gemma3n", "gemma3n_text", "phi4mm"};
+constexpr std::string_view kLookalikes[] = {"gpt_neo", "gemma3n", "gemma3n_text", "phi4mm"};
 
 // transformers' model classes (the `architectures` a config names) of the rows above: how a config
 // whose model_type is missing or is no row is read (config/hf_config.cc says so in a note).
@@ -136,10 +140,14 @@ constexpr HfArchitecture kArchitectures[] = {
     {"PhiForCausalLM", "phi"},
     {"PhiMoEForCausalLM", "phimoe"},  // the hub's spelling (remote code)
     {"PhimoeForCausalLM", "phimoe"},
+    {"Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl"},
     {"Qwen2ForCausalLM", "qwen2"},
     {"Qwen2MoeForCausalLM", "qwen2_moe"},
+    {"Qwen2VLForConditionalGeneration", "qwen2_vl"},
     {"Qwen3ForCausalLM", "qwen3"},
     {"Qwen3MoeForCausalLM", "qwen3_moe"},
+    {"Qwen3VLForConditionalGeneration", "qwen3_vl"},
+    {"Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe"},
     {"RobertaForMaskedLM", "roberta"},
     {"RobertaForSequenceClassification", "roberta"},
     {"RobertaModel", "roberta"},

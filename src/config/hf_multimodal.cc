@@ -1,6 +1,10 @@
-// The multimodal wrappers of a Hugging Face config.json (gemma3, llama4, llava): a language model
-// in `text_config`, read as its own type, and a vision tower with its projector (config/hf_vision.h).
+// The multimodal wrappers of a Hugging Face config.json (gemma3, llama4, llava, and issue 30's that
+// config/hf_families.h lists): a language model in `text_config` (or, in Qwen2-VL's and Qwen2.5-VL's
+// first configs, at the top level), read as its own type, and a vision tower with its projector
+// (config/hf_vision.h).
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "config/hf_families.h"
 #include "config/hf_reader.h"
@@ -31,7 +35,46 @@ void Unwrap(HfReader& r, const std::string& type, const std::string& inner,
   ReadLlamaLike(r, text_type);
 }
 
+// A wrapper of issue 30: the tower `vision` reads from the whole config (first: unwrapping
+// text_config rebinds the nodes the reader shares), then the language model from text_config when
+// there is one (else from the top level) as `text_type`.
+template <class Vision>
+void UnwrapWithVision(HfReader& r, const std::string& type, const std::string& text_type, Vision vision) {
+  const std::string file = r.m.file();
+  r.outer_tied =
+      r.m.Has("tie_word_embeddings") ? std::optional<bool>(r.m.Bool("tie_word_embeddings", false)) : std::nullopt;
+  if (!r.t.dtype) r.t.dtype = r.Dtype();
+  if (r.m.Has("vision_config")) {
+    r.t.vision = vision(r.root, file);
+  } else {
+    r.spec.notes.push_back("the vision parameters of this " + type +
+                           " checkpoint are not included: tally counts its language model");
+  }
+  if (r.m.Has("text_config")) {
+    const YAML::Node text = r.m.Get("text_config");
+    r.root = text;
+    r.m = HfReader::Map(text, file, "text_config");
+    if (!r.t.dtype) r.t.dtype = r.Dtype();
+  }
+  ReadLlamaLike(r, text_type);
+}
+
 }  // namespace
+
+// Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's (q, k and v biases), Qwen3-VL's Qwen3's
+// (q/k norms), Qwen3-VL-MoE's Qwen3-MoE's; M-RoPE has no parameters. Their towers and patch mergers:
+// config/hf_vision_recent.cc.
+void ReadQwenVl(HfReader& r, const std::string& type) {
+  const std::string text = type == "qwen3_vl" ? "qwen3" : type == "qwen3_vl_moe" ? "qwen3_moe" : "qwen2";
+  SourceLoc width_loc;
+  UnwrapWithVision(r, type, text, [&](const YAML::Node& root, const std::string& file) {
+    return ReadQwenVision(root, file, type, width_loc);
+  });
+  if (r.t.vision && r.t.vision->out_width != r.t.d_model) {
+    throw InputError(width_loc, "the merger's output (" + std::to_string(r.t.vision->out_width) +
+                                    ") is not the language model's width (" + std::to_string(r.t.d_model) + ")");
+  }
+}
 
 // Gemma 3's SigLIP tower and projector; its language model is gemma3_text.
 void ReadGemma3(HfReader& r, const std::string& type) { Unwrap(r, type, "gemma3_text", ReadGemma3Vision); }

@@ -25,4 +25,12 @@ VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file);
 // projector_hidden_act (gelu) are read from the top level.
 VisionSpec ReadLlavaVision(const YAML::Node& root, const std::string& file);
 
+// config/hf_vision_recent.cc, issue 30's towers (VisionKind in config/model_spec.h).
+// Qwen2-VL, Qwen2.5-VL and Qwen3-VL (`type` qwen2_vl, qwen2_5_vl, qwen3_vl or qwen3_vl_moe): the
+// merger's output width is out_width, at `width_loc` (the caller checks it against the language
+// model's); the configs give no image size, and tally costs one image of 32 x 32 patches (256
+// image tokens).
+VisionSpec ReadQwenVision(const YAML::Node& root, const std::string& file, const std::string& type,
+                          SourceLoc& width_loc);
+
 }  // namespace tally

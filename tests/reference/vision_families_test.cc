@@ -1,0 +1,106 @@
+// Issue 30's multimodal families from config.json files in tests/data/hf/ (provenance in
+// SOURCES.md): each tower and projector counted by hand from transformers' modeling files and the
+// whole model held against its published checkpoint total; the language models are the text
+// families' own readers (families_test.cc).
+#include <doctest/doctest.h>
+
+#include "config/load_config.h"
+#include "estimate/params.h"
+#include "graph/build_graph.h"
+#include "unit/run_tally.h"
+#include "unit/test_util.h"
+
+namespace tally {
+namespace {
+
+using testing::ResolvedGraph;
+using testing::SummaryOf;
+
+std::string Hf(const std::string& file) { return std::string(TALLY_TEST_DATA) + "/hf/" + file; }
+
+struct VisionRow {
+  const char* file;
+  uint64_t tower;      // component vision
+  uint64_t projector;  // component projector
+  uint64_t total;      // the published checkpoint total
+  uint64_t tokens;     // image tokens per image
+  const char* source;  // of `total`
+};
+
+// Each tower and projector by hand (EXPECTED.md, "Issue 30: multimodal families"):
+//  - Qwen2-VL-7B (modeling_qwen2_vl.py): Conv3d 1280·3·2·14·14 without a bias = 1,505,280; 32
+//    blocks of LayerNorms 2·2·1280, qkv 1280·3840 + 3840, proj 1280² + 1280, fc1 1280·5120 + 5120,
+//    fc2 5120·1280 + 1280 = 19,677,440; PatchMerger ln_q 2·1280, fc1 5120² + 5120, fc2 5120·3584
+//    + 3584 = 44,575,744. Language model: Qwen2-7B at V 152,064, untied, 7,615,616,512.
+//  - Qwen2.5-VL-7B (modeling_qwen2_5_vl.py): the same Conv3d; 32 blocks of RMSNorms 2·1280, qkv and
+//    proj as above, gate and up 2·(1280·3420 + 3420), down 3420·1280 + 1280 = 19,702,200; merger
+//    with an RMSNorm ln_q, 1280 + 26,219,520 + 18,353,664 = 44,574,464; the same language model.
+//  - Qwen3-VL-4B (modeling_qwen3_vl.py): Conv3d 1024·3·2·16·16 + 1024 = 1,573,888, pos_embed
+//    2304·1024 = 2,359,296, 24 blocks of 12,596,224 (SigLIP-shaped); merger LayerNorm 2·1024, fc1
+//    4096² + 4096, fc2 4096·2560 + 2560 = 27,271,680; 3 deepstack mergers, their LayerNorm over
+//    4096: 27,277,824 each. Language model: Qwen3-4B, tied, 4,022,468,096.
+const VisionRow kRows[] = {
+    {"qwen2-vl-7b-instruct.json", 1'505'280 + 32ULL * 19'677'440, 44'575'744, 8'291'375'616, 256,
+     "HfApi.get_safetensors_metadata of Qwen/Qwen2-VL-7B-Instruct (index id 12439498600)"},
+    {"qwen2.5-vl-7b-instruct.json", 1'505'280 + 32ULL * 19'702'200, 44'574'464, 8'292'166'656, 256,
+     "sum(p.numel()) of Qwen2.5-VL-7B-Instruct, 676,550,144 in model.visual (index ids 49095663873, 66958499806)"},
+    {"qwen3-vl-4b-instruct.json", 1'573'888 + 2'359'296 + 24ULL * 12'596'224, 27'271'680 + 3ULL * 27'277'824,
+     4'437'815'808, 256, "sum(p.numel()) of Qwen3-VL-4B-Instruct (index ids 59607822170, 68697662568)"},
+};
+
+TEST_CASE("vision families: towers, projectors and published totals") {
+  for (const VisionRow& row : kRows) {
+    CAPTURE(row.file);
+    CAPTURE(row.source);
+    const ModelSpec spec = LoadModelFile(Hf(row.file));
+    REQUIRE(spec.transformer.vision.has_value());
+    CHECK(spec.notes.empty());
+    CHECK(spec.transformer.vision->tokens_per_image == row.tokens);
+    Settings s;
+    s.seq = 4096;
+    const ParamCounts p = CountParams(ResolvedGraph(spec, s));
+    CHECK(p.by_component.at(Component::kVision) == row.tower);
+    CHECK(p.by_component.at(Component::kProjector) == row.projector);
+    CHECK(p.total == row.total);
+  }
+}
+
+TEST_CASE("vision families: Qwen2-VL's and Qwen2.5-VL's FLOPs per image by hand") {
+  Settings s;
+  s.seq = 1024;
+  // One image of 32 x 32 patches (1,024 tokens), d 1280, 16 heads of 80, f 5120:
+  //   Conv3d 2·1024·1280·1176 = 3,082,813,440;
+  //   each block: qkv 2·1024·1280·3840 + QK^T and AV 2·2·1024²·80·16 + proj 2·1024·1280² + fc1 and
+  //   fc2 2·2·1024·1280·5120 = 45,634,027,520; x 32;
+  //   merger over 256 rows: 2·256·5120² + 2·256·5120·3584 = 22,817,013,760.
+  const auto qwen2 = SummaryOf(LoadModelFile(Hf("qwen2-vl-7b-instruct.json")), s);
+  CHECK(qwen2->flops.forward_by_component.at(Component::kVision) == 3'082'813'440ULL + 32ULL * 45'634'027'520ULL);
+  CHECK(qwen2->flops.forward_by_component.at(Component::kProjector) == 22'817'013'760ULL);
+  // Qwen2.5-VL: gated MLP 3·2·1024·1280·3420 = 26,895,974,400; the 4 global layers' QK^T and AV as
+  // above, the 28 windowed ones over 8 x 8 = 64 keys: 2·2·1024·64·80·16 = 335,544,320.
+  const auto qwen25 = SummaryOf(LoadModelFile(Hf("qwen2.5-vl-7b-instruct.json")), s);
+  const uint64_t linears = 10'066'329'600ULL + 3'355'443'200ULL + 26'895'974'400ULL;
+  CHECK(qwen25->flops.forward_by_component.at(Component::kVision) ==
+        3'082'813'440ULL + 32 * linears + 4 * 5'368'709'120ULL + 28 * 335'544'320ULL);
+}
+
+TEST_CASE("vision families: what is not modelled is refused") {
+  std::string qwen = ReadFileText(Hf("qwen2-vl-7b-instruct.json"));
+  qwen.replace(qwen.find("\"hidden_size\": 3584,\n    \"patch_size\""), 20, "\"hidden_size\": 3000,");
+  CHECK_THROWS_WITH_AS(LoadModelText("q.json", qwen), doctest::Contains("is not the language model's width (3584)"),
+                       InputError);
+}
+
+TEST_CASE("vision families: the CLI, with the tower frozen") {
+  for (const VisionRow& row : kRows) {
+    CAPTURE(row.file);
+    CHECK(testing::RunTally({"estimate", Hf(row.file), "--seq", "4096", "--trainable", "vision=false"}).code == 0);
+  }
+  // Freezing the tower leaves the language model and the projector training.
+  const auto trainable = testing::RunTally(
+      {"estimate", Hf("qwen2-vl-7b-instruct.json"), "--trainable", "vision=false", "--get", "params.trainable"});
+  CHECK(trainable.out == std::to_string(8'291'375'616ULL - 1'505'280 - 32ULL * 19'677'440) + "\n");
+}
+
+}  // namespace
+}  // namespace tally
