@@ -76,6 +76,10 @@ void ReadQwenVl(HfReader& r, const std::string& type) {
   }
 }
 
+// Mistral 3's language model is a Mistral (Mistral Small 3.1: head_dim 128 under a 5120 width);
+// its tower is Pixtral's with Mistral3MultiModalProjector.
+void ReadMistral3(HfReader& r, const std::string& type) { UnwrapWithVision(r, type, "mistral", ReadPixtralVision); }
+
 // Gemma 3's SigLIP tower and projector; its language model is gemma3_text.
 void ReadGemma3(HfReader& r, const std::string& type) { Unwrap(r, type, "gemma3_text", ReadGemma3Vision); }
 

@@ -32,5 +32,8 @@ VisionSpec ReadLlavaVision(const YAML::Node& root, const std::string& file);
 // image tokens).
 VisionSpec ReadQwenVision(const YAML::Node& root, const std::string& file, const std::string& type,
                           SourceLoc& width_loc);
+// Mistral 3 (mistral3): a pixtral vision_config and the top level's spatial_merge_size,
+// multimodal_projector_bias, projector_hidden_act (gelu) and vision_feature_layer (-1).
+VisionSpec ReadPixtralVision(const YAML::Node& root, const std::string& file);
 
 }  // namespace tally

@@ -178,4 +178,43 @@ VisionSpec ReadQwenVision(const YAML::Node& root, const std::string& file, const
   return v;
 }
 
+// configuration_pixtral.py (PixtralVisionConfig's defaults) with configuration_mistral3.py, and
+// modeling_pixtral.py with modeling_mistral3.py.
+VisionSpec ReadPixtralVision(const YAML::Node& root, const std::string& file) {
+  const ConfigMap outer(root, file, "config.json", kOuterKeys, UnknownKeys::kIgnore);
+  const ConfigMap m = Vision(outer, "mistral3", {"pixtral"});
+  VisionSpec v;
+  v.kind = VisionKind::kMistral3;
+  v.patch_bias = false;
+  v.learned_positions = false;
+  v.pre_norm = true;  // ln_pre
+  v.post_norm = false;
+  v.rms_norm = true;
+  v.qkv_bias = v.out_bias = v.mlp_bias = false;
+  v.gated_mlp = true;
+  v.rope = true;
+  v.d_model = m.PositiveInt("hidden_size", 1024);
+  v.d_ff = m.PositiveInt("intermediate_size", 4096);
+  v.n_layers = m.PositiveInt("num_hidden_layers", 24);
+  v.n_heads = m.PositiveInt("num_attention_heads", 16);
+  v.channels = m.PositiveInt("num_channels", 3);
+  v.image_size = m.PositiveInt("image_size", 1024);
+  v.patch_size = m.PositiveInt("patch_size", 16);
+  if (m.PositiveInt("head_dim", v.d_model / v.n_heads) * v.n_heads != v.d_model) {
+    throw InputError(m.Loc("head_dim"), "a head_dim other than hidden_size / num_attention_heads is not modelled");
+  }
+  // Mistral3Config: spatial_merge_size 2, projector GELU, vision_feature_layer -1 (the last layer).
+  v.merge = outer.PositiveInt("spatial_merge_size", 2);
+  v.projector_bias = outer.Bool("multimodal_projector_bias", true);
+  if (outer.String("projector_hidden_act", "gelu").rfind("gelu", 0) != 0) {
+    throw InputError(outer.Loc("projector_hidden_act"), "unsupported projector_hidden_act; tally reads gelu");
+  }
+  if (outer.Has("vision_feature_layer") && outer.Get("vision_feature_layer").Scalar() != "-1") {
+    throw InputError(outer.Loc("vision_feature_layer"),
+                     "tally reads vision_feature_layer -1 (the last layer's output)");
+  }
+  Check(m, v, "num_attention_heads");
+  return v;
+}
+
 }  // namespace tally

@@ -39,6 +39,10 @@ struct VisionRow {
 //    2304·1024 = 2,359,296, 24 blocks of 12,596,224 (SigLIP-shaped); merger LayerNorm 2·1024, fc1
 //    4096² + 4096, fc2 4096·2560 + 2560 = 27,271,680; 3 deepstack mergers, their LayerNorm over
 //    4096: 27,277,824 each. Language model: Qwen3-4B, tied, 4,022,468,096.
+//  - Mistral Small 3.1 24B (modeling_pixtral.py, modeling_mistral3.py): patch_conv 1024·3·14·14 =
+//    602,112, ln_pre 1,024, 24 layers of 2 RMSNorms 2,048, q/k/v/o 4·1024², gate/up/down
+//    3·1024·4096 = 16,779,264; projector: RMSNorm 1,024, merging_layer 4096·1024, linear_1
+//    1024·5120, linear_2 5120² (no biases) = 35,652,608. Language model 23,572,403,200.
 const VisionRow kRows[] = {
     {"qwen2-vl-7b-instruct.json", 1'505'280 + 32ULL * 19'677'440, 44'575'744, 8'291'375'616, 256,
      "HfApi.get_safetensors_metadata of Qwen/Qwen2-VL-7B-Instruct (index id 12439498600)"},
@@ -46,6 +50,8 @@ const VisionRow kRows[] = {
      "sum(p.numel()) of Qwen2.5-VL-7B-Instruct, 676,550,144 in model.visual (index ids 49095663873, 66958499806)"},
     {"qwen3-vl-4b-instruct.json", 1'573'888 + 2'359'296 + 24ULL * 12'596'224, 27'271'680 + 3ULL * 27'277'824,
      4'437'815'808, 256, "sum(p.numel()) of Qwen3-VL-4B-Instruct (index ids 59607822170, 68697662568)"},
+    {"mistral-small-3.1-24b.json", 602'112 + 1'024 + 24ULL * 16'779'264, 35'652'608, 24'011'361'280, 3025,
+     "keras-hub mistral_small_3.1_24b presets 'params' (index id 61107991196); kvfit table (70911651117)"},
 };
 
 TEST_CASE("vision families: towers, projectors and published totals") {
@@ -89,6 +95,9 @@ TEST_CASE("vision families: what is not modelled is refused") {
   qwen.replace(qwen.find("\"hidden_size\": 3584,\n    \"patch_size\""), 20, "\"hidden_size\": 3000,");
   CHECK_THROWS_WITH_AS(LoadModelText("q.json", qwen), doctest::Contains("is not the language model's width (3584)"),
                        InputError);
+  std::string mistral = ReadFileText(Hf("mistral-small-3.1-24b.json"));
+  mistral.replace(mistral.find("\"vision_feature_layer\": -1"), 26, "\"vision_feature_layer\": -2");
+  CHECK_THROWS_WITH_AS(LoadModelText("m.json", mistral), doctest::Contains("vision_feature_layer -1"), InputError);
 }
 
 TEST_CASE("vision families: the CLI, with the tower frozen") {

@@ -63,8 +63,8 @@ const BadCase kCases[] = {
      "bert, bloom, cohere, cohere2, deberta-v2, deepseek_v2, deepseek_v3, distilbert, dots1, ernie4_5, "
      "exaone4, falcon, gemma, gemma2, gemma3, gemma3_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, "
      "gpt_neox, gpt_oss, gptj, granite, granitemoe, hunyuan_v1_dense, jamba, kimi_k2, llama, llama4, "
-     "llama4_text, llava, mamba, mamba2, mistral, mixtral, modernbert, mt5, olmo, olmo2, olmo3, olmoe, "
-     "opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_moe, "
+     "llama4_text, llava, mamba, mamba2, mistral, mistral3, mixtral, modernbert, mt5, olmo, olmo2, olmo3, "
+     "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_moe, "
      "qwen3_vl, qwen3_vl_moe, RefinedWeb, RefinedWebModel, roberta, seed_oss, smollm3, starcoder2, t5, "
      "umt5, vit, whisper, xlm-roberta, zamba2; for another model, write a tally YAML config "
      "(docs/models.md, \"Model configs\")"},
