@@ -80,6 +80,15 @@ void ReadQwenVl(HfReader& r, const std::string& type) {
 // its tower is Pixtral's with Mistral3MultiModalProjector.
 void ReadMistral3(HfReader& r, const std::string& type) { UnwrapWithVision(r, type, "mistral", ReadPixtralVision); }
 
+// Idefics3's and SmolVLM's language model is a Llama (LlamaConfig's defaults apply to the keys
+// text_config leaves out); their tower is SigLIP's with the pixel-shuffle connector.
+void ReadIdefics3(HfReader& r, const std::string& type) {
+  r.llama_defaults = true;
+  UnwrapWithVision(r, type, "llama", [&type](const YAML::Node& root, const std::string& file) {
+    return ReadIdefics3Vision(root, file, type);
+  });
+}
+
 // Gemma 3's SigLIP tower and projector; its language model is gemma3_text.
 void ReadGemma3(HfReader& r, const std::string& type) { Unwrap(r, type, "gemma3_text", ReadGemma3Vision); }
 

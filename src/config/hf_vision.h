@@ -35,5 +35,8 @@ VisionSpec ReadQwenVision(const YAML::Node& root, const std::string& file, const
 // Mistral 3 (mistral3): a pixtral vision_config and the top level's spatial_merge_size,
 // multimodal_projector_bias, projector_hidden_act (gelu) and vision_feature_layer (-1).
 VisionSpec ReadPixtralVision(const YAML::Node& root, const std::string& file);
+// Idefics3 and SmolVLM (`type` idefics3 or smolvlm): SigLIP's tower and the pixel-shuffle connector
+// (scale_factor); one image is one image_size tile.
+VisionSpec ReadIdefics3Vision(const YAML::Node& root, const std::string& file, const std::string& type);
 
 }  // namespace tally

@@ -217,4 +217,25 @@ VisionSpec ReadPixtralVision(const YAML::Node& root, const std::string& file) {
   return v;
 }
 
+// configuration_idefics3.py (Idefics3VisionConfig's defaults, scale_factor 2) and
+// configuration_smolvlm.py (the same): SigLIP's tower with its final LayerNorm and one learned
+// position per patch; the connector's pixel shuffle of scale_factor per side.
+VisionSpec ReadIdefics3Vision(const YAML::Node& root, const std::string& file, const std::string& type) {
+  const ConfigMap outer(root, file, "config.json", kOuterKeys, UnknownKeys::kIgnore);
+  const ConfigMap m = Vision(outer, type, {type, type + "_vision", "siglip_vision_model"});
+  VisionSpec v;
+  v.kind = VisionKind::kIdefics3;
+  v.d_model = m.PositiveInt("hidden_size", 1152);
+  v.d_ff = m.PositiveInt("intermediate_size", 3072);
+  v.n_layers = m.PositiveInt("num_hidden_layers", 12);
+  v.n_heads = m.PositiveInt("num_attention_heads", 16);
+  v.channels = m.PositiveInt("num_channels", 3);
+  v.image_size = m.PositiveInt("image_size", 224);
+  v.patch_size = m.PositiveInt("patch_size", 32);
+  RequireAct(m, "hidden_act", "gelu", "gelu_pytorch_tanh");
+  v.merge = outer.PositiveInt("scale_factor", 2);
+  Check(m, v, "num_attention_heads");
+  return v;
+}
+
 }  // namespace tally

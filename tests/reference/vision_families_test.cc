@@ -43,6 +43,10 @@ struct VisionRow {
 //    602,112, ln_pre 1,024, 24 layers of 2 RMSNorms 2,048, q/k/v/o 4·1024², gate/up/down
 //    3·1024·4096 = 16,779,264; projector: RMSNorm 1,024, merging_layer 4096·1024, linear_1
 //    1024·5120, linear_2 5120² (no biases) = 35,652,608. Language model 23,572,403,200.
+//  - SmolVLM-256M (modeling_idefics3.py): SigLIP-B/16 at 512 px: patch conv 768·768 + 768, 1,024
+//    positions 786,432, 12 layers of 7,087,872, post_layernorm 1,536 = 86,433,024; connector
+//    12288·576 = 7,077,888 (scale_factor 4). Language model (SmolLM2-135M, untied, V 49,280):
+//    162,974,016.
 const VisionRow kRows[] = {
     {"qwen2-vl-7b-instruct.json", 1'505'280 + 32ULL * 19'677'440, 44'575'744, 8'291'375'616, 256,
      "HfApi.get_safetensors_metadata of Qwen/Qwen2-VL-7B-Instruct (index id 12439498600)"},
@@ -52,6 +56,8 @@ const VisionRow kRows[] = {
      4'437'815'808, 256, "sum(p.numel()) of Qwen3-VL-4B-Instruct (index ids 59607822170, 68697662568)"},
     {"mistral-small-3.1-24b.json", 602'112 + 1'024 + 24ULL * 16'779'264, 35'652'608, 24'011'361'280, 3025,
      "keras-hub mistral_small_3.1_24b presets 'params' (index id 61107991196); kvfit table (70911651117)"},
+    {"smolvlm-256m-instruct.json", 86'433'024, 7'077'888, 256'484'928, 64,
+     "sum(p.numel()) of SmolVLM-256M-Instruct and SmolDocling-256M (index ids 70234653613, 58494106586)"},
 };
 
 TEST_CASE("vision families: towers, projectors and published totals") {

@@ -212,6 +212,13 @@ TEST_CASE("hf families: every row reads a config of its type") {
       // 8) 1,336; the deepstack merger (its norm 2·32) 1,384: 3,552. 1008 + 3552 = 4560.
       spec = LoadModelText("qwen3_vl_moe.json", kQwen3VlMoe);
       CHECK(Total(spec) == 4560);
+    } else if (type == "smolvlm") {
+      // modeling_smolvlm.py builds Idefics3's modules: SmolVLM-256M's layout under its own type has
+      // its count (tests/reference/vision_families_test.cc).
+      std::string text = ReadFileText(std::string(TALLY_TEST_DATA) + "/hf/smolvlm-256m-instruct.json");
+      text.replace(text.find("\"idefics3\""), 10, "\"smolvlm\"");
+      spec = LoadModelText("smolvlm.json", text);
+      CHECK(Total(spec) == 256'484'928);
     } else {
       FAIL_CHECK("no fixture in tests/data/hf and no config here for " << type);
       continue;
