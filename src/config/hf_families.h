@@ -83,6 +83,7 @@ void ReadLlava(HfReader& r, const std::string& type);
 void ReadQwenVl(HfReader& r, const std::string& type);  // qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe
 void ReadMistral3(HfReader& r, const std::string& type);
 void ReadIdefics3(HfReader& r, const std::string& type);  // idefics3, smolvlm
+void ReadInternVl(HfReader& r, const std::string& type);
 
 // Other readers (HfConfigReader).
 // config/hf_encoders.cc: modernbert and deberta-v2 (their first block differs from the rest).

@@ -89,6 +89,21 @@ void ReadIdefics3(HfReader& r, const std::string& type) {
   });
 }
 
+// InternVL's language model is whatever text_config names (InternVL2.5 and 3: Qwen2.5 or Qwen3,
+// InternLM's are refused); its tower InternViT with the pixel-shuffle projector.
+void ReadInternVl(HfReader& r, const std::string& type) {
+  std::string text = "qwen2";
+  if (r.m.Has("text_config") && r.m.Get("text_config").IsMap()) {
+    const ConfigMap inner = HfReader::Map(r.m.Get("text_config"), r.m.file(), "text_config");
+    text = inner.String("model_type", "qwen2");
+    if (text != "qwen2" && text != "qwen3" && text != "llama" && text != "qwen3_moe") {
+      throw InputError(inner.Loc("model_type"), "unsupported text_config model_type '" + text +
+                                                    "' for internvl; tally reads qwen2, qwen3, qwen3_moe and llama");
+    }
+  }
+  UnwrapWithVision(r, type, text, ReadInternVision);
+}
+
 // Gemma 3's SigLIP tower and projector; its language model is gemma3_text.
 void ReadGemma3(HfReader& r, const std::string& type) { Unwrap(r, type, "gemma3_text", ReadGemma3Vision); }
 

@@ -38,5 +38,7 @@ VisionSpec ReadPixtralVision(const YAML::Node& root, const std::string& file);
 // Idefics3 and SmolVLM (`type` idefics3 or smolvlm): SigLIP's tower and the pixel-shuffle connector
 // (scale_factor); one image is one image_size tile.
 VisionSpec ReadIdefics3Vision(const YAML::Node& root, const std::string& file, const std::string& type);
+// InternVL (internvl): InternViT and the pixel-shuffle projector (downsample_ratio).
+VisionSpec ReadInternVision(const YAML::Node& root, const std::string& file);
 
 }  // namespace tally

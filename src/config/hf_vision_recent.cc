@@ -238,4 +238,56 @@ VisionSpec ReadIdefics3Vision(const YAML::Node& root, const std::string& file, c
   return v;
 }
 
+// configuration_internvl.py (InternVLVisionConfig's defaults: InternViT-300M; InternVLConfig:
+// downsample_ratio 0.5, vision_feature_layer -1, the class token dropped). image_size and
+// patch_size may be [height, width] pairs; tally reads square ones.
+VisionSpec ReadInternVision(const YAML::Node& root, const std::string& file) {
+  const ConfigMap outer(root, file, "config.json", kOuterKeys, UnknownKeys::kIgnore);
+  const ConfigMap m = Vision(outer, "internvl", {"internvl_vision"});
+  VisionSpec v;
+  v.kind = VisionKind::kInternVl;
+  v.d_model = m.PositiveInt("hidden_size", 1024);
+  v.d_ff = m.PositiveInt("intermediate_size", 4096);
+  v.n_layers = m.PositiveInt("num_hidden_layers", 24);
+  v.n_heads = m.PositiveInt("num_attention_heads", 16);
+  v.channels = m.PositiveInt("num_channels", 3);
+  for (const char* key : {"image_size", "patch_size"}) {
+    const auto [h, w] = m.IntPair(key, std::string(key) == "image_size" ? 448 : 14, 1);
+    if (h != w) throw InputError(m.Loc(key), std::string("a non-square '") + key + "' is not modelled");
+    (std::string(key) == "image_size" ? v.image_size : v.patch_size) = h;
+  }
+  RequireAct(m, "hidden_act", "gelu", "gelu");
+  v.qkv_bias = m.Bool("attention_bias", false);
+  v.qk_norm = m.Bool("use_qk_norm", false);
+  const size_t norm = m.Choice("norm_type", {"layer_norm", "rms_norm"}, 0);
+  v.rms_norm = norm == 1;
+  v.layer_scale = true;
+  v.class_token = true;
+  v.learned_positions = m.Bool("use_absolute_position_embeddings", true);
+  v.post_norm = !m.Bool("use_mean_pooling", true);  // layernorm is nn.Identity under mean pooling
+  if (m.Bool("use_mask_token", false)) {
+    throw InputError(m.Loc("use_mask_token"), "InternViT's mask token (pre-training only) is not modelled");
+  }
+  if (outer.Has("vision_feature_layer") && outer.Get("vision_feature_layer").Scalar() != "-1") {
+    throw InputError(outer.Loc("vision_feature_layer"),
+                     "tally reads vision_feature_layer -1 (the last layer's output)");
+  }
+  if (outer.Choice("vision_feature_select_strategy", {"default", "full"}, 0) != 0) {
+    throw InputError(outer.Loc("vision_feature_select_strategy"),
+                     "tally reads the 'default' strategy (class token "
+                     "dropped)");
+  }
+  const double ratio = outer.Has("downsample_ratio") ? outer.Fraction("downsample_ratio", 0.5) : 0.5;
+  const double inverse = 1.0 / ratio;
+  v.merge = inverse < 1e6 ? static_cast<uint64_t>(inverse + 0.5) : 0;
+  if (v.merge == 0 || static_cast<double>(v.merge) * ratio != 1.0) {
+    throw InputError(LocOr(outer, "downsample_ratio"), "downsample_ratio must be 1/k for a whole k");
+  }
+  if (outer.String("projector_hidden_act", "gelu").rfind("gelu", 0) != 0) {
+    throw InputError(outer.Loc("projector_hidden_act"), "unsupported projector_hidden_act; tally reads gelu");
+  }
+  Check(m, v, "num_attention_heads");
+  return v;
+}
+
 }  // namespace tally

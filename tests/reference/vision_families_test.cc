@@ -47,6 +47,11 @@ struct VisionRow {
 //    positions 786,432, 12 layers of 7,087,872, post_layernorm 1,536 = 86,433,024; connector
 //    12288·576 = 7,077,888 (scale_factor 4). Language model (SmolLM2-135M, untied, V 49,280):
 //    162,974,016.
+//  - InternVL2.5-1B (modeling_internvl.py): InternViT-300M: patch conv 1024·588 + 1024, cls_token
+//    1,024, 1,025 positions, 24 layers of LayerNorms 4·1024, q/k/v 3·(1024² + 1024), projection
+//    1024² + 1024, fc1 and fc2 8,393,728, lambda_1 and lambda_2 2·1024 = 12,598,272, no final norm
+//    (mean pooling) = 304,012,288; projector LayerNorm 2·4096, linear_1 4096·896 + 896, linear_2
+//    896² + 896 = 4,482,816. Language model: Qwen2.5-0.5B at V 151,674, untied, 629,697,920.
 const VisionRow kRows[] = {
     {"qwen2-vl-7b-instruct.json", 1'505'280 + 32ULL * 19'677'440, 44'575'744, 8'291'375'616, 256,
      "HfApi.get_safetensors_metadata of Qwen/Qwen2-VL-7B-Instruct (index id 12439498600)"},
@@ -58,6 +63,8 @@ const VisionRow kRows[] = {
      "keras-hub mistral_small_3.1_24b presets 'params' (index id 61107991196); kvfit table (70911651117)"},
     {"smolvlm-256m-instruct.json", 86'433'024, 7'077'888, 256'484'928, 64,
      "sum(p.numel()) of SmolVLM-256M-Instruct and SmolDocling-256M (index ids 70234653613, 58494106586)"},
+    {"internvl2.5-1b-hf.json", 304'012'288, 4'482'816, 938'193'024, 256,
+     "HfApi.get_safetensors_metadata of OpenGVLab/InternVL2_5-1B (index id 12439498600)"},
 };
 
 TEST_CASE("vision families: towers, projectors and published totals") {
@@ -101,6 +108,9 @@ TEST_CASE("vision families: what is not modelled is refused") {
   qwen.replace(qwen.find("\"hidden_size\": 3584,\n    \"patch_size\""), 20, "\"hidden_size\": 3000,");
   CHECK_THROWS_WITH_AS(LoadModelText("q.json", qwen), doctest::Contains("is not the language model's width (3584)"),
                        InputError);
+  std::string intern = ReadFileText(Hf("internvl2.5-1b-hf.json"));
+  intern.replace(intern.find("\"downsample_ratio\": 0.5"), 23, "\"downsample_ratio\": 0.3");
+  CHECK_THROWS_WITH_AS(LoadModelText("i.json", intern), doctest::Contains("downsample_ratio must be 1/k"), InputError);
   std::string mistral = ReadFileText(Hf("mistral-small-3.1-24b.json"));
   mistral.replace(mistral.find("\"vision_feature_layer\": -1"), 26, "\"vision_feature_layer\": -2");
   CHECK_THROWS_WITH_AS(LoadModelText("m.json", mistral), doctest::Contains("vision_feature_layer -1"), InputError);
