@@ -88,6 +88,8 @@ void ReadInternVl(HfReader& r, const std::string& type);
 // Other readers (HfConfigReader).
 // config/hf_encoders.cc: modernbert and deberta-v2 (their first block differs from the rest).
 ModelSpec ReadHfEncoder(const YAML::Node& root, const std::string& file, const std::string& type);
+// config/hf_multimodal.cc: mllama (Llama 3.2 Vision), whose cross-attention layers differ.
+ModelSpec ReadHfMllama(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_ssm.cc: mamba (MambaForCausalLM) and mamba2 (Mamba2ForCausalLM); the hybrid jamba

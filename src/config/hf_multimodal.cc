@@ -104,6 +104,13 @@ void ReadInternVl(HfReader& r, const std::string& type) {
   UnwrapWithVision(r, type, text, ReadInternVision);
 }
 
+// Mllama's language model (MllamaTextModel): a Llama whose embedding has 8 rows past the
+// vocabulary and whose cross_attention_layers (ReadHfMllama) are gated cross-attention layers.
+void ReadMllamaText(HfReader& r, const std::string& type) {
+  UnwrapWithVision(r, type, "llama", ReadMllamaVision);
+  r.t.extra_embedding_rows = 8;
+}
+
 // Gemma 3's SigLIP tower and projector; its language model is gemma3_text.
 void ReadGemma3(HfReader& r, const std::string& type) { Unwrap(r, type, "gemma3_text", ReadGemma3Vision); }
 
@@ -114,6 +121,39 @@ void ReadLlama4(HfReader& r, const std::string& type) { Unwrap(r, type, "llama4_
 void ReadLlava(HfReader& r, const std::string& type) {
   r.llama_defaults = true;
   Unwrap(r, type, "llama", ReadLlavaVision);
+}
+
+// configuration_mllama.py: cross_attention_layers (default 3, 8, ..., 38) of text_config.
+ModelSpec ReadHfMllama(const YAML::Node& root, const std::string& file, const std::string& type) {
+  // Read before the reader unwraps text_config (which rebinds the shared nodes).
+  std::vector<uint64_t> cross = {3, 8, 13, 18, 23, 28, 33, 38};
+  SourceLoc cross_loc = LocOf(root, file);
+  const YAML::Node text = root["text_config"];
+  uint64_t layers = 40;
+  if (text && text.IsMap()) {
+    HfReader inner(text, file);
+    layers = inner.m.PositiveInt("num_hidden_layers", 40);
+    if (inner.m.Has("cross_attention_layers")) {
+      cross_loc = inner.m.Loc("cross_attention_layers");
+      cross = inner.IntList("cross_attention_layers", layers);
+    }
+  }
+  ModelSpec spec = HfReader(root, file).Read(type, ReadMllamaText);
+  TransformerSpec& t = spec.transformer;
+  if (t.n_layers > kMaxLayerSpecs) {
+    throw InputError(cross_loc, "layers that differ are read for at most " + std::to_string(kMaxLayerSpecs) +
+                                    " layers, got " + std::to_string(t.n_layers));
+  }
+  if (t.layer_specs.empty()) {
+    for (const auto& [layer, count] : LayerRuns(t)) t.layer_specs.insert(t.layer_specs.end(), count, layer);
+  }
+  for (uint64_t i : cross) {
+    if (i >= t.layer_specs.size()) {
+      throw InputError(cross_loc, "a cross-attention layer past the " + std::to_string(t.n_layers) + " layers");
+    }
+    t.layer_specs[i].gated_cross = true;
+  }
+  return spec;
 }
 
 }  // namespace tally

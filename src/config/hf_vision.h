@@ -40,5 +40,7 @@ VisionSpec ReadPixtralVision(const YAML::Node& root, const std::string& file);
 VisionSpec ReadIdefics3Vision(const YAML::Node& root, const std::string& file, const std::string& type);
 // InternVL (internvl): InternViT and the pixel-shuffle projector (downsample_ratio).
 VisionSpec ReadInternVision(const YAML::Node& root, const std::string& file);
+// Mllama (Llama 3.2 Vision): the tiled tower, its gated global layers and the projector.
+VisionSpec ReadMllamaVision(const YAML::Node& root, const std::string& file);
 
 }  // namespace tally

@@ -290,4 +290,53 @@ VisionSpec ReadInternVision(const YAML::Node& root, const std::string& file) {
   return v;
 }
 
+// configuration_mllama.py (MllamaVisionConfig's defaults) and modeling_mllama.py: tiles of
+// image_size² pixels, max_num_tiles per image, max_aspect_ratio_id = len(supported_aspect_ratios)
+// (the tile embeddings have one more row), the local layers without attention biases, the gated
+// global layers, and the projector over vision_output_dim = (1 + intermediate layers)·d features.
+VisionSpec ReadMllamaVision(const YAML::Node& root, const std::string& file) {
+  const ConfigMap outer(root, file, "config.json", kOuterKeys, UnknownKeys::kIgnore);
+  const ConfigMap m = Vision(outer, "mllama", {"mllama_vision_model"});
+  VisionSpec v;
+  v.kind = VisionKind::kMllama;
+  v.d_model = m.PositiveInt("hidden_size", 1280);
+  v.d_ff = m.PositiveInt("intermediate_size", 5120);
+  v.n_layers = m.PositiveInt("num_hidden_layers", 32);
+  v.global_layers = m.NonNegativeInt("num_global_layers", 8);
+  // The hub files spell it attention_heads (MllamaVisionConfig's older name).
+  v.n_heads = m.PositiveInt(m.Has("attention_heads") ? "attention_heads" : "num_attention_heads", 16);
+  v.channels = m.PositiveInt("num_channels", 3);
+  v.image_size = m.PositiveInt("image_size", 448);
+  v.patch_size = m.PositiveInt("patch_size", 14);
+  v.tiles = m.PositiveInt("max_num_tiles", 4);
+  RequireAct(m, "hidden_act", "gelu", "gelu");
+  v.feature_layers = Indices(m, "intermediate_layers_indices", {3, 7, 15, 23, 30}, v.n_layers);
+  uint64_t ratios = 8;  // the eight default supported_aspect_ratios
+  if (m.Has("supported_aspect_ratios")) {
+    const YAML::Node& list = m.Get("supported_aspect_ratios");
+    if (!list.IsSequence() || list.size() == 0) {
+      throw InputError(m.Loc("supported_aspect_ratios"), "'supported_aspect_ratios' must be a list of pairs");
+    }
+    ratios = list.size();
+  }
+  v.aspect_ratios = ratios + 1;
+  v.class_token = true;
+  v.patch_bias = false;
+  v.qkv_bias = v.out_bias = false;
+  v.pre_norm = true;  // layernorm_pre; layernorm_post is the post_norm
+  Check(m, v, m.Has("attention_heads") ? "attention_heads" : "num_attention_heads");
+  const uint64_t side = v.image_size / v.patch_size;
+  v.position_rows = side * side + 1;
+  const uint64_t output = v.d_model * (1 + v.feature_layers.size());
+  if (m.PositiveInt("vision_output_dim", output) != output) {
+    throw InputError(m.Loc("vision_output_dim"),
+                     "'vision_output_dim' must be hidden_size x (1 + the intermediate "
+                     "layers), " +
+                         std::to_string(output));
+  }
+  // The text holds one <|image|> token per image; the tiles reach it through cross-attention.
+  v.tokens_per_image = 1;
+  return v;
+}
+
 }  // namespace tally

@@ -52,6 +52,15 @@ struct VisionRow {
 //    1024² + 1024, fc1 and fc2 8,393,728, lambda_1 and lambda_2 2·1024 = 12,598,272, no final norm
 //    (mean pooling) = 304,012,288; projector LayerNorm 2·4096, linear_1 4096·896 + 896, linear_2
 //    896² + 896 = 4,482,816. Language model: Qwen2.5-0.5B at V 151,674, untied, 629,697,920.
+//  - Llama 3.2 11B Vision (modeling_mllama.py): patch conv 1280·588 = 752,640 (no bias),
+//    class_embedding 1,280, gated_positional_embedding: 1601·1280 + gate 1 + tile_embedding
+//    9·(4·1601·1280) = 73,774,080; pre- and post-tile embeddings 9·(4·1280) + 1 each; layernorm_pre
+//    and _post 2·2560; 32 layers of 4·1280² (no biases) + fc1 1280·5120 + 5120 + fc2 5120·1280 + 1280
+//    + 2 LayerNorms = 19,672,320; 8 global layers of 19,672,320 + 2 gates = 863,567,379;
+//    multi_modal_projector 7680·4096 + 4096 = 31,461,376. Language model: embed_tokens 128,264·4096,
+//    32 self-attention layers of 218,112,000, 8 cross-attention layers of 218,112,258 (q 4096², k and
+//    v 4096·1024, o 4096², q_norm and k_norm 128 each, two norms, the MLP, two gates), norm, lm_head
+//    128,256·4096: 9,775,192,080.
 const VisionRow kRows[] = {
     {"qwen2-vl-7b-instruct.json", 1'505'280 + 32ULL * 19'677'440, 44'575'744, 8'291'375'616, 256,
      "HfApi.get_safetensors_metadata of Qwen/Qwen2-VL-7B-Instruct (index id 12439498600)"},
@@ -65,6 +74,8 @@ const VisionRow kRows[] = {
      "sum(p.numel()) of SmolVLM-256M-Instruct and SmolDocling-256M (index ids 70234653613, 58494106586)"},
     {"internvl2.5-1b-hf.json", 304'012'288, 4'482'816, 938'193'024, 256,
      "HfApi.get_safetensors_metadata of OpenGVLab/InternVL2_5-1B (index id 12439498600)"},
+    {"llama-3.2-11b-vision-instruct.json", 863'567'379, 31'461'376, 10'670'220'835, 1,
+     "HfApi.get_safetensors_metadata of meta-llama/Llama-3.2-11B-Vision-Instruct (index id 12439498600)"},
 };
 
 TEST_CASE("vision families: towers, projectors and published totals") {
@@ -101,6 +112,23 @@ TEST_CASE("vision families: Qwen2-VL's and Qwen2.5-VL's FLOPs per image by hand"
   const uint64_t linears = 10'066'329'600ULL + 3'355'443'200ULL + 26'895'974'400ULL;
   CHECK(qwen25->flops.forward_by_component.at(Component::kVision) ==
         3'082'813'440ULL + 32 * linears + 4 * 5'368'709'120ULL + 28 * 335'544'320ULL);
+}
+
+TEST_CASE("vision families: Mllama's gated cross-attention layers and their image cache") {
+  const ModelSpec spec = LoadModelFile(Hf("llama-3.2-11b-vision-instruct.json"));
+  const TransformerSpec& t = spec.transformer;
+  REQUIRE(t.layer_specs.size() == 40);
+  CHECK(t.layer_specs[3].gated_cross);
+  CHECK_FALSE(t.layer_specs[4].gated_cross);
+  CHECK(t.extra_embedding_rows == 8);
+  // The KV cache at 8,192 text tokens, bf16: 32 self-attention layers of 2·8·128·2 = 4,096 bytes
+  // per token, 32·8192·4096 = 1,073,741,824; and 8 cross-attention layers holding K and V of the
+  // image's 4 tiles of 1,601 tokens, whatever the context: 8·6404·4096 = 209,846,272.
+  const std::string file = Hf("llama-3.2-11b-vision-instruct.json");
+  CHECK(testing::RunTally({"memory", file, "--mode", "infer", "--seq", "8192", "--get", "memory.infer.kv_cache"}).out ==
+        "1073741824\n");
+  CHECK(testing::RunTally({"memory", file, "--mode", "infer", "--seq", "8192", "--get", "memory.infer.cross_kv_cache"})
+            .out == "209846272\n");
 }
 
 TEST_CASE("vision families: what is not modelled is refused") {

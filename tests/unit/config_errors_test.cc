@@ -63,11 +63,11 @@ const BadCase kCases[] = {
      "bert, bloom, cohere, cohere2, deberta-v2, deepseek_v2, deepseek_v3, distilbert, dots1, ernie4_5, "
      "exaone4, falcon, gemma, gemma2, gemma3, gemma3_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, "
      "gpt_neox, gpt_oss, gptj, granite, granitemoe, hunyuan_v1_dense, idefics3, internvl, jamba, kimi_k2, "
-     "llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mistral3, mixtral, modernbert, mt5, olmo, "
-     "olmo2, olmo3, olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, "
-     "qwen3, qwen3_moe, qwen3_vl, qwen3_vl_moe, RefinedWeb, RefinedWebModel, roberta, seed_oss, smollm3, "
-     "smolvlm, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for another model, write a tally "
-     "YAML config (docs/models.md, \"Model configs\")"},
+     "llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mistral3, mixtral, mllama, modernbert, "
+     "mt5, olmo, olmo2, olmo3, olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, "
+     "qwen2_vl, qwen3, qwen3_moe, qwen3_vl, qwen3_vl_moe, RefinedWeb, RefinedWebModel, roberta, seed_oss, "
+     "smollm3, smolvlm, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for another model, write "
+     "a tally YAML config (docs/models.md, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
      "7:26: error: 'num_attention_heads' must be a positive whole number, got the string \"32\""},
