@@ -101,8 +101,16 @@ void ReadFalconH1(HfReader& r, const std::string& type);          // attention a
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);
 void ReadLlava(HfReader& r, const std::string& type);
+void ReadQwenVl(HfReader& r, const std::string& type);  // qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe
+void ReadMistral3(HfReader& r, const std::string& type);
+void ReadIdefics3(HfReader& r, const std::string& type);  // idefics3, smolvlm
+void ReadInternVl(HfReader& r, const std::string& type);
 
 // Other readers (HfConfigReader).
+// config/hf_encoders.cc: modernbert and deberta-v2 (their first block differs from the rest).
+ModelSpec ReadHfEncoder(const YAML::Node& root, const std::string& file, const std::string& type);
+// config/hf_multimodal.cc: mllama (Llama 3.2 Vision), whose cross-attention layers differ.
+ModelSpec ReadHfMllama(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_ssm.cc: mamba (MambaForCausalLM), falcon_mamba (FalconMambaForCausalLM: Mamba's with

@@ -47,18 +47,23 @@ const std::vector<std::string> kUsedKeys = {
     "shared_expert_intermediate_size", "max_seq_len", "ffn_config", "moe_num_experts", "moe_k",
     "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval", "moe_topk",
     "num_shared_expert", "num_shared_experts", "use_qkv_bias", "qk_norm_type", "shared_intermediate_size",
-    "attn_type_list"};
-    "shared_expert_intermediate_size",
+    "attn_type_list",
     // hybrid and recurrent families (issue 30)
     "full_attention_interval", "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim",
     "linear_num_key_heads", "linear_num_value_heads", "mtp_num_hidden_layers", "lru_width", "attention_window_size",
-    "conv1d_width", "block_types", "_block_types", "hidden_activation", "shared_intermediate_size", "mamba_d_state",
-    "mamba_d_conv", "mamba_conv_bias", "mamba_proj_bias", "mamba_n_groups", "mamba_expand", "mamba_n_heads",
-    "mamba_d_head", "hybrid_override_pattern", "layers_block_type", "ssm_state_size", "mamba_num_heads",
-    "mamba_head_dim", "n_groups", "conv_kernel", "use_conv_bias", "mlp_hidden_act",
-    "moe_shared_expert_intermediate_size", "moe_latent_size", "tie_embedding", "block_ff_dim",
-    "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of", "conv_L_cache", "conv_bias",
-    "full_attn_idxs", "mamba_d_ssm", "projectors_bias", "mamba_rms_norm"};
+    "conv1d_width", "block_types", "_block_types", "hidden_activation", "mamba_d_state", "mamba_d_conv",
+    "mamba_conv_bias", "mamba_proj_bias", "mamba_n_groups", "mamba_expand", "mamba_n_heads", "mamba_d_head",
+    "hybrid_override_pattern", "layers_block_type", "ssm_state_size", "mamba_num_heads", "mamba_head_dim", "n_groups",
+    "conv_kernel", "use_conv_bias", "mlp_hidden_act", "moe_shared_expert_intermediate_size", "moe_latent_size",
+    "tie_embedding", "block_ff_dim", "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of",
+    "conv_L_cache", "conv_bias", "full_attn_idxs", "mamba_d_ssm", "projectors_bias", "mamba_rms_norm",
+    // encoders (issue 30): modernbert, deberta-v2
+    "global_attn_every_n_layers", "local_attention", "norm_bias", "classifier_bias", "classifier_activation",
+    "decoder_bias", "relative_attention", "max_relative_positions", "position_buckets", "pos_att_type",
+    "share_att_key", "norm_rel_ebd", "position_biased_input", "conv_kernel_size", "conv_groups", "embedding_size",
+    "attention_head_size", "pooler_hidden_size",
+    // multimodal (issue 30)
+    "cross_attention_layers"};
 
 }  // namespace
 

@@ -51,8 +51,12 @@ struct TransformerContext {
   const uint64_t tgt_seq;        // ... and target length (else both the seq)
   std::string target_embedding;  // an encoder–decoder: ids of the decoder's embedded input ...
   std::string encoder_output;    // ... and of the encoder's output, which cross-attention reads
-  bool source_side;              // the nodes being added run over the source (Layer::source_side)
-  bool bidirectional = false;    // the block being built attends both ways and caches nothing
+  // Mllama: the image tokens of one sequence its gated cross-attention layers read (every tile's
+  // patches and class token), and the id of their features (the projector's output).
+  uint64_t image_tokens = 0;
+  std::string image_features;
+  bool source_side;            // the nodes being added run over the source (Layer::source_side)
+  bool bidirectional = false;  // the block being built attends both ways and caches nothing
   int block = -1;
   int block_type = -1;
   LayerSpec layer;      // the block being built
