@@ -1,9 +1,13 @@
 // Sharded safetensors checkpoints: a model.safetensors.index.json and its shards, or a directory of
 // *.safetensors files. The index maps each tensor to its shard; every shard's header is read.
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "config/json_scan.h"
@@ -36,6 +40,53 @@ void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& 
     info.tensors.push_back(std::move(t));
     last_dtype = &info.tensors.back().dtype;
   }
+}
+
+// One file's header, or what reading it threw.
+struct FileRead {
+  SafetensorsHeader header;
+  std::exception_ptr error;
+};
+
+// The most threads that read headers at once. Each file costs an open, a read from the page cache
+// and a parse of its JSON, all independent of the others; past a few threads the kernel's
+// per-process file table and the allocator serialize them.
+constexpr unsigned kMaxReaders = 8;
+
+// Every file's header, read by up to kMaxReaders threads (the calling thread among them). Files are
+// handed out in order, and none past a file that failed is started, so every file before the first
+// failure is read: the caller, walking the results in order, rethrows the error of the first bad
+// file, the one reading them one by one would have met.
+std::vector<FileRead> ReadFiles(const std::vector<std::string>& paths) {
+  std::vector<FileRead> reads(paths.size());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> first_error{paths.size()};
+  auto work = [&] {
+    for (size_t i = next++; i < paths.size() && i < first_error.load(); i = next++) {
+      try {
+        reads[i].header = ReadSafetensorsFile(paths[i]);
+      } catch (...) {
+        reads[i].error = std::current_exception();
+        size_t seen = first_error.load();
+        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
+          // `seen` now holds the value another thread stored: store i only while it is lower.
+        }
+      }
+    }
+  };
+  const size_t n_threads =
+      std::min<size_t>({paths.size(), std::max(1U, std::thread::hardware_concurrency()), kMaxReaders});
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < n_threads; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads to be had: fewer read
+      break;
+    }
+  }
+  work();
+  for (std::thread& h : helpers) h.join();
+  return reads;
 }
 
 // An entry's shard must be a file beside the index: a relative path with no ".." component, so that
@@ -173,9 +224,14 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
                     " shards and none is present; the checkpoint was not read");
     return;
   }
-  for (const auto& [shard, tensors] : shards) {
-    const std::string path = (dir / shard).string();
-    SafetensorsHeader h = ReadSafetensorsFile(path);
+  std::vector<std::string> paths;
+  paths.reserve(shards.size());
+  for (const auto& entry : shards) paths.push_back((dir / entry.first).string());
+  std::vector<FileRead> reads = ReadFiles(paths);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    const auto& [shard, tensors] = shards[i];
+    if (reads[i].error) std::rethrow_exception(reads[i].error);
+    SafetensorsHeader& h = reads[i].header;
     // Both lists are sorted by name: one walk finds the first tensor the shard lacks.
     auto held = h.tensors.begin();
     for (std::string_view t : tensors) {
@@ -185,7 +241,7 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
       what.append(t).append("' in ").append(shard).append(", which does not hold it");
       throw InputError({index, 0, 0}, what);
     }
-    AddFile(info, path, std::move(h));
+    AddFile(info, paths[i], std::move(h));
   }
   if (info.files.empty()) return;
   if (map.total_size && *map.total_size != info.bytes) {
@@ -210,7 +266,11 @@ CheckpointInfo ReadSafetensors(const std::string& path, std::vector<std::string>
       if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
-    for (const std::string& f : files) AddFile(info, f, ReadSafetensorsFile(f));
+    std::vector<FileRead> reads = ReadFiles(files);
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (reads[i].error) std::rethrow_exception(reads[i].error);
+      AddFile(info, files[i], std::move(reads[i].header));
+    }
   } else if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     ReadIndex(path, info, notes);
   } else {
