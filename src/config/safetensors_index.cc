@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <system_error>
@@ -42,51 +43,65 @@ void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& 
   }
 }
 
-// One file's header, or what reading it threw.
-struct FileRead {
-  SafetensorsHeader header;
-  std::exception_ptr error;
-};
-
 // The most threads that read headers at once. Each file costs an open, a read from the page cache
 // and a parse of its JSON, all independent of the others; past a few threads the kernel's
 // per-process file table and the allocator serialize them.
 constexpr unsigned kMaxReaders = 8;
 
-// Every file's header, read by up to kMaxReaders threads (the calling thread among them). Files are
-// handed out in order, and none past a file that failed is started, so every file before the first
-// failure is read: the caller, walking the results in order, rethrows the error of the first bad
-// file, the one reading them one by one would have met.
-std::vector<FileRead> ReadFiles(const std::vector<std::string>& paths) {
-  std::vector<FileRead> reads(paths.size());
+// Hands each file's header to `use(i, header)` in the files' order, as reading them one by one
+// would, and throws what reading or `use` throws first in that order: the first bad file is the one
+// reported. With more than one CPU, up to kMaxReaders helper threads read ahead while the calling
+// thread uses each header as soon as it and those before it are read (and frees it, so that the
+// headers are not all held at once).
+void ForEachHeader(const std::vector<std::string>& paths, const std::function<void(size_t, SafetensorsHeader&&)>& use) {
+  struct Slot {
+    SafetensorsHeader header;
+    std::exception_ptr error;
+    std::atomic<bool> ready{false};
+  };
+  std::vector<Slot> slots(paths.size());
   std::atomic<size_t> next{0};
-  std::atomic<size_t> first_error{paths.size()};
+  std::atomic<bool> stop{false};
   auto work = [&] {
-    for (size_t i = next++; i < paths.size() && i < first_error.load(); i = next++) {
+    for (size_t i = next++; i < paths.size() && !stop.load(); i = next++) {
       try {
-        reads[i].header = ReadSafetensorsFile(paths[i]);
+        slots[i].header = ReadSafetensorsFile(paths[i]);
       } catch (...) {
-        reads[i].error = std::current_exception();
-        size_t seen = first_error.load();
-        while (i < seen && !first_error.compare_exchange_weak(seen, i)) {
-          // `seen` now holds the value another thread stored: store i only while it is lower.
-        }
+        slots[i].error = std::current_exception();
       }
+      slots[i].ready.store(true, std::memory_order_release);
+      slots[i].ready.notify_one();
     }
   };
-  const size_t n_threads =
-      std::min<size_t>({paths.size(), std::max(1U, std::thread::hardware_concurrency()), kMaxReaders});
-  std::vector<std::thread> helpers;
-  for (size_t t = 1; t < n_threads; ++t) {
+  const size_t n_helpers =
+      paths.size() < 2 ? 0 : std::min<size_t>({paths.size(), std::thread::hardware_concurrency(), kMaxReaders});
+  std::vector<std::jthread> helpers;
+  // On the way out, error or not: no file is started after this, and the helpers are joined.
+  struct Finish {
+    std::atomic<bool>& stop;
+    std::vector<std::jthread>& helpers;
+    ~Finish() {
+      stop = true;
+      helpers.clear();
+    }
+  } finish{stop, helpers};
+  for (size_t t = 0; t < n_helpers; ++t) {
     try {
       helpers.emplace_back(work);
-    } catch (const std::system_error&) {  // no more threads to be had: fewer read
+    } catch (const std::system_error&) {  // no more threads to be had: fewer read ahead
       break;
     }
   }
-  work();
-  for (std::thread& h : helpers) h.join();
-  return reads;
+  if (helpers.empty()) {  // one CPU, one file, or no thread to be had: read here, one by one
+    for (size_t i = 0; i < paths.size(); ++i) use(i, ReadSafetensorsFile(paths[i]));
+    return;
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    slots[i].ready.wait(false, std::memory_order_acquire);
+    if (slots[i].error) std::rethrow_exception(slots[i].error);
+    use(i, std::move(slots[i].header));
+    slots[i].header = SafetensorsHeader{};
+  }
 }
 
 // An entry's shard must be a file beside the index: a relative path with no ".." component, so that
@@ -227,11 +242,8 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
   std::vector<std::string> paths;
   paths.reserve(shards.size());
   for (const auto& entry : shards) paths.push_back((dir / entry.first).string());
-  std::vector<FileRead> reads = ReadFiles(paths);
-  for (size_t i = 0; i < shards.size(); ++i) {
+  ForEachHeader(paths, [&](size_t i, SafetensorsHeader&& h) {
     const auto& [shard, tensors] = shards[i];
-    if (reads[i].error) std::rethrow_exception(reads[i].error);
-    SafetensorsHeader& h = reads[i].header;
     // Both lists are sorted by name: one walk finds the first tensor the shard lacks.
     auto held = h.tensors.begin();
     for (std::string_view t : tensors) {
@@ -242,7 +254,7 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
       throw InputError({index, 0, 0}, what);
     }
     AddFile(info, paths[i], std::move(h));
-  }
+  });
   if (info.files.empty()) return;
   if (map.total_size && *map.total_size != info.bytes) {
     notes.push_back(index + ": metadata.total_size is " + FormatGrouped(*map.total_size) +
@@ -266,11 +278,7 @@ CheckpointInfo ReadSafetensors(const std::string& path, std::vector<std::string>
       if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
-    std::vector<FileRead> reads = ReadFiles(files);
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (reads[i].error) std::rethrow_exception(reads[i].error);
-      AddFile(info, files[i], std::move(reads[i].header));
-    }
+    ForEachHeader(files, [&](size_t i, SafetensorsHeader&& h) { AddFile(info, files[i], std::move(h)); });
   } else if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     ReadIndex(path, info, notes);
   } else {
