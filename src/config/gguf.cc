@@ -284,7 +284,10 @@ void CheckData(const GgufFile& g, const std::vector<uint64_t>& offsets, uint64_t
                const std::string& file) {
   std::vector<size_t> order(offsets.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  // Writers lay the tensors out in the order they list them: then there is nothing to sort.
+  if (!std::is_sorted(offsets.begin(), offsets.end())) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  }
   uint64_t end = 0;
   for (size_t i : order) {
     const CheckpointTensor& t = g.checkpoint.tensors[i];
