@@ -43,16 +43,16 @@ void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& 
   }
 }
 
-// The most threads that read headers at once. Each file costs an open, a read from the page cache
-// and a parse of its JSON, all independent of the others; past a few threads the kernel's
-// per-process file table and the allocator serialize them.
+// The most helper threads that read headers at once. Each file costs an open, a read from the page
+// cache and a parse of its JSON, independent of the others; a bound keeps a many-core machine from
+// starting (and giving a malloc arena to) a thread per core for work of tens of milliseconds.
 constexpr unsigned kMaxReaders = 8;
 
 // Hands each file's header to `use(i, header)` in the files' order, as reading them one by one
 // would, and throws what reading or `use` throws first in that order: the first bad file is the one
-// reported. With more than one CPU, up to kMaxReaders helper threads read ahead while the calling
-// thread uses each header as soon as it and those before it are read (and frees it, so that the
-// headers are not all held at once).
+// reported. For two files or more, helper threads (one per CPU, at most kMaxReaders) read ahead
+// while the calling thread uses each header as soon as it and those before it are read, and frees
+// it, so that the headers are not all held at once.
 void ForEachHeader(const std::vector<std::string>& paths, const std::function<void(size_t, SafetensorsHeader&&)>& use) {
   struct Slot {
     SafetensorsHeader header;
@@ -92,7 +92,7 @@ void ForEachHeader(const std::vector<std::string>& paths, const std::function<vo
       break;
     }
   }
-  if (helpers.empty()) {  // one CPU, one file, or no thread to be had: read here, one by one
+  if (helpers.empty()) {  // one file, or no thread to be had: read here, one by one
     for (size_t i = 0; i < paths.size(); ++i) use(i, ReadSafetensorsFile(paths[i]));
     return;
   }
