@@ -59,9 +59,9 @@ const std::vector<std::string> kUsedKeys = {
     "conv_L_cache", "conv_bias", "full_attn_idxs", "mamba_d_ssm", "projectors_bias", "mamba_rms_norm",
     // encoders (issue 30): modernbert, deberta-v2
     "global_attn_every_n_layers", "local_attention", "norm_bias", "classifier_bias", "classifier_activation",
-    "decoder_bias", "relative_attention", "max_relative_positions", "position_buckets", "pos_att_type",
-    "share_att_key", "norm_rel_ebd", "position_biased_input", "conv_kernel_size", "conv_groups", "embedding_size",
-    "attention_head_size", "pooler_hidden_size",
+    "decoder_bias", "relative_attention", "max_relative_positions", "position_buckets", "pos_att_type", "share_att_key",
+    "norm_rel_ebd", "position_biased_input", "conv_kernel_size", "conv_groups", "embedding_size", "attention_head_size",
+    "pooler_hidden_size",
     // multimodal (issue 30)
     "cross_attention_layers"};
 
