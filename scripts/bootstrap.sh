@@ -1,6 +1,7 @@
 # Sourced by scripts/tally and scripts/test: installs missing Debian packages, then configures and
-# builds into build/ when sources changed. Everything it prints goes to stderr, so stdout stays the
-# tool's own.
+# builds into $TALLY_BUILD (build/ for scripts/tally, build-test/ for scripts/test) when sources
+# changed. Everything it prints goes to stderr, so stdout stays the tool's own. Root is needed only
+# to install packages: when every package is present, nothing here writes outside the checkout.
 
 TALLY_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TALLY_BUILD="${TALLY_BUILD:-$TALLY_ROOT/build}"
@@ -27,8 +28,15 @@ tally_install_deps() {
   missing=${missing% }
   [ -z "$missing" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
-    echo "tally: error: missing Debian packages: $missing; install them with:" >&2
-    echo "  sudo apt-get install -y $missing" >&2
+    # Not root: name the packages and the one command that installs them, and stop.
+    local install="apt-get update && apt-get install -y $missing"
+    if command -v sudo >/dev/null; then
+      echo "tally: error: missing Debian packages: $missing; install them with:" >&2
+      echo "  sudo sh -c '$install'" >&2
+    else
+      echo "tally: error: missing Debian packages: $missing; as root (sudo is not installed), run:" >&2
+      echo "  $install" >&2
+    fi
     exit 2
   fi
   echo "tally: installing $missing" >&2

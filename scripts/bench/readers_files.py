@@ -57,10 +57,11 @@ def write_safetensors(path, tensors):
 
 
 def write_gguf(path, count):
-    """GGUF v3 per ggml docs/gguf.md: a two-block Llama's metadata, then `count` F32 [8] tensors."""
+    """GGUF v3 per ggml docs/gguf.md: a small Llama's metadata, then `count` F32 [8] tensors."""
     le = lambda fmt, *v: struct.pack("<" + fmt, *v)
     s = lambda text: le("Q", len(text.encode())) + text.encode()
-    kv = [("general.architecture", 8, s("llama")), ("llama.block_count", 4, le("I", 2)),
+    blocks = -(-count // 1000)  # tensor i is in block i // 1000; block_count must agree with the names
+    kv = [("general.architecture", 8, s("llama")), ("llama.block_count", 4, le("I", blocks)),
           ("llama.embedding_length", 4, le("I", 256)), ("llama.feed_forward_length", 4, le("I", 512)),
           ("llama.attention.head_count", 4, le("I", 4)), ("llama.attention.head_count_kv", 4, le("I", 2)),
           ("llama.context_length", 4, le("I", 256)), ("llama.vocab_size", 4, le("I", 100))]

@@ -20,6 +20,9 @@ constexpr const char* kFooter =
     "norms, activations and adds are reported apart. Model FLOPs count attention\n"
     "whole unless --causal. Backward counts dX and dW per GEMM.\n"
     "Memory defaults: mixed-bf16, adamw, flash attention, no recompute, one device.\n"
+    "Numbers: k, M, G, T are powers of 1,000 (2k = 2,000; 7B = 7e9) and Ki, Mi, Gi\n"
+    "powers of 1,024 (8Ki = 8,192), for every count and length; sizes take a unit\n"
+    "(80GiB, 80GB). Dtypes and the workload flags' choices ignore case (BF16).\n"
     "Exit codes: 0 success, 1 budget failed or nothing fits, 2 bad input,\n"
     "3 runtime failure, 4 internal error.";
 

@@ -33,6 +33,9 @@ std::string FieldValue(const HardwareSpec& h, const std::string& key) {
   }
   if (key == "board_power_w") return h.board_power_w > 0 ? FormatDouble(h.board_power_w) + " W" : "";
   if (key == "attention_efficiency") return h.attention_efficiency > 0 ? FormatDouble(h.attention_efficiency) : "";
+  if (key == "decode_bandwidth_efficiency") {
+    return h.decode_bandwidth_efficiency > 0 ? FormatDouble(h.decode_bandwidth_efficiency) : "";
+  }
   const size_t dot = key.find('.');
   const std::string group = key.substr(0, dot);
   const std::optional<GemmDType> dtype = FindName<GemmDType>(key.substr(dot + 1));
@@ -93,7 +96,8 @@ Report HardwareReport() {
                                  {.key = "inter_node_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "board_power_w", .unit = Unit::kNumber, .shown = false},
                                  {.key = "host_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
-                                 {.key = "attention_efficiency", .unit = Unit::kRatio, .shown = false}};
+                                 {.key = "attention_efficiency", .unit = Unit::kRatio, .shown = false},
+                                 {.key = "decode_bandwidth_efficiency", .unit = Unit::kRatio, .shown = false}};
   for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
@@ -122,8 +126,8 @@ Report HardwareReport() {
                              h.memory_bytes,
                              h.memory_bandwidth,
                              h.interconnect_bandwidth};
-    for (double v :
-         {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w, h.host_bandwidth, h.attention_efficiency}) {
+    for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w, h.host_bandwidth,
+                     h.attention_efficiency, h.decode_bandwidth_efficiency}) {
       if (v > 0) {
         row.emplace_back(v);
       } else {

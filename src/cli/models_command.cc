@@ -7,7 +7,9 @@
 #include "config/resolve.h"
 #include "estimate/evaluation.h"
 #include "estimate/params.h"
+#include "util/error.h"
 #include "util/spellcheck.h"
+#include "util/text.h"
 
 namespace tally {
 
@@ -33,7 +35,9 @@ Report ListModels() {
 }
 
 void AddModelsFlags(CLI::App* cmd, ModelsFlags& f) {
-  cmd->add_option("NAME", f.name, "show one preset (gpt2, llama-3-8b, ...)")->type_name("");
+  cmd->add_option("NAME", f.name,
+                  "show one preset (gpt2, llama-3-8b, ...), or the presets whose names hold NAME (llama)")
+      ->type_name("");
   AddOutputFlags(cmd, f.output);
 }
 
@@ -41,9 +45,29 @@ SharedFlags SharedOf(const ModelsFlags& f) { return {.output = &f.output}; }
 
 std::optional<Report> RunModels(const ModelsFlags& f, Prepared& /*prepared*/, RunContext& /*context*/) {
   Report report = ListModels();
-  const EmbeddedPreset* preset = f.name.empty() ? nullptr : FindPresetOrAlias(f.name);
-  KeepNamedRow(report, {.command = "models", .noun = "preset", .list = "list"}, f.name,
-               preset ? std::string(preset->name) : "", [&] { return DidYouMean(f.name, PresetNames()); });
+  if (f.name.empty()) return report;
+  // A preset's name (or alias) shows that preset; a chat or instruction tune's, its base with a note.
+  std::string note;
+  const EmbeddedPreset* preset = FindPresetOrAlias(f.name);
+  if (preset == nullptr) preset = FindTunedPreset(f.name, note);
+  if (preset != nullptr) {
+    KeepRow(report, "models", preset->name);
+    if (!note.empty()) report.notes.push_back(note);
+    return report;
+  }
+  // Anything else filters the list: the presets whose names hold NAME, ignoring case.
+  const std::string part = Lower(f.name);
+  Table& table = *report.Find("models")->table;
+  std::vector<std::vector<Cell>> rows;
+  for (std::vector<Cell>& row : table.rows) {
+    if (Lower(std::get<std::string>(*row[0])).find(part) != std::string::npos) rows.push_back(std::move(row));
+  }
+  if (rows.empty()) {
+    throw InputError("no preset is named '" + f.name + "' or has it in its name" + DidYouMean(f.name, PresetNames()) +
+                     "; run 'tally models' for the list");
+  }
+  table.rows = std::move(rows);
+  table.explain.clear();
   return report;
 }
 

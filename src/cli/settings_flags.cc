@@ -5,6 +5,7 @@
 #include "config/hardware.h"
 #include "config/names.h"
 #include "graph/layer_names.h"
+#include "util/any_case.h"
 #include "util/checked_math.h"
 #include "util/error.h"
 #include "util/parse.h"
@@ -39,7 +40,7 @@ uint64_t Count(const std::optional<std::string>& text, std::string_view flag, ui
 }
 
 void ReadPrecision(const WorkloadFlags& f, Settings& s) {
-  if (f.precision) s.precision = ParseName<Precision>(*f.precision, "--precision");
+  if (f.precision) s.precision = ParseNameAnyCase<Precision>(*f.precision, "--precision");
   s.dtypes = PolicyDtypes(s.precision);
   if (f.param_dtype) s.dtypes.param = ParseDType(*f.param_dtype, "param-dtype", FlagDtypes("--param-dtype"));
   s.param_dtype_given = f.param_dtype.has_value();
@@ -49,24 +50,24 @@ void ReadPrecision(const WorkloadFlags& f, Settings& s) {
 }
 
 void ReadTraining(const WorkloadFlags& f, Settings& s) {
-  if (f.optimizer) s.optimizer = ParseName<Optimizer>(*f.optimizer, "--optimizer");
-  if (f.recompute) s.recompute = ParseName<Recompute>(*f.recompute, "--recompute");
-  if (f.attention) s.attention = ParseName<Attention>(*f.attention, "--attention");
-  if (f.mlp_kernel) s.mlp_kernel = ParseName<MlpKernel>(*f.mlp_kernel, "--mlp-kernel");
-  if (f.optimizer_impl) s.optimizer_impl = ParseName<OptimizerImpl>(*f.optimizer_impl, "--optimizer-impl");
-  if (f.loss_kernel) s.loss_kernel = ParseName<LossKernel>(*f.loss_kernel, "--loss-kernel");
+  if (f.optimizer) s.optimizer = ParseNameAnyCase<Optimizer>(*f.optimizer, "--optimizer");
+  if (f.recompute) s.recompute = ParseNameAnyCase<Recompute>(*f.recompute, "--recompute");
+  if (f.attention) s.attention = ParseNameAnyCase<Attention>(*f.attention, "--attention");
+  if (f.mlp_kernel) s.mlp_kernel = ParseNameAnyCase<MlpKernel>(*f.mlp_kernel, "--mlp-kernel");
+  if (f.optimizer_impl) s.optimizer_impl = ParseNameAnyCase<OptimizerImpl>(*f.optimizer_impl, "--optimizer-impl");
+  if (f.loss_kernel) s.loss_kernel = ParseNameAnyCase<LossKernel>(*f.loss_kernel, "--loss-kernel");
   if (f.dropout) s.dropout = ParseReal(*f.dropout, "--dropout", kProbability);
-  if (f.dropout_mask) s.dropout_mask = ParseName<DropoutMask>(*f.dropout_mask, "--dropout-mask");
+  if (f.dropout_mask) s.dropout_mask = ParseNameAnyCase<DropoutMask>(*f.dropout_mask, "--dropout-mask");
   if (f.input) {
     for (const std::string& d : SplitList(*f.input, "--input")) s.input.push_back(ParseCount(d, "--input"));
   }
-  if (f.mode) s.mode = ParseName<Mode>(*f.mode, "--mode");
-  if (f.quant) s.quant = ParseName<Quant>(*f.quant, "--quant");
+  if (f.mode) s.mode = ParseNameAnyCase<Mode>(*f.mode, "--mode");
+  if (f.quant) s.quant = ParseNameAnyCase<Quant>(*f.quant, "--quant");
   for (const std::string& item : f.trainable) {
     size_t eq = item.find('=');
     std::string name = item.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    ParseName<Component>(name, "--trainable", TrainableComponents());
+    ParseNameAnyCase<Component>(name, "--trainable", TrainableComponents());
     if (value != "false" && value != "true") {
       throw InputError("--trainable: expected COMPONENT=false (or =true), got '" + item + "'");
     }
@@ -102,7 +103,7 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
                      std::to_string(s.gpus / (s.tp * s.pp)) + " devices");
   }
   if (s.sp && s.tp == 1) throw InputError("--sp: sequence parallelism needs --tp above 1");
-  if (f.offload) s.offload = ParseName<Offload>(*f.offload, "--offload");
+  if (f.offload) s.offload = ParseNameAnyCase<Offload>(*f.offload, "--offload");
   // Both offloads move each rank's ZeRO partition: ZeRO-Offload is built on ZeRO-2 (Ren et al. 2021,
   // §4.1), parameter offload on ZeRO-3 / FSDP full shard (Rajbhandari et al. 2021, ZeRO-Infinity).
   const uint64_t needs = s.offload == Offload::kParams ? 3 : s.offload == Offload::kOptimizer ? 2 : 0;
@@ -213,7 +214,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "sequences (samples) per optimizer step per data-parallel replica; default micro-batch x grad-accum", "N");
   opt("--micro-batch", f.micro_batch, "sequences one device runs per forward pass; default 1", "N");
   opt("--grad-accum", f.grad_accum, "micro-batches accumulated per step; default 1", "N");
-  opt("--seq", f.seq, "tokens per sequence (32k = 32,768); default the pre-training context, at most 8k", "N");
+  opt("--seq", f.seq, "tokens per sequence (8Ki = 8,192, 8k = 8,000); default the pre-training context, at most 8,192",
+      "N");
   opt("--target-seq", f.target_seq,
       "an encoder-decoder's target (decoder) tokens per sequence; default --seq, at most the decoder's positions", "N");
   opt("--images", f.images, "a multimodal model's images per sequence (0: text only); default 1", "N");
@@ -311,6 +313,12 @@ Settings ReadSettings(const WorkloadFlags& f, const DeviceReader& read_device) {
   ReadBatch(f, s);
   if (f.seq) s.seq = ParseLength(*f.seq, "--seq");
   if (f.target_seq) s.target_seq = ParseLength(*f.target_seq, "--target-seq");
+  for (const auto& [flag, text] : {std::pair{"--seq", &f.seq}, std::pair{"--target-seq", &f.target_seq},
+                                   std::pair{"--max-batched-tokens", &f.max_batched_tokens}}) {
+    if (*text) {
+      if (std::optional<std::string> note = LengthSuffixNote(**text, flag)) s.notes.push_back(*note);
+    }
+  }
   if (f.images) s.images = ParseCount(*f.images, "--images", {.min = 0});
   if (f.hardware) {
     // The one read of the device: an unknown name is a flag error here, and the estimators take

@@ -39,7 +39,7 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--mbu", f.mbu,
       "memory-bandwidth utilization for the inference roofline (default " + FormatDouble(kDefaultMbu) + ")", "RATIO");
   opt("--prompt", f.prompt,
-      "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4k = 4,096)", "N");
+      "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4Ki = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
   opt("--gpus-per-node", f.gpus_per_node,
       "training: devices per node; collectives within one use the intra-node "
@@ -57,6 +57,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   cmd->add_flag("--tp-overlap", f.tp_overlap,
                 "training: tensor-parallel collectives overlap the linears' GEMMs (Megatron-LM's --tp-comm-overlap); "
                 "default exposed whole")
+      ->group("Time");
+  cmd->add_flag("--no-dp-overlap", f.no_dp_overlap,
+                "training: data-parallel gradient reductions and ZeRO-3 gathers wait for the backward and forward "
+                "(Megatron-LM without --overlap-grad-reduce); default overlapped, as PyTorch DDP and FSDP run them")
       ->group("Time");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
@@ -86,6 +90,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.vp) r.train.vp = ParseCount(*f.vp, "--vp");
   if (f.kernels) r.train.kernels = ParseName<Kernels>(*f.kernels, "--kernels");
   r.train.tp_overlap = f.tp_overlap;
+  r.train.dp_overlap = !f.no_dp_overlap;
   r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
   if (f.pp_schedule) {
     r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");
@@ -116,6 +121,11 @@ std::optional<Report> RunTime(const TimeCommandFlags& f, Prepared& prepared, Run
                      ": training time does not use it; add --mode infer for TTFT and TPOT");
   }
   TimeRequest request = ReadTimeRequest(f.time, f.model.workload.gpus.has_value(), settings.gpus);
+  for (const auto& [flag, text] : {std::pair{"--prompt", &f.time.prompt}, std::pair{"--generate", &f.time.generate}}) {
+    if (*text) {
+      if (std::optional<std::string> note = LengthSuffixNote(**text, flag)) settings.notes.push_back(*note);
+    }
+  }
   if (f.model.layers && settings.mode != Mode::kInfer) {
     throw InputError("--layers: time gives the roofline per node for inference; add --mode infer");
   }

@@ -15,6 +15,7 @@ struct TimeFlags {
   std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price,
       kernels, pp_schedule;
   bool tp_overlap = false;
+  bool no_dp_overlap = false;
 };
 
 void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);

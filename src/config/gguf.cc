@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
+#include <functional>
 
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -200,18 +200,22 @@ void ReadValue(Cursor& c, uint32_t type, GgufValue* out, int depth) {
   }
 }
 
-CheckpointTensor ReadTensorInfo(Cursor& c, uint64_t& offset, std::set<std::string>& seen) {
-  const uint64_t at = c.pos();
-  CheckpointTensor t;
-  t.name = c.String("a tensor name");
-  if (!ValidUtf8(t.name)) throw AtByte(c.file(), at, "a tensor name is not valid UTF-8");
-  if (!seen.insert(t.name).second) throw AtByte(c.file(), at, "tensor '" + t.name + "' appears twice");
+// One tensor info, appended to `tensors` as soon as its name is read and checked (so that a repeated
+// name is still seen when a later field fails: see FirstRepeat), with where its name starts in `at`.
+void ReadTensorInfo(Cursor& c, std::vector<CheckpointTensor>& tensors, std::vector<uint64_t>& at,
+                    std::vector<uint64_t>& offsets) {
+  const uint64_t name_at = c.pos();
+  std::string name = c.String("a tensor name");
+  if (!ValidUtf8(name)) throw AtByte(c.file(), name_at, "a tensor name is not valid UTF-8");
+  CheckpointTensor& t = tensors.emplace_back(CheckpointTensor{.name = std::move(name)});
+  at.push_back(name_at);
   const uint64_t dims_at = c.pos();
   const uint64_t n_dims = c.Uint(4, "n_dims");
   if (n_dims == 0 || n_dims > kMaxDims) {
     throw AtByte(c.file(), dims_at, "tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions (1 to 4)");
   }
   t.elements = 1;
+  t.shape.reserve(n_dims);
   for (uint64_t i = 0; i < n_dims; ++i) {
     t.shape.push_back(c.Uint(8, "a dimension"));
     // ggml counts elements in int64_t.
@@ -231,8 +235,38 @@ CheckpointTensor ReadTensorInfo(Cursor& c, uint64_t& offset, std::set<std::strin
   }
   t.dtype = type->name;
   t.bytes = CheckedMul(t.elements / type->block, type->block_bytes, "a tensor's bytes");
-  offset = c.Uint(8, "a tensor offset");
-  return t;
+  offsets.push_back(c.Uint(8, "a tensor offset"));
+}
+
+// The index of the first tensor whose name an earlier one has, or npos: the error a set of the
+// names seen so far would have met first, in n log n steps over hashes, the names compared only
+// where their hashes agree (a std::set of names costs a node and a string per tensor).
+size_t FirstRepeat(const std::vector<CheckpointTensor>& tensors) {
+  struct Key {
+    size_t hash, index;
+  };
+  std::vector<Key> keys(tensors.size());
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = {std::hash<std::string_view>{}(tensors[i].name), i};
+  std::sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) {
+    if (a.hash != b.hash) return a.hash < b.hash;
+    const int order = tensors[a.index].name.compare(tensors[b.index].name);
+    return order != 0 ? order < 0 : a.index < b.index;
+  });
+  size_t first = std::string::npos;
+  for (size_t k = 1; k < keys.size(); ++k) {
+    // Equal names sit together, in file order: any but the first of a run is a repeat.
+    if (keys[k].hash == keys[k - 1].hash && tensors[keys[k].index].name == tensors[keys[k - 1].index].name) {
+      first = std::min(first, keys[k].index);
+    }
+  }
+  return first;
+}
+
+void CheckRepeats(const std::string& file, const std::vector<CheckpointTensor>& tensors,
+                  const std::vector<uint64_t>& at) {
+  if (const size_t i = FirstRepeat(tensors); i != std::string::npos) {
+    throw AtByte(file, at[i], "tensor '" + tensors[i].name + "' appears twice");
+  }
 }
 
 uint64_t Alignment(const GgufFile& g, const std::string& file) {
@@ -250,7 +284,10 @@ void CheckData(const GgufFile& g, const std::vector<uint64_t>& offsets, uint64_t
                const std::string& file) {
   std::vector<size_t> order(offsets.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  // Writers lay the tensors out in the order they list them: then there is nothing to sort.
+  if (!std::is_sorted(offsets.begin(), offsets.end())) {
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+  }
   uint64_t end = 0;
   for (size_t i : order) {
     const CheckpointTensor& t = g.checkpoint.tensors[i];
@@ -322,13 +359,20 @@ GgufFile ParseGguf(const std::string& file, std::string data, uint64_t file_size
   }
   g.checkpoint.format = "gguf";
   g.checkpoint.files.push_back(file);
-  std::vector<uint64_t> offsets;
-  std::set<std::string> seen;
-  for (uint64_t i = 0; i < n_tensors; ++i) {
-    uint64_t offset = 0;
-    g.checkpoint.tensors.push_back(ReadTensorInfo(c, offset, seen));
-    offsets.push_back(offset);
+  std::vector<uint64_t> offsets, name_at;
+  // n_tensors fits the file (CheckCount); the reservation is capped all the same.
+  const auto reserve = static_cast<size_t>(std::min<uint64_t>(n_tensors, uint64_t{1} << 16));
+  g.checkpoint.tensors.reserve(reserve);
+  name_at.reserve(reserve);
+  offsets.reserve(reserve);
+  try {
+    for (uint64_t i = 0; i < n_tensors; ++i) ReadTensorInfo(c, g.checkpoint.tensors, name_at, offsets);
+  } catch (...) {
+    // A name repeated before the entry that failed is the first error in the file.
+    CheckRepeats(file, g.checkpoint.tensors, name_at);
+    throw;
   }
+  CheckRepeats(file, g.checkpoint.tensors, name_at);
   const uint64_t alignment = Alignment(g, file);
   g.data_offset = c.pos() + (alignment - c.pos() % alignment) % alignment;
   if (n_tensors > 0 && g.data_offset > file_size) throw AtByte(file, file_size, "the file ends before its tensor data");

@@ -17,9 +17,7 @@ const std::vector<std::string> kArchitectures = {"llama", "mistral", "qwen2", "g
 
 class GgufSpecReader {
  public:
-  GgufSpecReader(const GgufFile& g, const std::string& file) : g_(g), file_(file) {
-    for (const CheckpointTensor& t : g.checkpoint.tensors) tensors_.insert(t.name);
-  }
+  GgufSpecReader(const GgufFile& g, const std::string& file) : g_(g), file_(file) {}
 
   ModelSpec Read() {
     const std::string arch = Arch();
@@ -37,7 +35,7 @@ class GgufSpecReader {
     t.n_kv_heads = Has(p + "attention.head_count_kv") ? Count(p + "attention.head_count_kv") : t.n_heads;
     t.context_length = Count(p + "context_length");
     t.vocab_size = Vocab(p);
-    t.tied_embeddings = !tensors_.count("output.weight");
+    t.tied_embeddings = !Holds("output.weight");
     if (arch == "gpt2") {
       // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases everywhere.
       t.head_dim = HeadDim(t, p);
@@ -52,9 +50,9 @@ class GgufSpecReader {
       t.rotary_dim = Count(p + "rope.dimension_count");
     }
     const bool fused = arch == "phi3";
-    t.qkv_bias = tensors_.count(fused ? "blk.0.attn_qkv.bias" : "blk.0.attn_q.bias") > 0;
-    t.out_bias = tensors_.count("blk.0.attn_output.bias") > 0;
-    t.mlp_bias = tensors_.count("blk.0.ffn_down.bias") > 0 || tensors_.count("blk.0.ffn_up.bias") > 0;
+    t.qkv_bias = Holds(fused ? "blk.0.attn_qkv.bias" : "blk.0.attn_q.bias");
+    t.out_bias = Holds("blk.0.attn_output.bias");
+    t.mlp_bias = Holds("blk.0.ffn_down.bias") || Holds("blk.0.ffn_up.bias");
     if (Has(p + "attention.sliding_window")) t.sliding_window = Count(p + "attention.sliding_window");
     if (Has(p + "expert_count") && Count(p + "expert_count") > 0) {
       t.n_experts = Count(p + "expert_count");
@@ -74,6 +72,13 @@ class GgufSpecReader {
   }
 
   bool Has(const std::string& key) const { return g_.metadata.count(key) > 0; }
+
+  // Whether the file holds a tensor of this name. A scan, asked a handful of times: cheaper than
+  // building a set of every name (tens of thousands in a mixture of experts).
+  bool Holds(std::string_view name) const {
+    const auto& tensors = g_.checkpoint.tensors;
+    return std::any_of(tensors.begin(), tensors.end(), [&](const CheckpointTensor& t) { return t.name == name; });
+  }
 
   const GgufValue& Get(const std::string& key) const {
     auto it = g_.metadata.find(key);
@@ -143,7 +148,7 @@ class GgufSpecReader {
     CheckBlocks(t, p);
     const std::string kv_key = Has(p + "attention.head_count_kv") ? "attention.head_count_kv" : "attention.head_count";
     for (const CheckpointTensor& c : g_.checkpoint.tensors) {
-      const std::string role = Role(c.name);
+      const std::string_view role = Role(c.name);
       if (c.name == "token_embd.weight") {
         Agree(p + "embedding_length", t.d_model, c, 0, "");  // {n_embd, n_vocab}
       } else if (role == "ffn_down.weight" || role == "ffn_down_exps.weight") {
@@ -186,9 +191,9 @@ class GgufSpecReader {
   }
 
   // "blk.12.attn_q.weight" -> "attn_q.weight"; "" for names outside a block.
-  static std::string Role(const std::string& name) {
+  static std::string_view Role(const std::string& name) {
     uint64_t n = 0;
-    return BlockIndex(name, &n) ? name.substr(name.find('.', 4) + 1) : "";
+    return BlockIndex(name, &n) ? std::string_view(name).substr(name.find('.', 4) + 1) : std::string_view();
   }
 
   // " (with heads of 64, 256 wide)": what a head count implies for an attention tensor.
@@ -206,7 +211,6 @@ class GgufSpecReader {
 
   const GgufFile& g_;
   std::string file_;
-  std::set<std::string> tensors_;
 };
 
 }  // namespace

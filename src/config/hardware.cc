@@ -50,10 +50,11 @@ std::optional<double> HardwareSpec::Peak(GemmDType dtype) const {
 HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) {
   YAML::Node root = ParseYaml(file, text);
   if (root.IsNull()) throw InputError({file, 1, 1}, "the hardware file is empty");
-  ConfigMap m(root, file, "hardware",
-              {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
-               "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth",
-               "board_power_w", "gemm_efficiency", "host_bandwidth", "field_sources", "attention_efficiency"});
+  ConfigMap m(
+      root, file, "hardware",
+      {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
+       "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth", "board_power_w",
+       "gemm_efficiency", "host_bandwidth", "field_sources", "attention_efficiency", "decode_bandwidth_efficiency"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -98,6 +99,10 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
   if (m.Has("attention_efficiency")) {
     h.attention_efficiency =
         ratio_of(m.Get("attention_efficiency"), m.Loc("attention_efficiency"), "'attention_efficiency'");
+  }
+  if (m.Has("decode_bandwidth_efficiency")) {
+    h.decode_bandwidth_efficiency = ratio_of(m.Get("decode_bandwidth_efficiency"), m.Loc("decode_bandwidth_efficiency"),
+                                             "'decode_bandwidth_efficiency'");
   }
   ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", PeakKeys());
   for (GemmDType d : kPeakOrder) {
@@ -150,7 +155,7 @@ const std::vector<HardwareSpec>& Catalog() {
 std::vector<std::string> HardwareFieldKeys() {
   std::vector<std::string> keys = {"memory_bytes",         "memory_bandwidth",     "interconnect_bandwidth",
                                    "intra_node_bandwidth", "inter_node_bandwidth", "board_power_w",
-                                   "host_bandwidth",       "attention_efficiency"};
+                                   "host_bandwidth",       "attention_efficiency", "decode_bandwidth_efficiency"};
   for (const char* group : {"peak_flops.", "gemm_efficiency.", "achieved_flops."}) {
     for (const std::string& d : PeakKeys()) keys.push_back(group + d);
   }

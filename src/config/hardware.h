@@ -32,6 +32,9 @@ struct HardwareSpec {
   // The fraction of the 16-bit dense peak a fused (flash) attention kernel reaches over its forward
   // and backward, whose GEMMs keep the s x s scores on chip; 0 when not given (gemm_efficiency stands in).
   double attention_efficiency = 0;
+  // The fraction of memory_bandwidth a decode step's weight-streaming GEMMs (M = 1..64 tokens) reach
+  // past the L2 cache; 0 when not measured (inference then assumes kDefaultMbu).
+  double decode_bandwidth_efficiency = 0;
   std::map<GemmDType, double> peak_flops;  // dtype -> dense FLOP/s: fp64, fp32, tf32, fp16, bf16, fp8, int8
   // dtype -> a GEMM rate measured on this device (`tally measure --calibrate`); time uses it as the
   // achieved FLOP/s when neither --mfu nor --achieved is given.

@@ -70,22 +70,51 @@ void ReadLlamaLike(HfReader& r, const std::string& type);
 void ReadGenericDecoder(HfReader& r, const std::string& type);
 void ReadCohere(HfReader& r, const std::string& type);
 void ReadDeepSeek(HfReader& r, const std::string& type);
-// config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts).
+// config/hf_moe.cc: glm4_moe; dots1 (a Llama-like block with DeepSeek-V3's experts); dbrx;
+// ernie4_5_moe; hunyuan_v1_moe; bailing_moe_v2 (Ling 2.0); minimax_m2.
 void ReadGlm4Moe(HfReader& r, const std::string& type);
 void ReadDots1(HfReader& r, const std::string& type);
+void ReadDbrx(HfReader& r, const std::string& type);
+void ReadErnie45Moe(HfReader& r, const std::string& type);
+void ReadHunyuanMoe(HfReader& r, const std::string& type);
+void ReadBailingMoeV2(HfReader& r, const std::string& type);
+void ReadMiniMaxM2(HfReader& r, const std::string& type);
+// config/hf_llama_kin.cc: dense decoders of Llama's kin under their own names, norms or MLPs.
+void ReadApertus(HfReader& r, const std::string& type);
+void ReadExaone(HfReader& r, const std::string& type);
+void ReadInternLm2(HfReader& r, const std::string& type);
+void ReadMiniCpm(HfReader& r, const std::string& type);
+void ReadNemotron(HfReader& r, const std::string& type);
+void ReadStableLm(HfReader& r, const std::string& type);
 // config/hf_llama_recent.cc: the Llama descendants of 2024–25 (exaone4, ernie4_5, glm, glm4, granite,
 // hunyuan_v1_dense, olmo3, seed_oss, smollm3).
 void ReadRecentLlama(HfReader& r, const std::string& type);
+// config/hf_hybrids.cc: decoders whose blocks mix attention with a recurrent mixer (the mixers in
+// graph/build_ssm.cc).
+void ReadRecurrentGemma(HfReader& r, const std::string& type);    // RG-LRU
+void ReadQwen3Next(HfReader& r, const std::string& type);         // Gated DeltaNet
+void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
+void ReadNemotronH(HfReader& r, const std::string& type);         // Mamba-2
+void ReadLfm2(HfReader& r, const std::string& type);              // short convolutions
+void ReadFalconH1(HfReader& r, const std::string& type);          // attention and Mamba-2 side by side
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);
 void ReadLlava(HfReader& r, const std::string& type);
+void ReadQwenVl(HfReader& r, const std::string& type);  // qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe
+void ReadMistral3(HfReader& r, const std::string& type);
+void ReadIdefics3(HfReader& r, const std::string& type);  // idefics3, smolvlm
+void ReadInternVl(HfReader& r, const std::string& type);
 
 // Other readers (HfConfigReader).
+// config/hf_encoders.cc: modernbert and deberta-v2 (their first block differs from the rest).
+ModelSpec ReadHfEncoder(const YAML::Node& root, const std::string& file, const std::string& type);
+// config/hf_multimodal.cc: mllama (Llama 3.2 Vision), whose cross-attention layers differ.
+ModelSpec ReadHfMllama(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
-// config/hf_ssm.cc: mamba (MambaForCausalLM) and mamba2 (Mamba2ForCausalLM); the hybrid jamba
-// (JambaForCausalLM).
+// config/hf_ssm.cc: mamba (MambaForCausalLM), falcon_mamba (FalconMambaForCausalLM: Mamba's with
+// weightless norms on Δ, B and C) and mamba2 (Mamba2ForCausalLM); the hybrid jamba (JambaForCausalLM).
 ModelSpec ReadHfMamba(const YAML::Node& root, const std::string& file, const std::string& type);
 ModelSpec ReadHfJamba(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_zamba2.cc: Zamba2 (Zamba2ForCausalLM; configuration_zamba2.py, modeling_zamba2.py).

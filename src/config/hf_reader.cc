@@ -44,7 +44,26 @@ const std::vector<std::string> kUsedKeys = {
     // issue 30's dense decoders
     "attention_out_bias",
     // MoE families (issue 30)
-    "shared_expert_intermediate_size"};
+    "shared_expert_intermediate_size", "max_seq_len", "ffn_config", "moe_num_experts", "moe_k",
+    "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval", "moe_topk",
+    "num_shared_expert", "num_shared_experts", "use_qkv_bias", "qk_norm_type", "shared_intermediate_size",
+    "attn_type_list",
+    // hybrid and recurrent families (issue 30)
+    "full_attention_interval", "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim",
+    "linear_num_key_heads", "linear_num_value_heads", "mtp_num_hidden_layers", "lru_width", "attention_window_size",
+    "conv1d_width", "block_types", "_block_types", "hidden_activation", "mamba_d_state", "mamba_d_conv",
+    "mamba_conv_bias", "mamba_proj_bias", "mamba_n_groups", "mamba_expand", "mamba_n_heads", "mamba_d_head",
+    "hybrid_override_pattern", "layers_block_type", "ssm_state_size", "mamba_num_heads", "mamba_head_dim", "n_groups",
+    "conv_kernel", "use_conv_bias", "mlp_hidden_act", "moe_shared_expert_intermediate_size", "moe_latent_size",
+    "tie_embedding", "block_ff_dim", "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of",
+    "conv_L_cache", "conv_bias", "full_attn_idxs", "mamba_d_ssm", "projectors_bias", "mamba_rms_norm",
+    // encoders (issue 30): modernbert, deberta-v2
+    "global_attn_every_n_layers", "local_attention", "norm_bias", "classifier_bias", "classifier_activation",
+    "decoder_bias", "relative_attention", "max_relative_positions", "position_buckets", "pos_att_type", "share_att_key",
+    "norm_rel_ebd", "position_biased_input", "conv_kernel_size", "conv_groups", "embedding_size", "attention_head_size",
+    "pooler_hidden_size",
+    // multimodal (issue 30)
+    "cross_attention_layers"};
 
 }  // namespace
 
@@ -150,6 +169,21 @@ void HfReader::ReadCommonSizes(uint64_t vocab_fallback, uint64_t context_fallbac
   t.position = PositionKind::kRope;
 }
 
+uint64_t HfReader::UniformInt(const std::string& key, uint64_t fallback) const {
+  if (!m.Has(key) || !m.Get(key).IsSequence()) return fallback > 0 ? m.PositiveInt(key, fallback) : m.PositiveInt(key);
+  uint64_t value = 0;
+  for (const YAML::Node& v : m.Get(key)) {
+    const uint64_t n = ReadPositiveInt(v, m.file(), "an entry of '" + key + "'");
+    if (value != 0 && n != value) {
+      throw InputError(LocOf(v, m.file()), "'" + key + "' differs between layers (" + std::to_string(value) + ", " +
+                                               std::to_string(n) + "); tally reads one value for every layer");
+    }
+    value = n;
+  }
+  if (value == 0) throw InputError(m.Loc(key), "'" + key + "' is an empty list");
+  return value;
+}
+
 std::vector<uint64_t> HfReader::IntList(const std::string& key, uint64_t below) const {
   std::vector<uint64_t> out;
   if (!m.Has(key)) return out;
@@ -183,8 +217,8 @@ void HfReader::UniformAttention(AttentionKind kind, uint64_t window) {
   window_ = window;
 }
 
-// layer_types, one entry per layer.
-std::vector<AttentionKind> HfReader::LayerTypes() const {
+// layer_types, one entry per layer; a mixer type (mixer_types) sets the layer's mixer instead.
+std::vector<AttentionKind> HfReader::LayerTypes() {
   const YAML::Node& list = m.Get("layer_types");
   if (!list.IsSequence() || list.size() != t.n_layers) {
     throw InputError(m.Loc("layer_types"),
@@ -193,6 +227,13 @@ std::vector<AttentionKind> HfReader::LayerTypes() const {
   std::vector<AttentionKind> kinds(t.n_layers, AttentionKind::kFull);
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string v = list[i].IsScalar() ? list[i].Scalar() : "";
+    const auto mixer =
+        std::find_if(mixer_types.begin(), mixer_types.end(), [&](const auto& type) { return type.first == v; });
+    if (mixer != mixer_types.end()) {
+      mixers.resize(t.n_layers, MixerKind::kAttention);
+      mixers[i] = mixer->second;
+      continue;
+    }
     if (v == "full_attention")
       kinds[i] = AttentionKind::kFull;
     else if (v == "sliding_attention")
@@ -201,10 +242,18 @@ std::vector<AttentionKind> HfReader::LayerTypes() const {
       kinds[i] = AttentionKind::kChunked;
     else
       throw InputError(LocOf(list[i], m.file()), "unsupported layer type " + Describe(list[i]) +
-                                                     "; tally reads full_attention, sliding_attention "
-                                                     "and chunked_attention");
+                                                     "; tally reads full_attention, sliding_attention" +
+                                                     MixerTypeNames());
   }
   return kinds;
+}
+
+std::string HfReader::MixerTypeNames() const {
+  std::vector<std::string> names = {"chunked_attention"};
+  for (const auto& type : mixer_types) names.push_back(type.first);
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) out += (i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
 }
 
 void HfReader::SetLayerKinds(const std::vector<AttentionKind>& kinds, uint64_t window, uint64_t chunk) {
@@ -301,7 +350,7 @@ void HfReader::Finish() {
 // TransformerSpec::layer_specs from each layer's attention and MoE, left empty when the blocks
 // are what the uniform fields already say.
 void HfReader::Layers() {
-  if (kinds_.empty() && moe.empty()) {  // every block alike: LayerRuns' uniform block
+  if (kinds_.empty() && moe.empty() && mixers.empty() && mlps.empty()) {  // every block alike: LayerRuns' uniform
     t.sliding_window = uniform_ == AttentionKind::kSliding ? window_ : 0;
     return;
   }
@@ -314,6 +363,8 @@ void HfReader::Layers() {
     l.attention = kinds_[i];
     l.span = kinds_[i] == AttentionKind::kSliding ? window_ : kinds_[i] == AttentionKind::kChunked ? chunk_ : 0;
     l.moe = moe[i];
+    if (!mixers.empty()) l.mixer = mixers[i];
+    if (!mlps.empty()) l.mlp = mlps[i];
     specs.push_back(l);
   }
   // A window that no layer uses is no window.

@@ -47,6 +47,9 @@ class HfReader {
   void ReadRotaryFraction(double fallback);
   // The sizes most families name alike (Llama, Phi, GPT-NeoX), and their rotary positions.
   void ReadCommonSizes(uint64_t vocab_fallback = 0, uint64_t context_fallback = kHfDefaultContext);
+  // A positive number, or a list of one per layer that must all be equal (Hunyuan's moe_topk); else
+  // `fallback`, or a missing key when it is 0.
+  uint64_t UniformInt(const std::string& key, uint64_t fallback = 0) const;
   // A list of whole numbers (mlp_only_layers, moe_layers, no_rope_layers), each < `below`.
   std::vector<uint64_t> IntList(const std::string& key, uint64_t below) const;
   // Per-layer patterns are spelled out layer by layer: a bound keeps a corrupt depth from
@@ -80,11 +83,17 @@ class HfReader {
   bool llama_defaults = false;     // LLaVA's text_config: LlamaConfig's defaults apply
   std::string kv_key;              // the key that gave the K/V heads, for errors
   std::vector<bool> moe;           // each layer's MoE, when they differ
+  // Entries of layer_types that name a mixer other than attention (Qwen3-Next's "linear_attention"),
+  // set by the family reader before Attention(); and each layer's mixer, when they differ.
+  std::vector<std::pair<std::string, MixerKind>> mixer_types;
+  std::vector<MixerKind> mixers;
+  std::vector<bool> mlps;  // whether each layer has an MLP, when some have none (Nemotron-H)
 
  private:
   std::string Name() const;
   void SetLayerKinds(const std::vector<AttentionKind>& kinds, uint64_t window, uint64_t chunk);
-  std::vector<AttentionKind> LayerTypes() const;
+  std::vector<AttentionKind> LayerTypes();
+  std::string MixerTypeNames() const;  // " and chunked_attention", with mixer_types before the "and"
   void Finish();
   void Layers();
 

@@ -1,7 +1,7 @@
-// The Mamba families' config.json (transformers configuration_mamba.py, configuration_mamba2.py):
-// an embedding, blocks of an RMSNorm and a state-space mixer (graph/build_ssm.cc), a final RMSNorm
-// (norm_f) and the head, tied to the embedding unless tie_word_embeddings is false; and the hybrid
-// Jamba (JambaReader below).
+// The Mamba families' config.json (transformers configuration_mamba.py, configuration_mamba2.py,
+// configuration_falcon_mamba.py): an embedding, blocks of an RMSNorm and a state-space mixer
+// (graph/build_ssm.cc), a final RMSNorm (norm_f) and the head, tied to the embedding unless
+// tie_word_embeddings is false; and the hybrid Jamba (JambaReader below).
 #include "config/hf_common.h"
 #include "config/hf_families.h"
 #include "config/yaml_reader.h"
@@ -10,12 +10,12 @@
 namespace tally {
 namespace {
 
-const std::vector<std::string> kUsedKeys = {"model_type",          "_name_or_path",  "vocab_size", "hidden_size",
-                                            "num_hidden_layers",   "n_layer",        "state_size", "expand",
-                                            "conv_kernel",         "time_step_rank", "use_bias",   "use_conv_bias",
-                                            "hidden_act",          "num_heads",      "head_dim",   "n_groups",
-                                            "tie_word_embeddings", "torch_dtype",    "dtype",      "rms_norm",
-                                            "norm_before_gate"};
+const std::vector<std::string> kUsedKeys = {"model_type",          "_name_or_path",    "vocab_size", "hidden_size",
+                                            "num_hidden_layers",   "n_layer",          "state_size", "expand",
+                                            "conv_kernel",         "time_step_rank",   "use_bias",   "use_conv_bias",
+                                            "hidden_act",          "num_heads",        "head_dim",   "n_groups",
+                                            "tie_word_embeddings", "torch_dtype",      "dtype",      "rms_norm",
+                                            "norm_before_gate",    "intermediate_size"};
 
 // Mamba's config.json has no context length, and a Mamba runs any length: the sequence length
 // tally assumes when --seq is not given (Gu & Dao 2023 train their language models at 2048).
@@ -33,6 +33,7 @@ class SsmReader {
     if (act != "silu") throw InputError(m_.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
     if (!m_.Bool("rms_norm", true)) throw InputError(m_.Loc("rms_norm"), "'rms_norm: false' is not supported");
     const bool mamba2 = type == "mamba2";
+    const bool falcon = type == "falcon_mamba";
     t.vocab_size = m_.PositiveInt("vocab_size", mamba2 ? 32768 : 50280);
     t.d_model = m_.PositiveInt("hidden_size", mamba2 ? 4096 : 768);
     t.n_layers = m_.Has("num_hidden_layers") || !m_.Has("n_layer")
@@ -48,7 +49,12 @@ class SsmReader {
     s.conv_kernel = m_.PositiveInt("conv_kernel", 4);
     s.proj_bias = m_.Bool("use_bias", false);
     s.conv_bias = m_.Bool("use_conv_bias", true);
-    s.d_inner = InnerWidth(t.d_model);
+    // FalconMambaConfig keeps a config's own intermediate_size (falcon-mamba-7b: 8192 beside an
+    // expand of 16); MambaConfig recomputes it from expand.
+    s.d_inner = falcon && m_.Has("intermediate_size") ? m_.PositiveInt("intermediate_size") : InnerWidth(t.d_model);
+    // modular_falcon_mamba.py, FalconMambaMixer: RMSNorms without weights over B, C and Δ after
+    // x_proj (rms_forward; b_c_rms and dt_rms are non-persistent buffers of ones).
+    s.unit_inner_norms = falcon;
     if (mamba2) {
       Mamba2Heads(s);
     } else {

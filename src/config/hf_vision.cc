@@ -116,6 +116,10 @@ VisionSpec ReadLlama4Vision(const YAML::Node& root, const std::string& file) {
   }
   VisionSpec v;
   v.kind = VisionKind::kLlama4;
+  v.patch_bias = false;
+  v.class_token = true;
+  v.pre_norm = true;
+  v.rope = true;
   ReadSizes(m, nullptr, v);
   // pixel_shuffle_ratio r merges 1/r x 1/r patches into one token of d / r² features.
   const double ratio = m.Fraction("pixel_shuffle_ratio", 0.5);
@@ -163,6 +167,9 @@ VisionSpec ReadLlavaVision(const YAML::Node& root, const std::string& file) {
   }
   VisionSpec v;
   v.kind = VisionKind::kClip;
+  v.patch_bias = false;
+  v.class_token = true;
+  v.pre_norm = true;
   const std::array<uint64_t, 6> clip = {768, 3072, 12, 12, 224, 32};  // CLIPVisionConfig's defaults
   ReadSizes(m, &clip, v);
   if (outer.String("projector_hidden_act", "gelu").rfind("gelu", 0) != 0) {

@@ -15,6 +15,7 @@
 #include "config/presets.h"
 #include "config/sequential_reader.h"
 #include "config/yaml_reader.h"
+#include "util/any_case.h"
 #include "util/spellcheck.h"
 
 namespace tally {
@@ -77,7 +78,7 @@ std::optional<DType> WeightDtype(const ConfigMap& m) {
   if (!m.Has("dtype")) return std::nullopt;
   static const std::vector<DType> kAllowed = {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8E4m3};
   const YAML::Node& v = m.Get("dtype");
-  const std::optional<DType> d = v.IsScalar() ? FindName<DType>(v.Scalar()) : std::nullopt;
+  const std::optional<DType> d = v.IsScalar() ? FindNameAnyCase<DType>(v.Scalar()) : std::nullopt;
   if (!d || std::find(kAllowed.begin(), kAllowed.end(), *d) == kAllowed.end()) {
     std::vector<std::string> names;
     names.reserve(kAllowed.size());
@@ -363,6 +364,14 @@ ModelSpec ResolveModel(const std::string& arg) {
   if (const EmbeddedPreset* p = FindPresetOrAlias(arg)) return LoadModelText(p->path, p->text);
   std::error_code ec;
   if (std::filesystem::exists(arg, ec)) return LoadModelPath(arg);
+  if (!LooksLikePath(arg)) {
+    std::string note;
+    if (const EmbeddedPreset* p = FindTunedPreset(arg, note)) {
+      ModelSpec spec = LoadModelText(p->path, p->text);
+      spec.notes.push_back(note);
+      return spec;
+    }
+  }
   // "dir/loop" would otherwise pass for a Hub ID and be looked for in the cache.
   if (ec.value() == ELOOP) throw InputError({arg, 0, 0}, kSymlinkLoop);
   if (LooksLikeHfId(arg)) return LoadHfCached(arg);

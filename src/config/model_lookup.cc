@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string_view>
 #include <vector>
 
 #include "config/gguf.h"
@@ -132,6 +133,24 @@ const EmbeddedPreset* FindPresetOrAlias(const std::string& name) {
   const std::string lower = Lower(name);
   auto alias = Aliases().find(lower);
   return FindPreset(alias == Aliases().end() ? lower : alias->second);
+}
+
+const EmbeddedPreset* FindTunedPreset(const std::string& name, std::string& note) {
+  const std::string lower = Lower(name);
+  for (const std::string_view word : {"-instruct", "-chat", "-it"}) {
+    // A whole word: followed by the end or by "-" ("-instruct-v0.1"), and never the first one.
+    for (size_t at = lower.find(word, 1); at != std::string::npos; at = lower.find(word, at + 1)) {
+      const size_t end = at + word.size();
+      if (end != lower.size() && lower[end] != '-') continue;
+      const std::string base = lower.substr(0, at) + lower.substr(end);
+      if (const EmbeddedPreset* p = FindPresetOrAlias(base)) {
+        note = "'" + name + "': " + (word == "-chat" ? "a chat" : "an instruction") + " tune of '" + p->name +
+               "', read as that preset (a tune keeps its base's architecture and parameter count)";
+        return p;
+      }
+    }
+  }
+  return nullptr;
 }
 
 bool LooksLikePath(const std::string& arg) {

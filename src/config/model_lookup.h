@@ -14,6 +14,12 @@ namespace tally {
 // name stands for ("gpt2" is gpt2-small, as on the Hub); nullptr when none.
 const EmbeddedPreset* FindPresetOrAlias(const std::string& name);
 
+// A chat or instruction tune named after a preset: "llama-2-7b-chat", "Meta-Llama-3-8B-Instruct",
+// "gemma-7b-it", "Mistral-7B-Instruct-v0.1" (one "-chat", "-instruct" or "-it" word taken out
+// leaves a preset or an alias). Such a tune keeps its base's architecture and parameter count, so
+// the base preset answers for it; `note` says so in one line. nullptr when the name is no such tune.
+const EmbeddedPreset* FindTunedPreset(const std::string& name, std::string& note);
+
 // A name with a separator or a config/weights extension (.yaml, .yml, .json, .safetensors, .gguf):
 // "llama-3.1-8b" is a name, not a file.
 bool LooksLikePath(const std::string& arg);

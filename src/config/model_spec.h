@@ -15,7 +15,10 @@
 namespace tally {
 
 enum class Family { kTransformer, kSequential };
-enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu };
+// The feed-forward: GELU or ReLU (up, down), SwiGLU or GeGLU (gate, up, down), ReLU² (Nemotron:
+// relu(x)², up and down; Primer, So et al. 2021) or xIELU (Apertus: up and down, and two learnable
+// scalars per MLP; Huang et al. 2024, arXiv:2411.13010).
+enum class MlpKind { kGelu, kRelu, kSwiglu, kGeglu, kRelu2, kXielu };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class PositionKind { kLearned, kRope, kNone, kAlibi };
 enum class ActivationKind { kRelu, kGelu, kSilu, kTanh, kSigmoid, kRelu6, kHardswish, kHardsigmoid };
@@ -32,7 +35,8 @@ enum class EncoderHead { kNone, kMaskedLm, kClassifier };
 // LayerNorm only a weight; OLMo-1's none.
 enum class NormParams { kAffine, kWeightOnly, kNone };
 // RMSNorms on the queries and keys before RoPE: one weight of head_dim shared by every head (Qwen3,
-// Gemma 3), or one weight per element of the whole projection, a·d and g·d (OLMo-2, Cohere).
+// Gemma 3), or one weight per element of the whole projection, a·d and g·d (OLMo-2, Cohere, and
+// StableLM 2's LayerNorm per head). A weight only: a LayerNorm model's q/k norms have no bias.
 enum class QkNorm { kNone, kPerHead, kProjection };
 
 // Which keys an attention layer's queries see, and so what its KV cache holds per sequence:
@@ -43,9 +47,12 @@ enum class QkNorm { kNone, kPerHead, kProjection };
 // cached once whatever the number of generated tokens.
 enum class AttentionKind { kFull, kSliding, kChunked, kLatent, kCross };
 
-// What mixes the tokens of a block: attention, or a selective state-space model whose shapes are
-// TransformerSpec::ssm (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu 2024).
-enum class MixerKind { kAttention, kMamba, kMamba2 };
+// What mixes the tokens of a block: attention, or a recurrent mixer whose shapes are
+// TransformerSpec::ssm: a selective state-space model (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu
+// 2024), the gated delta rule (Gated DeltaNet: Yang et al. 2024, Qwen3-Next), or Griffin's RG-LRU
+// (De et al. 2024, RecurrentGemma), or LFM2's gated short convolution; or none, a block of its norm
+// and MLP alone (Nemotron-H's "-").
+enum class MixerKind { kAttention, kMamba, kMamba2, kGatedDeltaNet, kRgLru, kShortConv, kNone };
 
 // What sets one transformer block apart from another: its mixer, its attention and whether its MLP
 // is a mixture of experts. Blocks with equal LayerSpecs are built once (graph/layer_graph.h).
@@ -54,7 +61,7 @@ struct LayerSpec {
   uint64_t span = 0;  // window (sliding) or chunk (chunked) in tokens; 0 otherwise
   bool moe = false;   // a mixture-of-experts MLP (width moe_d_ff), else the dense MLP (width d_ff)
   MixerKind mixer = MixerKind::kAttention;
-  bool mlp = true;  // false: the block is its norm and mixer alone (Mamba's MambaBlock)
+  bool mlp = true;  // false: the block is its norm and mixer alone (Mamba's MambaBlock, Nemotron-H's)
   // Encoder–decoders (TransformerSpec::encoder_layers): a decoder block, with cross-attention over
   // the encoder's output after its self-attention; whether the block holds a relative-position
   // bias table (T5: the first block of each stack; UMT5: every block); and, for the first decoder
@@ -65,10 +72,22 @@ struct LayerSpec {
   // Zamba2 (TransformerSpec::zamba): 1 + the block's place among the hybrid blocks, whose shared
   // transformer block and adapters it runs before its Mamba-2 mixer; 0: none.
   uint64_t hybrid = 0;
+  // false: the block's attention reads its input unnormalized (modeling_modernbert.py: layer 0's
+  // attn_norm is nn.Identity).
+  bool attn_norm = true;
+  // Mllama (modeling_mllama.py, MllamaCrossAttentionDecoderLayer): the block is a cross-attention
+  // layer over the image tokens in place of self-attention, each branch scaled by a learned tanh gate.
+  bool gated_cross = false;
+  // DeBERTa-v2's ConvLayer (DisentangledSpec::conv_kernel) runs after this block: block 0.
+  bool conv = false;
   auto operator<=>(const LayerSpec&) const = default;
 };
 
-// A selective state-space mixer (modeling_mamba.py, modeling_mamba2.py in transformers).
+// A recurrent mixer (modeling_mamba.py, modeling_mamba2.py in transformers). The gated delta rule
+// reads its shapes as Mamba-2's, the analogy of Yang et al. 2024 (§3): its value heads are n_heads
+// of d_inner / n_heads channels (linear_value_head_dim), its key heads are the n_groups that share
+// q and k (Mamba-2's C and B) of d_state each (linear_key_head_dim); the state per head is
+// [d_state, head_dim]. RG-LRU: d_inner is lru_width, n_heads the blocks of its block-diagonal gates.
 struct SsmSpec {
   MixerKind kind = MixerKind::kAttention;  // kMamba / kMamba2: every block's mixer, unless layer_specs say
   uint64_t d_inner = 0;                    // expand · d_model
@@ -82,6 +101,13 @@ struct SsmSpec {
   // Jamba (modeling_jamba.py, JambaMambaMixer): RMSNorms with weights over Δ (dt_rank), B and C (N)
   // after x_proj; transformers then cannot train with mamba_ssm's fused MambaInnerFn.
   bool inner_norms = false;
+  // FalconMamba (modular_falcon_mamba.py, FalconMambaMixer): the same three RMSNorms without weights,
+  // inside the fused kernel transformers trains with (kernels/falcon_mamba's mamba_inner_fn).
+  bool unit_inner_norms = false;
+  // Mamba-2: the gated RMSNorm before out_proj (Falcon-H1 has it only with mamba_rms_norm), and a
+  // bias on out_proj alone (Falcon-H1's projectors_bias).
+  bool gated_norm = true;
+  bool out_bias = false;
   auto operator<=>(const SsmSpec&) const = default;
 };
 
@@ -114,6 +140,25 @@ struct ZambaSpec {
   auto operator<=>(const ZambaSpec&) const = default;
 };
 
+// DeBERTa's disentangled attention (He et al. 2021, §3.1; modeling_deberta_v2.py): one table of
+// `rel_rows` relative-position embeddings (rel_embeddings, 2·position_buckets rows, else
+// 2·max_relative_positions) shared by every layer, LayerNorm'd once (norm_rel_ebd "layer_norm");
+// each layer projects the table to position keys (c2p) and position queries (p2c), with its own
+// key and query projections when share_att_key, else with pos_key_proj and pos_query_proj (biases),
+// and adds q·pos_kᵀ and k·pos_qᵀ, gathered to the query–key pairs, to its scores. `conv_kernel` > 0:
+// ConvLayer after the first layer, a Conv1d h -> h of that kernel over the sequence (`conv_groups`
+// groups, a bias), then a LayerNorm over the residual sum. rel_rows 0: not DeBERTa.
+struct DisentangledSpec {
+  uint64_t rel_rows = 0;
+  bool rel_norm = false;
+  bool share_att_key = false;
+  bool c2p = false;
+  bool p2c = false;
+  uint64_t conv_kernel = 0;
+  uint64_t conv_groups = 1;
+  auto operator<=>(const DisentangledSpec&) const = default;
+};
+
 // The most blocks a per-block pattern may spell out (uniform models have no such limit).
 inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 
@@ -134,14 +179,68 @@ inline constexpr uint64_t kMaxLayerSpecs = 1'000'000;
 //    token only. LlavaMultiModalProjector (modeling_llava.py): from the patches' features (class
 //    token dropped) linear_1 to the text width, GELU, linear_2, with biases. Layers past
 //    vision_feature_layer still run forward (transformers runs the whole tower) but get no gradient.
-enum class VisionKind { kSiglip, kLlama4, kClip };
+// Issue 30's towers share those layers, with the differences VisionSpec's flags name:
+//  - kQwenMerger: Qwen2-VL's and Qwen2.5-VL's (modeling_qwen2_vl.py, modeling_qwen2_5_vl.py): a
+//    Conv3d over temporal_patch frames of patch x patch pixels (an image is its frames repeated),
+//    2D RoPE, no learned positions and no final norm; PatchMerger: a norm over the tower width
+//    (ln_q), `merge`² neighbouring patches concatenated, fc1 (4·d -> 4·d), GELU, fc2 to the text
+//    width, with biases. Qwen2.5-VL's norms are RMSNorms, its MLP gated (SiLU) with biases, and its
+//    layers but `full_layers` attend within windows of `window_tokens` patches.
+//  - kQwen3Merger: Qwen3-VL's (modeling_qwen3_vl.py): as kQwenMerger with a Conv3d bias and a
+//    learned table of `position_rows` positions (interpolated to the grid), and `deepstack` more
+//    mergers whose norm follows the concatenation (over 4·d), one over each `deepstack` layer's
+//    output, added to the language model's first layers' hidden states.
+//  - kMistral3: Pixtral's (modeling_pixtral.py) with Mistral3MultiModalProjector
+//    (modeling_mistral3.py): a patch convolution without a bias, ln_pre, RMSNorms, a gated SiLU MLP
+//    and q/k/v/o without biases, 2D RoPE; the projector's RMSNorm over d, the patch merger (merge² x
+//    d -> d, no bias), linear_1 to the text width, GELU, linear_2 (biases: projector_bias).
+//  - kIdefics3: Idefics3's and SmolVLM's SigLIP (modeling_idefics3.py): SigLIP's layers with
+//    post_layernorm; the connector's pixel shuffle of `merge` x `merge` patches and one linear to the
+//    text width without a bias.
+//  - kInternVl: InternViT (modeling_internvl.py): a patch convolution with a bias, a class token and
+//    learned positions, LayerNorms (RMSNorms with rms_norm), q/k/v biases (qkv_bias), optional
+//    RMSNorms over q and k (qk_norm), layer scale (lambda_1, lambda_2), a final LayerNorm unless
+//    mean pooling; InternVLMultiModalProjector: the class token dropped, a pixel shuffle of `merge`
+//    x `merge`, LayerNorm over merge²·d, linear_1 to the text width, GELU, linear_2, with biases.
+//  - kMllama: Llama 3.2 Vision's (modeling_mllama.py): `tiles` tiles per image, each a patch
+//    convolution without a bias, a class token and gated positional and tile embeddings (over
+//    `aspect_ratios` aspect-ratio ids), layernorm_pre, n_layers layers without attention biases,
+//    layernorm_post, then `global_layers` gated layers (a tanh gate on each branch); the final output
+//    and those of the `feature_layers` concatenated into the projector, one linear with a bias.
+enum class VisionKind { kSiglip, kLlama4, kClip, kQwenMerger, kQwen3Merger, kMistral3, kIdefics3, kInternVl, kMllama };
 
 struct VisionSpec {
   VisionKind kind = VisionKind::kSiglip;
   uint64_t shuffle = 1;        // Llama 4: the pixel shuffle's 1 / pixel_shuffle_ratio per side
   uint64_t adapter_width = 0;  // Llama 4: projector_input_dim (= projector_output_dim, vision_output_dim)
   uint64_t live_layers = 0;    // CLIP: layers up to vision_feature_layer, whose output is used (0: all)
-  uint64_t image_size = 0;     // pixels per side
+  // The layout flags of issue 30's towers; the defaults are SigLIP's.
+  bool patch_bias = true;       // the patch convolution's bias
+  uint64_t temporal_patch = 1;  // frames one patch spans (Qwen-VL's Conv3d)
+  bool class_token = false;     // a learned token beside the patches (CLIP, Llama 4, InternViT, Mllama)
+  bool learned_positions = true;
+  uint64_t position_rows = 0;  // rows of the learned position table; 0: one per token
+  bool pre_norm = false;       // a norm before the first layer
+  bool post_norm = true;       // a norm after the last layer
+  bool rms_norm = false;       // RMSNorms (weight only) instead of LayerNorms
+  bool qkv_bias = true;
+  bool out_bias = true;
+  bool mlp_bias = true;
+  bool gated_mlp = false;  // gate, up and down with SiLU instead of fc1, GELU, fc2
+  bool rope = false;       // 2D rotary positions on q and k
+  bool qk_norm = false;    // RMSNorms over the whole q and k projections
+  bool layer_scale = false;
+  bool projector_bias = true;
+  uint64_t merge = 1;                    // patches merged per side into one image token
+  uint64_t window_tokens = 0;            // Qwen2.5-VL: patches each window holds (0: every layer global)
+  std::vector<uint64_t> full_layers;     // Qwen2.5-VL: the layers that attend globally
+  std::vector<uint64_t> deepstack;       // Qwen3-VL: the layers whose outputs deepstack mergers read
+  uint64_t out_width = 0;                // the merger's output width (the text width)
+  uint64_t tiles = 1;                    // Mllama: tiles per image
+  uint64_t aspect_ratios = 0;            // Mllama: max_aspect_ratio_id + 1
+  uint64_t global_layers = 0;            // Mllama: num_global_layers
+  std::vector<uint64_t> feature_layers;  // Mllama: intermediate_layers_indices, concatenated to the output
+  uint64_t image_size = 0;               // pixels per side
   uint64_t patch_size = 0;
   uint64_t channels = 3;
   uint64_t d_model = 0;
@@ -187,6 +286,12 @@ struct TransformerSpec {
   NormParams norm_params = NormParams::kAffine;
   QkNorm qk_norm = QkNorm::kNone;
   bool attention_sinks = false;  // one learned logit per head that joins every softmax (gpt-oss)
+  // Qwen3-Next's gated attention (modeling_qwen3_next.py, Qwen3NextAttention): q_proj also makes a
+  // gate of a·d, and the attention's output is multiplied by its sigmoid before o_proj.
+  bool attention_output_gate = false;
+  // Falcon-H1 (modeling_falcon_h1.py, FalconH1DecoderLayer): every block runs attention and the
+  // Mamba-2 mixer (TransformerSpec::ssm) side by side on its normed input and adds both outputs.
+  bool parallel_ssm = false;
   MlaSpec mla;
   uint64_t n_experts = 0;           // mixture of experts: MLPs per block (0 = dense) ...
   uint64_t top_k = 0;               // ... and how many each token is routed to
@@ -216,8 +321,13 @@ struct TransformerSpec {
   bool pooler = false;                    // BertPooler: a dense with a bias and tanh over the first token
   EncoderHead head = EncoderHead::kNone;  // encoders only; a decoder always ends in lm_head
   uint64_t num_labels = 0;                // the classifier's classes
-  SsmSpec ssm;                            // the state-space mixer, when a block has one
-  ZambaSpec zamba;                        // Zamba2's shared transformer blocks
+  bool head_dense_bias = true;            // the masked-LM transform's dense has a bias (ModernBERT: classifier_bias)
+  // The classifier reads ModernBertPredictionHead over the pooled vector (a dense, GELU and a norm)
+  // instead of BERT's pooler (a dense and tanh).
+  bool prediction_head = false;
+  DisentangledSpec disentangled;  // DeBERTa's relative positions
+  SsmSpec ssm;                    // the state-space mixer, when a block has one
+  ZambaSpec zamba;                // Zamba2's shared transformer blocks
   // An encoder–decoder (T5, mT5, UMT5): blocks [0, encoder_layers) are the encoder's, bidirectional
   // over the source (--seq) and without a KV cache; the other n_layers - encoder_layers are the
   // decoder's, over the target (--target-seq), with causal self-attention and cross-attention
@@ -237,9 +347,10 @@ struct TransformerSpec {
   // Whisper: the encoder reads 2·seq frames of `mel_bins` mel features through two convolutions
   // (kernel 3; the second of stride 2) instead of a token table; 0 otherwise.
   uint64_t mel_bins = 0;
-  uint64_t target_context = 0;       // the decoder's learned positions when not context_length (Whisper)
-  bool k_bias = true;                // with qkv_bias: whether the key projection has one (Whisper's has none)
-  std::optional<VisionSpec> vision;  // a multimodal checkpoint's vision tower and projector
+  uint64_t target_context = 0;        // the decoder's learned positions when not context_length (Whisper)
+  bool k_bias = true;                 // with qkv_bias: whether the key projection has one (Whisper's has none)
+  uint64_t extra_embedding_rows = 0;  // token embedding rows beyond vocab_size (Mllama: 8), no logits
+  std::optional<VisionSpec> vision;   // a multimodal checkpoint's vision tower and projector
 };
 
 enum class SeqOp {

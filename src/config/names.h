@@ -128,8 +128,9 @@ struct EnumNames<AttentionKind> {
 
 template <>
 struct EnumNames<MlpKind> {
-  static constexpr NameEntry<MlpKind> kTable[] = {
-      {MlpKind::kGelu, "gelu"}, {MlpKind::kRelu, "relu"}, {MlpKind::kSwiglu, "swiglu"}, {MlpKind::kGeglu, "geglu"}};
+  static constexpr NameEntry<MlpKind> kTable[] = {{MlpKind::kGelu, "gelu"},     {MlpKind::kRelu, "relu"},
+                                                  {MlpKind::kSwiglu, "swiglu"}, {MlpKind::kGeglu, "geglu"},
+                                                  {MlpKind::kRelu2, "relu2"},   {MlpKind::kXielu, "xielu"}};
 };
 
 template <>

@@ -1,9 +1,14 @@
 // Sharded safetensors checkpoints: a model.safetensors.index.json and its shards, or a directory of
 // *.safetensors files. The index maps each tensor to its shard; every shard's header is read.
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 #include "config/json_scan.h"
@@ -35,6 +40,67 @@ void AddFile(CheckpointInfo& info, const std::string& path, SafetensorsHeader&& 
     *dtype_bytes += t.bytes;
     info.tensors.push_back(std::move(t));
     last_dtype = &info.tensors.back().dtype;
+  }
+}
+
+// The most helper threads that read headers at once. Each file costs an open, a read from the page
+// cache and a parse of its JSON, independent of the others; a bound keeps a many-core machine from
+// starting (and giving a malloc arena to) a thread per core for work of tens of milliseconds.
+constexpr unsigned kMaxReaders = 8;
+
+// Hands each file's header to `use(i, header)` in the files' order, as reading them one by one
+// would, and throws what reading or `use` throws first in that order: the first bad file is the one
+// reported. For two files or more, helper threads (one per CPU, at most kMaxReaders) read ahead
+// while the calling thread uses each header as soon as it and those before it are read, and frees
+// it, so that the headers are not all held at once.
+void ForEachHeader(const std::vector<std::string>& paths, const std::function<void(size_t, SafetensorsHeader&&)>& use) {
+  struct Slot {
+    SafetensorsHeader header;
+    std::exception_ptr error;
+    std::atomic<bool> ready{false};
+  };
+  std::vector<Slot> slots(paths.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    for (size_t i = next++; i < paths.size() && !stop.load(); i = next++) {
+      try {
+        slots[i].header = ReadSafetensorsFile(paths[i]);
+      } catch (...) {
+        slots[i].error = std::current_exception();
+      }
+      slots[i].ready.store(true, std::memory_order_release);
+      slots[i].ready.notify_one();
+    }
+  };
+  const size_t n_helpers =
+      paths.size() < 2 ? 0 : std::min<size_t>({paths.size(), std::thread::hardware_concurrency(), kMaxReaders});
+  std::vector<std::jthread> helpers;
+  // On the way out, error or not: no file is started after this, and the helpers are joined.
+  struct Finish {
+    std::atomic<bool>& stop;
+    std::vector<std::jthread>& helpers;
+    ~Finish() {
+      stop = true;
+      helpers.clear();
+    }
+  } finish{stop, helpers};
+  for (size_t t = 0; t < n_helpers; ++t) {
+    try {
+      helpers.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads to be had: fewer read ahead
+      break;
+    }
+  }
+  if (helpers.empty()) {  // one file, or no thread to be had: read here, one by one
+    for (size_t i = 0; i < paths.size(); ++i) use(i, ReadSafetensorsFile(paths[i]));
+    return;
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    slots[i].ready.wait(false, std::memory_order_acquire);
+    if (slots[i].error) std::rethrow_exception(slots[i].error);
+    use(i, std::move(slots[i].header));
+    slots[i].header = SafetensorsHeader{};
   }
 }
 
@@ -173,9 +239,11 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
                     " shards and none is present; the checkpoint was not read");
     return;
   }
-  for (const auto& [shard, tensors] : shards) {
-    const std::string path = (dir / shard).string();
-    SafetensorsHeader h = ReadSafetensorsFile(path);
+  std::vector<std::string> paths;
+  paths.reserve(shards.size());
+  for (const auto& entry : shards) paths.push_back((dir / entry.first).string());
+  ForEachHeader(paths, [&](size_t i, SafetensorsHeader&& h) {
+    const auto& [shard, tensors] = shards[i];
     // Both lists are sorted by name: one walk finds the first tensor the shard lacks.
     auto held = h.tensors.begin();
     for (std::string_view t : tensors) {
@@ -185,8 +253,8 @@ void ReadIndex(const std::string& index, CheckpointInfo& info, std::vector<std::
       what.append(t).append("' in ").append(shard).append(", which does not hold it");
       throw InputError({index, 0, 0}, what);
     }
-    AddFile(info, path, std::move(h));
-  }
+    AddFile(info, paths[i], std::move(h));
+  });
   if (info.files.empty()) return;
   if (map.total_size && *map.total_size != info.bytes) {
     notes.push_back(index + ": metadata.total_size is " + FormatGrouped(*map.total_size) +
@@ -210,7 +278,7 @@ CheckpointInfo ReadSafetensors(const std::string& path, std::vector<std::string>
       if (e.path().extension() == ".safetensors") files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
-    for (const std::string& f : files) AddFile(info, f, ReadSafetensorsFile(f));
+    ForEachHeader(files, [&](size_t i, SafetensorsHeader&& h) { AddFile(info, files[i], std::move(h)); });
   } else if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
     ReadIndex(path, info, notes);
   } else {

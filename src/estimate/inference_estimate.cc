@@ -67,7 +67,12 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
   e.generate = req.generate;
   CheckGenerates(spec, s, e.prompt, e.generate);
   e.source = s.seq.value();  // resolved (config/resolve.cc)
-  e.rates = InferenceRates(hw, s, req.train.mfu, req.mbu.value_or(kDefaultMbu));
+  e.rates = InferenceRates(hw, s, req.train.mfu, req.mbu);
+  e.mbu_basis = req.mbu ? "--mbu"
+                : hw.decode_bandwidth_efficiency > 0
+                    ? "the catalog's decode_bandwidth_efficiency ('tally hardware " + hw.name +
+                          " --explain' gives its source); --mbu sets another"
+                    : "assumed: " + hw.name + " has no measured decode bandwidth; --mbu sets another";
   e.batch = InferenceBatch(s);
   // Inference runs without dropout, and a decoder's prefill is causal.
   Settings prefill = s;

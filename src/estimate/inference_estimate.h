@@ -23,6 +23,7 @@ struct InferenceEstimate {
   // (an encoder–decoder's), the prompt, the generated tokens.
   uint64_t batch = 0, source = 0, prompt = 0, generate = 0;
   RooflineRates rates;
+  std::string mbu_basis;         // where rates.mbu comes from, in words
   Roofline prefill;              // time to first token
   Roofline decode;               // one step at the mean context prompt + generate / 2
   double tokens_per_second = 0;  // the batch's generated tokens per second

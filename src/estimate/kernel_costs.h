@@ -45,4 +45,19 @@ inline constexpr double kHostSecondsPerKernel = 5.7e-6;
 // h100-measured.md). The eager bytes are at this rate.
 inline constexpr double kCopyEfficiency = 0.85;
 
+// A GPU kernel's fixed time, whatever its bytes: what a decode step of small tensors is made of.
+// Measured on an H200 in a CUDA graph, so without the host's launch (scripts/gpu/decode_sweep.py,
+// docs/data/h200-decode-sweep.json); tally assumes them for every GPU, as no other was measured.
+struct KernelFloors {
+  double gemm = 0;         // a weight GEMM: t = gemm + bytes / (bandwidth x mbu)
+  double elementwise = 0;  // a norm, activation, rotary or residual kernel on a few kilobytes
+  double attention = 0;    // a fused (flash) attention kernel, or each GEMM of eager attention
+};
+// gemm: the intercept of the least-squares line through the bf16 decode GEMMs (M = 1..64 tokens,
+// weights of 100 MB and more, past the L2 cache: 84 products), 3.85 us, whose slope is 4.22 TB/s
+// (0.879 of 4.8: h200.yaml's decode_bandwidth_efficiency); elementwise: the median of one bf16 add
+// over 1 to 256 KiB operands, 1.27 us; attention: SDPA's decode kernel over 128 cached positions at
+// batch 1, 4.41 us.
+inline constexpr KernelFloors kGpuKernelFloors{.gemm = 3.85e-6, .elementwise = 1.27e-6, .attention = 4.41e-6};
+
 }  // namespace tally

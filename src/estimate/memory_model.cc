@@ -101,7 +101,7 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
     if (l.kind == LayerKind::kAttentionScores && l.kv_elements_per_token > 0) {
       m.kv.push_back({l.kv_elements_per_token, l.kv_tp_max_shards, l.attention, l.attention_span, l.block_type});
     }
-    if (l.kind == LayerKind::kScan && l.state_elements_per_sequence > 0) {
+    if (l.state_elements_per_sequence > 0) {
       m.states.push_back({l.state_elements_per_sequence, l.block_type});
     }
     if (l.component == Component::kLmHead) m.vocab = l.shape.back();

@@ -141,15 +141,26 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
                count / tp * share * act;
   }
   if (l.gemms.empty()) c.bytes += 2 * ShapeElements(l.shape) * act;  // an elementwise op reads and writes
-  // A selective scan also reads and writes its recurrent state, once per pass (a decode step's
-  // whole memory traffic besides the weights: mamba_ssm's selective_state_update).
-  if (l.kind == LayerKind::kScan) {
+  // A recurrent node also reads and writes its state, once per pass (a decode step's whole memory
+  // traffic besides the weights: mamba_ssm's selective_state_update).
+  if (l.state_elements_per_sequence > 0) {
     c.bytes += 2 * static_cast<double>(l.state_elements_per_sequence) * static_cast<double>(l.shape[0]) * act;
   }
   c.flops += static_cast<double>(l.non_matmul_flops) / tp * share;
   c.shaped_flops += static_cast<double>(l.non_matmul_flops) / tp * share;
   c.bytes += weights;
   return c;
+}
+
+// The fixed time of the kernel a node runs as (one per node; a fused attention's scores, softmax
+// and context are one kernel, charged at its scores).
+double KernelFloor(const Layer& l, const Settings& s, const KernelFloors& f) {
+  if (l.kind == LayerKind::kLoss) return 0;
+  if (l.component == Component::kAttentionCore) {
+    if (s.attention == Attention::kFlash) return l.kind == LayerKind::kAttentionScores ? f.attention : 0;
+    return l.gemms.empty() ? f.elementwise : f.attention;
+  }
+  return l.gemms.empty() ? f.elementwise : f.gemm;
 }
 
 }  // namespace
@@ -197,12 +208,17 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     const double compute = c.shaped_flops * static_cast<double>(l.repeat) /
                            (block_matrix ? r.linear_peak * (r.linear_mfu > 0 ? r.linear_mfu : r.mfu) : r.peak * r.mfu);
     const double memory = c.bytes / (r.bandwidth * r.mbu);
+    // A node with no work here (a cross-attention K/V projection in a decode step) runs no kernel.
+    const double floor = c.bytes > 0 || c.flops > 0 ? KernelFloor(l, s, r.floors) * static_cast<double>(l.repeat) : 0;
     out.nodes.push_back({l.path, l.repeat, c.flops, c.bytes, compute, memory});
     out.flops += c.flops;
     out.bytes += c.bytes;
     out.compute_seconds += compute;
     out.memory_seconds += memory;
-    out.seconds += std::max(compute, memory);
+    // A kernel's fixed time adds to its streaming (decode_sweep.py: t = floor + bytes / rate); a
+    // compute-bound GEMM's measured efficiency already holds it.
+    out.seconds += std::max(compute, memory + floor);
+    out.floor_seconds += compute > memory + floor ? 0 : floor;
     if (l.kind == LayerKind::kLinear) {
       out.gemm_compute_seconds += compute;
       out.gemm_memory_seconds += memory;

@@ -10,6 +10,7 @@
 #include "config/hardware.h"
 #include "config/model_spec.h"
 #include "config/settings.h"
+#include "estimate/kernel_costs.h"
 #include "graph/layer_graph.h"
 #include "util/compute_dtype.h"
 
@@ -46,6 +47,7 @@ struct Roofline {
   double compute_seconds = 0;       // the sum of the ops' compute times
   double memory_seconds = 0;        // the sum of the ops' memory times
   double allreduce_seconds = 0;
+  double floor_seconds = 0;         // the kernels' fixed time (RooflineRates' floors), inside `seconds`
   double gemm_compute_seconds = 0;  // the linear layers' share: weight GEMMs
   double gemm_memory_seconds = 0;
   double flops = 0;
@@ -64,11 +66,12 @@ struct RooflineRates {
   // (estimate/gemm_shape.h), the linear_peak's at linear_mfu.
   std::optional<GemmDType> shaped;
   double linear_mfu = 0;
+  KernelFloors floors;  // a GPU kernel's fixed time, by kind; zero: none
 };
 
 // One forward pass of `graph` on one device: each node takes max(FLOPs / (peak · mfu),
-// bytes / (bandwidth · mbu)), where bytes are its weights, its inputs and outputs and, in attention,
-// the K and V it reads. Only the last position's logits are computed (what generation needs).
+// bytes / (bandwidth · mbu) + its kernel's floor), where bytes are its weights, its inputs and outputs and, in
+// attention, the K and V it reads. Only the last position's logits are computed (what generation needs).
 Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& settings,
                          const RooflineRates& rates);
 

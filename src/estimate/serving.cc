@@ -57,7 +57,8 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
   return c;
 }
 
-RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::optional<double> mfu, double mbu) {
+RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::optional<double> mfu,
+                             std::optional<double> mbu) {
   if (s.ep > 1) {
     throw InputError(
         "--ep: inference latency under expert parallelism is not modelled (the roofline has no "
@@ -70,7 +71,8 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
     throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + Name(dtype) +
                      " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
   }
-  RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, mbu, hw.interconnect_bandwidth};
+  RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, DecodeMbu(hw, mbu), hw.interconnect_bandwidth};
+  if (hw.kind == "gpu") r.floors = kGpuKernelFloors;
   // Without --mfu, a device whose GEMM efficiency the catalog gives runs each GEMM at its shape's
   // share of it, as a training step does (estimate/gemm_shape.h).
   const auto efficiency = hw.gemm_efficiency.find(dtype);
@@ -84,6 +86,11 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
     if (r.shaped && fp8_efficiency != hw.gemm_efficiency.end()) r.linear_mfu = fp8_efficiency->second;
   }
   return r;
+}
+
+double DecodeMbu(const HardwareSpec& hw, std::optional<double> mbu) {
+  if (mbu) return *mbu;
+  return hw.decode_bandwidth_efficiency > 0 ? hw.decode_bandwidth_efficiency : kDefaultMbu;
 }
 
 Roofline DecodeStep(Evaluation& ev, const Settings& s, const RooflineRates& rates, uint64_t batch, uint64_t context) {
@@ -127,8 +134,8 @@ ServingEstimate EstimateServing(Evaluation& ev, const Settings& s, uint64_t limi
   out.context = summary->seq;
   out.on_device = hw != nullptr;
   if (hw == nullptr || s.ep > 1) return out;  // InferenceRates refuses --ep
-  ServingEstimate::Decode d{.mfu = kDefaultMfu, .mbu = kDefaultMbu};
-  const RooflineRates rates = InferenceRates(*hw, s, std::nullopt, d.mbu);
+  ServingEstimate::Decode d{.mfu = kDefaultMfu, .mbu = DecodeMbu(*hw, std::nullopt)};
+  const RooflineRates rates = InferenceRates(*hw, s, std::nullopt, std::nullopt);
   d.mfu = rates.mfu;
   d.seconds = DecodeStep(ev, s, rates, s.batch, out.context).seconds;
   d.tokens_per_second = static_cast<double>(s.batch) / d.seconds;

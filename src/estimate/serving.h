@@ -48,7 +48,12 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& settings, cons
 // where the device lists one); weight-only methods (int8, int4, nf4, mxfp4: W8A16, W4A16) dequantize
 // to the activation dtype and run at its peak. `mfu` nullopt (no --mfu): the device's GEMM efficiency
 // by shape where the catalog gives one, else kDefaultMfu.
-RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& settings, std::optional<double> mfu, double mbu);
+RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& settings, std::optional<double> mfu,
+                             std::optional<double> mbu);
+
+// The memory-bandwidth utilization inference runs at: --mbu, else the device's measured
+// decode_bandwidth_efficiency, else kDefaultMbu.
+double DecodeMbu(const HardwareSpec& hw, std::optional<double> mbu);
 
 // One decode step of `batch` sequences, each one new token against `context` cached tokens.
 Roofline DecodeStep(Evaluation& evaluation, const Settings& settings, const RooflineRates& rates, uint64_t batch,

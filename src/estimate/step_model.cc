@@ -369,7 +369,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       out.dp_comm += gathers;
       exposed += std::max(0.0, gathers - out.compute);
     }
-    out.dp_exposed = exposed;
+    out.dp_exposed = o.dp_overlap ? exposed : out.dp_comm;
   }
   out.communication = out.tp_exposed + out.pp_comm + out.dp_exposed + out.ep_comm + out.cp_exposed;
   // CPU offload: PCIe is full duplex, so a micro-batch's transfers take the larger direction; they run

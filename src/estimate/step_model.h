@@ -23,6 +23,10 @@ struct StepOptions {
   // --tp-overlap: tensor-parallel collectives split into chunks run under the linears' GEMMs
   // (Megatron-LM's --tp-comm-overlap, Transformer Engine's userbuffers).
   bool tp_overlap = false;
+  // Data-parallel reductions and ZeRO-3's gathers run under the backward and forward, as PyTorch
+  // DDP and FSDP run them by default (Megatron-LM with --overlap-grad-reduce and
+  // --overlap-param-gather); false (--no-dp-overlap): after them, exposed whole.
+  bool dp_overlap = true;
   double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)

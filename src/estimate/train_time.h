@@ -25,6 +25,7 @@ struct TrainQuery {
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
   Kernels kernels = Kernels::kEager;  // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
   bool tp_overlap = false;            // --tp-overlap (estimate/step_model.h)
+  bool dp_overlap = true;             // not --no-dp-overlap (estimate/step_model.h)
   std::optional<double> price;        // per device-hour
 };
 

@@ -76,6 +76,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .kernels = req.train.kernels,
                          .schedule = req.train.schedule,
                          .tp_overlap = req.train.tp_overlap,
+                         .dp_overlap = req.train.dp_overlap,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,

@@ -78,7 +78,9 @@ void Rope(TransformerContext& ctx, uint64_t heads, uint64_t rotary, uint64_t wid
 Core HeadProjections(TransformerContext& ctx) {
   const uint64_t h = ctx.t.d_model, a = ctx.t.n_heads, g = ctx.t.n_kv_heads, d = ctx.t.head_dim;
   const uint64_t q_width = Count(ctx.P("attn"), {a, d}), kv_width = Count(ctx.P("attn"), {g, d});
-  const uint64_t qkv_width = CheckedAdd(q_width, Count(ctx.P("attn"), {2, kv_width}), "width of " + ctx.P("attn.qkv"));
+  // Qwen3-Next's q_proj also makes the output gate, a·d more (TransformerSpec::attention_output_gate).
+  const uint64_t q_proj = ctx.t.attention_output_gate ? Count(ctx.P("attn"), {2, q_width}) : q_width;
+  const uint64_t qkv_width = CheckedAdd(q_proj, Count(ctx.P("attn"), {2, kv_width}), "width of " + ctx.P("attn.qkv"));
   Layer qkv_linear = MakeLinear(ctx.P("attn.qkv"), Component::kAttention, ctx.rows, h, qkv_width, ctx.t.qkv_bias,
                                 ctx.cur, true, TpSplit::kColumn);
   if (ctx.t.qkv_bias && !ctx.t.k_bias) {
@@ -94,7 +96,7 @@ Core HeadProjections(TransformerContext& ctx) {
     // q_proj, k_proj and v_proj (which Adafactor factors apart).
     qkv_linear.params = 0;
     qkv_linear.param_tensors.clear();
-    const std::pair<uint64_t, uint64_t> parts[] = {{q_width, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
+    const std::pair<uint64_t, uint64_t> parts[] = {{q_proj, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
     for (const auto& [width, shards] : parts) AddParamTensor(qkv_linear, {h, width}, true, shards);
     if (ctx.t.qkv_bias) {
       for (size_t i = 0; i < 3; ++i) {
@@ -107,9 +109,9 @@ Core HeadProjections(TransformerContext& ctx) {
   if (ctx.t.qk_norm != QkNorm::kNone) {
     // Normalized in place before RoPE; each norm saves the q or k it reads.
     const bool per_head = ctx.t.qk_norm == QkNorm::kPerHead;
-    ctx.Add(ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in"),
+    ctx.Add(ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in", true),
             {ctx.batch, ctx.seq, qkv_width}, qkv);
-    ctx.Add(ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in"),
+    ctx.Add(ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in", true),
             {ctx.batch, ctx.seq, qkv_width}, qkv);
   }
   Rope(ctx, a + g, ctx.t.rotary_dim == 0 ? d : ctx.t.rotary_dim, Count(ctx.P("attn.rope"), {a + g, d}), qkv);
@@ -254,6 +256,47 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
   ctx.Add(std::move(av), {ctx.batch, ctx.seq, o_width});
 }
 
+// modeling_deberta_v2.py, DisentangledSelfAttention.disentangled_attention_bias: the shared
+// relative table projected to position keys (c2p) and queries (p2c), through this layer's k_proj
+// and q_proj (share_att_key) or its own pos_key_proj and pos_query_proj with biases; then
+// q·pos_kᵀ and k·pos_qᵀ per head over every relative bucket, gathered to the query–key pairs (an
+// int64 index each), scaled and added to the scores. The batch shares the table's projections.
+void DisentangledScores(TransformerContext& ctx, const Core& c) {
+  const DisentangledSpec& r = ctx.t.disentangled;
+  const uint64_t h = ctx.t.d_model, a = ctx.t.n_heads, d = ctx.t.head_dim, w = Count(ctx.P("attn"), {a, d});
+  const uint64_t kinds = (r.c2p ? 1U : 0U) + (r.p2c ? 1U : 0U);
+  if (kinds == 0) return;
+  const std::string table = r.rel_norm ? "encoder.rel_norm" : "encoder.rel_embeddings";
+  const std::string& qkv = c.qkv;
+  Layer proj = MakeLinear(ctx.P("attn.rel_proj"), Component::kAttention, r.rel_rows, h,
+                          Count(ctx.P("attn"), {kinds, w}), !r.share_att_key, table, true, TpSplit::kColumn);
+  if (r.share_att_key) {  // the weights are this layer's k_proj and q_proj (and their biases)
+    proj.params = 0;
+    proj.param_tensors.clear();
+    proj.non_matmul_flops = Count(proj.path, {r.rel_rows, kinds, w});
+  } else if (kinds == 2) {  // pos_key_proj and pos_query_proj, two tensors each
+    proj.params = 0;
+    proj.param_tensors.clear();
+    for (int i = 0; i < 2; ++i) AddParamTensor(proj, {h, w}, true);
+    for (int i = 0; i < 2; ++i) AddParamTensor(proj, {w}, true);
+  }
+  ctx.Add(std::move(proj), {ctx.batch, r.rel_rows, Count(ctx.P("attn"), {kinds, w})});  // shared by the batch
+  const uint64_t pairs = Count(ctx.P("attn.rel_scores"), {ctx.batch, a, ctx.seq, ctx.seq});
+  Layer scores = MakeElementwise(ctx.P("attn.rel_scores"), LayerKind::kAttentionScores, Component::kAttentionCore,
+                                 Count(ctx.P("attn.rel_scores"), {pairs, kinds}), 2);  // scale and add
+  for (uint64_t i = 0; i < kinds; ++i) {
+    scores.gemms.push_back({.m = ctx.seq, .n = r.rel_rows, .k = d, .count = Count(ctx.P("attn"), {ctx.batch, a})});
+  }
+  scores.saved = {
+      {.id = qkv + ":q", .elements = Count(ctx.P("attn"), {ctx.rows, w}), .tp_sharded = true},
+      {.id = qkv + ":k", .elements = Count(ctx.P("attn"), {ctx.rows, w}), .tp_sharded = true},
+      {.id = ctx.P("attn.rel_proj"), .elements = Count(ctx.P("attn"), {r.rel_rows, kinds, w}), .tp_sharded = true},
+      {.id = ctx.P("attn.rel_scores:index"),
+       .elements = Count(ctx.P("attn"), {ctx.seq, ctx.seq, kinds}),
+       .cls = SavedClass::kIndex}};
+  ctx.Add(std::move(scores), {ctx.batch, a, ctx.seq, ctx.seq}, qkv);
+}
+
 }  // namespace
 
 // Self-attention ("attn"), or an encoder–decoder's cross-attention ("cross") over the encoder's output.
@@ -261,8 +304,18 @@ void AddAttention(TransformerContext& ctx, const std::string& name) {
   const bool cross = name == "cross";
   Core c = cross ? CrossProjections(ctx) : ctx.t.mla.kv_lora_rank > 0 ? LatentProjections(ctx) : HeadProjections(ctx);
   if (ctx.layer.relative_bias && !cross) RelativeBias(ctx);
+  if (ctx.t.disentangled.rel_rows > 0 && !cross) DisentangledScores(ctx, c);
   AttentionCore(ctx, c, name, cross ? ctx.src_seq : ctx.kv, !cross && ctx.causal);
   const uint64_t o_width = Count(ctx.P(name), {ctx.t.n_heads, c.v_dim});
+  if (ctx.t.attention_output_gate && !cross) {
+    // modeling_qwen3_next.py, Qwen3NextAttention: attn_output · sigmoid(gate), 2 FLOPs per element;
+    // the product keeps both factors (the sigmoid's output is its own saved tensor).
+    const uint64_t elements = Count(ctx.P(name), {ctx.rows, o_width});
+    Layer gate = MakeElementwise(ctx.P(name + ".gate"), LayerKind::kActivation, Component::kAttention, elements, 2);
+    gate.saved = {{.id = ctx.cur, .elements = elements, .tp_sharded = true},
+                  {.id = gate.path + ":sigmoid", .elements = elements, .tp_sharded = true}};
+    ctx.Add(std::move(gate), {ctx.batch, ctx.seq, o_width});
+  }
   Layer out = MakeLinear(ctx.P(name + ".out"), Component::kAttention, ctx.rows, o_width, ctx.t.d_model, ctx.t.out_bias,
                          ctx.cur, true, TpSplit::kRow);
   // gpt-oss's sinks: one learned logit per head that joins each softmax (modeling_gpt_oss.py),
@@ -270,6 +323,50 @@ void AddAttention(TransformerContext& ctx, const std::string& name) {
   if (ctx.t.attention_sinks) AddParamTensor(out, {ctx.t.n_heads}, true);
   ctx.AddLinear(std::move(out), ctx.Hidden(), "out");
   ctx.Dropout(ctx.P(name + ".resid_dropout"), Count(ctx.P(name), {ctx.rows, ctx.t.d_model}), Component::kAttention);
+}
+
+void AddImageCrossAttention(TransformerContext& ctx) {
+  const uint64_t h = ctx.t.d_model, a = ctx.t.n_heads, g = ctx.t.n_kv_heads, d = ctx.t.head_dim;
+  const uint64_t q_width = Count(ctx.P("cross"), {a, d}), kv_width = Count(ctx.P("cross"), {g, d});
+  const uint64_t image_rows = Count(ctx.P("cross"), {ctx.batch, ctx.image_tokens});
+  ctx.AddLinear(
+      MakeLinear(ctx.P("cross.q"), Component::kAttention, ctx.rows, h, q_width, false, ctx.cur, true, TpSplit::kColumn),
+      {ctx.batch, ctx.seq, q_width}, "qkv");
+  const std::string q = ctx.cur;
+  ctx.Add(ctx.Norm(ctx.P("cross.q_norm"), q_width, d, q + ":in"), {ctx.batch, ctx.seq, q_width}, q);
+  Layer kv = MakeLinear(ctx.P("cross.kv"), Component::kAttention, image_rows, h, Count(ctx.P("cross"), {2, kv_width}),
+                        false, ctx.image_features, true, TpSplit::kColumn);
+  kv.params = 0;
+  kv.param_tensors.clear();
+  for (int i = 0; i < 2; ++i) AddParamTensor(kv, {h, kv_width}, true, g);
+  kv.source_side = true;  // projected once per prompt; a decode step reads the cache
+  ctx.AddLinear(std::move(kv), {ctx.batch, ctx.image_tokens, Count(ctx.P("cross"), {2, kv_width})}, "qkv");
+  const std::string kv_id = ctx.cur;
+  // k_norm over the image rows' keys, one weight of head_dim.
+  Layer k_norm = MakeElementwise(ctx.P("cross.k_norm"), LayerKind::kNorm, Component::kNorm,
+                                 Count(ctx.P("cross"), {image_rows, kv_width}), kFlopsPerRmsNormElement);
+  k_norm.op = ElementwiseOp::kRmsNorm;
+  k_norm.source_side = true;
+  AddParamTensor(k_norm, {d}, false);
+  SaveRmsNorm(k_norm, kv_id + ":k_in", Count(ctx.P("cross"), {image_rows, kv_width}),
+              Count(ctx.P("cross"), {image_rows, g}), true);
+  ctx.Add(std::move(k_norm), {ctx.batch, ctx.image_tokens, Count(ctx.P("cross"), {2, kv_width})}, kv_id);
+  const Core c{.qkv = kv_id,
+               .qk_dim = d,
+               .v_dim = d,
+               .k_width = kv_width,
+               .v_width = kv_width,
+               .kv_shards = g,
+               .cache_per_token = Count(ctx.P("cross"), {2, kv_width}),
+               .cache_shards = g,
+               .cache_kind = AttentionKind::kCross,
+               .q = q,
+               .k_rows = image_rows};
+  ctx.cur = q;
+  AttentionCore(ctx, c, "cross", ctx.image_tokens, false);
+  ctx.AddLinear(
+      MakeLinear(ctx.P("cross.out"), Component::kAttention, ctx.rows, q_width, h, false, ctx.cur, true, TpSplit::kRow),
+      ctx.Hidden(), "out");
 }
 
 }  // namespace tally

@@ -67,6 +67,34 @@ void AudioEmbeddings(TransformerContext& ctx) {
   ctx.Dropout("embed.dropout", Count("embed", {ctx.rows, h}), Component::kEmbedding);
 }
 
+// modeling_deberta_v2.py, DebertaV2Encoder.get_rel_embedding: the relative-position table (one
+// row per relative bucket), LayerNorm'd once per forward pass for every layer to read. The batch
+// shares it; its shape is written per sequence of the batch, as every node's is (a small
+// overstatement of its bytes). The token stream flows on past both nodes.
+void RelativeEmbeddings(TransformerContext& ctx) {
+  const DisentangledSpec& r = ctx.t.disentangled;
+  const uint64_t h = ctx.t.d_model, elements = Count("encoder.rel_embeddings", {r.rel_rows, h});
+  const std::string stream = ctx.cur;
+  Layer table;
+  table.path = "encoder.rel_embeddings";
+  table.kind = LayerKind::kEmbedding;
+  table.component = Component::kEmbedding;
+  AddParamTensor(table, {r.rel_rows, h}, false);
+  ctx.Add(std::move(table), {ctx.batch, r.rel_rows, h}, "encoder.rel_embeddings");
+  if (r.rel_norm) {
+    Layer norm =
+        MakeElementwise("encoder.rel_norm", LayerKind::kNorm, Component::kNorm, elements, kFlopsPerLayerNormElement);
+    norm.op = ElementwiseOp::kLayerNorm;
+    AddParamTensor(norm, {h}, false);
+    AddParamTensor(norm, {h}, false);
+    norm.saved = {{"encoder.rel_embeddings", elements, SavedClass::kAutocastFp32},
+                  {"encoder.rel_norm:mean", r.rel_rows, SavedClass::kFp32},
+                  {"encoder.rel_norm:rstd", r.rel_rows, SavedClass::kFp32}};
+    ctx.Add(std::move(norm), {ctx.batch, r.rel_rows, h}, "encoder.rel_norm");
+  }
+  ctx.cur = stream;
+}
+
 }  // namespace
 
 void AddEmbeddings(TransformerContext& ctx) {
@@ -78,7 +106,9 @@ void AddEmbeddings(TransformerContext& ctx) {
   tokens.path = "embed.tokens";
   tokens.kind = LayerKind::kEmbedding;
   tokens.component = Component::kEmbedding;
-  AddParamTensor(tokens, {ctx.t.vocab_size, ctx.EmbedDim()}, true);  // vocabulary-parallel (Megatron-LM)
+  // Vocabulary-parallel (Megatron-LM); Mllama's table has 8 rows past the head's vocabulary.
+  AddParamTensor(
+      tokens, {CheckedAdd(ctx.t.vocab_size, ctx.t.extra_embedding_rows, "the embedding rows"), ctx.EmbedDim()}, true);
   ctx.Add(std::move(tokens), {ctx.batch, ctx.seq, ctx.EmbedDim()});
   if (ctx.t.embed_scale) EmbedScale(ctx, "embed.scale");
   if (ctx.EmbedDim() != ctx.t.d_model) {
@@ -101,6 +131,7 @@ void AddEmbeddings(TransformerContext& ctx) {
   }
   if (ctx.t.embedding_norm) ctx.Add(ctx.Norm("embed.norm"), ctx.Hidden());
   ctx.Dropout("embed.dropout", Count("embed", {ctx.rows, ctx.t.d_model}), Component::kEmbedding);
+  if (ctx.t.disentangled.rel_rows > 0) RelativeEmbeddings(ctx);
   if (ctx.t.encoder_layers > 0) {
     // modeling_t5.py and modeling_bart.py: the decoder looks its target tokens up in the same
     // shared table (the models' `shared`), whose weight embed.tokens holds; BART's decoder has

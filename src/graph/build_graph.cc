@@ -21,7 +21,9 @@ void ApplyTrainability(const GraphSettings& settings, LayerGraph& g) {
   }
   for (Layer& l : g.layers) {
     const bool weight_trainable = l.weights_of ? g.layers[*l.weights_of].trainable : l.trainable;
-    if (l.kind != LayerKind::kLinear && l.kind != LayerKind::kConv2d && l.kind != LayerKind::kConv1d) continue;
+    const bool weighted_gemms = l.kind == LayerKind::kLinear || l.kind == LayerKind::kConv2d ||
+                                l.kind == LayerKind::kConv1d || l.kind == LayerKind::kLru;
+    if (!weighted_gemms) continue;
     for (Gemm& gemm : l.gemms) gemm.grad_b = gemm.grad_b && weight_trainable;
   }
 }

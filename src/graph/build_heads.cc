@@ -16,6 +16,26 @@ void FirstTokenDense(TransformerContext& ctx, const std::string& path) {
   ctx.Add(std::move(act), {ctx.batch, h});
 }
 
+// modeling_modernbert.py, ModernBertPredictionHead over the pooled vector (the first token's, or
+// the mean of the tokens under classifier_pooling "mean"): a dense h x h (classifier_bias), GELU
+// (which saves its input) and a norm of the encoder's kind.
+void PredictionHead(TransformerContext& ctx) {
+  const uint64_t h = ctx.t.d_model, elements = Count("head", {ctx.batch, h});
+  ctx.Add(MakeLinear("head.dense", Component::kHead, ctx.batch, h, h, ctx.t.head_dense_bias, ctx.cur, true),
+          {ctx.batch, h});
+  Layer act = MakeElementwise("head.act", LayerKind::kActivation, Component::kHead, elements, kFlopsPerElementwise);
+  act.saved.push_back({.id = ctx.cur, .elements = elements});
+  ctx.Add(std::move(act), {ctx.batch, h});
+  Layer norm = MakeElementwise("head.norm", LayerKind::kNorm, Component::kHead, elements, kFlopsPerLayerNormElement);
+  norm.op = ElementwiseOp::kLayerNorm;
+  AddParamTensor(norm, {h}, false);
+  if (ctx.t.norm_params == NormParams::kAffine) AddParamTensor(norm, {h}, false);
+  norm.saved = {{ctx.cur, elements, SavedClass::kAutocastFp32},
+                {"head.norm:mean", ctx.batch, SavedClass::kFp32},
+                {"head.norm:rstd", ctx.batch, SavedClass::kFp32}};
+  ctx.Add(std::move(norm), {ctx.batch, h});
+}
+
 }  // namespace
 
 void AddLmHead(TransformerContext& ctx) {
@@ -61,7 +81,8 @@ void AddLmHead(TransformerContext& ctx) {
 void AddEncoderHeads(TransformerContext& ctx) {
   const uint64_t h = ctx.t.d_model;
   if (ctx.t.head == EncoderHead::kMaskedLm) {
-    ctx.Add(MakeLinear("head.transform", Component::kHead, ctx.rows, h, h, true, ctx.cur, true), ctx.Hidden());
+    ctx.Add(MakeLinear("head.transform", Component::kHead, ctx.rows, h, h, ctx.t.head_dense_bias, ctx.cur, true),
+            ctx.Hidden());
     Layer act = MakeElementwise("head.act", LayerKind::kActivation, Component::kHead, Count("head", {ctx.rows, h}),
                                 kFlopsPerElementwise);
     act.saved.push_back({.id = ctx.cur, .elements = Count("head", {ctx.rows, h})});  // GELU's input
@@ -76,7 +97,11 @@ void AddEncoderHeads(TransformerContext& ctx) {
   ctx.cur = first;
   if (ctx.t.pooler) FirstTokenDense(ctx, "pooler");
   if (ctx.t.head != EncoderHead::kClassifier) return;
-  if (!ctx.t.pooler) FirstTokenDense(ctx, "head.dense");
+  if (ctx.t.prediction_head) {
+    PredictionHead(ctx);
+  } else if (!ctx.t.pooler) {
+    FirstTokenDense(ctx, "head.dense");
+  }
   ctx.Add(MakeLinear("head.classifier", Component::kHead, ctx.batch, h, ctx.t.num_labels, true, ctx.cur, true),
           {ctx.batch, ctx.t.num_labels});
   const uint64_t logits = Count("loss", {ctx.batch, ctx.t.num_labels});

@@ -43,14 +43,31 @@ void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows
   }
   ctx.AddLinear(linear("up", h, f, input), shape(f), "up");
   // ReLU's backward uses its output (the down projection's saved input); GELU and SiLU their input.
+  // transformers' ReLUSquaredActivation is relu then square: both backwards read relu(x), a tensor of
+  // its own beside the squared output the down projection saves.
   const bool saves_output = ctx.t.mlp == MlpKind::kRelu;
+  const std::string saved_id = ctx.t.mlp == MlpKind::kRelu2 ? ctx.P(prefix + "act:relu")
+                               : saves_output               ? ctx.P(prefix + "act")
+                                                            : ctx.cur;
+  if (ctx.t.mlp == MlpKind::kXielu) {
+    // transformers' XIELUActivation: the learnable alpha_p and alpha_n, one value each (its beta and
+    // eps are buffers, not parameters). Its backward is costed as GELU's, from its input alone (a
+    // convention: the op-by-op Python form keeps a few more tensors).
+    for (int i = 0; i < 2; ++i) {
+      AddParamTensor(act, experts > 0 ? std::vector<uint64_t>{experts, 1} : std::vector<uint64_t>{1}, false);
+    }
+    if (experts > 0) {
+      act.n_experts = experts;
+      act.active_experts = active;
+    }
+  }
   const bool gelu_in_ops = ctx.t.gelu_in_ops && ctx.t.mlp == MlpKind::kGelu;
   act.op = gated         ? ElementwiseOp::kGatedActivation
            : gelu_in_ops ? ElementwiseOp::kGeluInOps
                          : ElementwiseOp::kActivation;
   // gelu_new's pow runs in fp32 under autocast, and what follows it: x (cast), tanh and 1 + tanh are
   // fp32 there, 0.5·x keeps the GEMM's dtype.
-  act.saved.push_back({.id = saves_output ? ctx.P(prefix + "act") : ctx.cur,
+  act.saved.push_back({.id = saved_id,
                        .elements = hidden,
                        .cls = gelu_in_ops ? SavedClass::kAutocastFp32 : SavedClass::kActivation,
                        .tp_sharded = true});

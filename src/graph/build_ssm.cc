@@ -1,5 +1,8 @@
-// Mamba's mixer (Gu & Dao 2023; transformers modeling_mamba.py, MambaMixer) and Mamba-2's
-// (Dao & Gu 2024; modeling_mamba2.py, Mamba2Mixer) as nodes.
+// Mamba's mixer (Gu & Dao 2023; transformers modeling_mamba.py, MambaMixer), Mamba-2's (Dao & Gu
+// 2024; modeling_mamba2.py, Mamba2Mixer), Gated DeltaNet (Yang et al. 2024; modeling_qwen3_next.py,
+// Qwen3NextGatedDeltaNet), Griffin's recurrent block (De et al. 2024; modeling_recurrent_gemma.py,
+// RecurrentGemmaRecurrentBlock) and LFM2's short convolution (modeling_lfm2.py, Lfm2ShortConv) as
+// nodes.
 //
 // Saved tensors follow the fused kernels transformers trains with on CUDA, not its slow path (which
 // keeps several [b, d_inner, s, N] fp32 tensors per block): mamba_ssm's MambaInnerFn at its default
@@ -26,6 +29,29 @@ constexpr uint64_t kScanFlopsPerState = 9;
 // Mamba2Mixer.torch_forward): h ← exp(Δ·A)·h + (Δ·x) ⊗ B is 3 FLOPs per state element and y = h·C 2.
 constexpr uint64_t kSsdFlopsPerState = 5;
 
+// The gated delta rule per token and head, on its [d_k, d_v] state S, counted per operation as
+// the recurrence transformers writes it (torch_recurrent_gated_delta_rule; Yang et al. 2024, Eq. 10,
+// S ← α·S·(I − β·k·kᵀ) + β·v·kᵀ): the decay α·S (1 per state element), the read kᵀS (2), the
+// rank-one update S + k ⊗ δ (2) and the output qᵀS (2). Per head also g = −exp(A_log)·softplus(a +
+// dt_bias) and β = sigmoid(b) (5); per value channel δ = (v − kᵀS)·β (2); per key channel of each
+// head the l2norms of q and k (3 each) and q's scale (1).
+constexpr uint64_t kDeltaFlopsPerState = 7;
+constexpr uint64_t kDeltaFlopsPerHead = 5;
+constexpr uint64_t kDeltaFlopsPerValue = 2;
+constexpr uint64_t kDeltaFlopsPerKey = 7;
+// fla's chunk_gated_delta_rule works in chunks of 64 tokens and keeps, per token and head, one row
+// of the chunk's 64 x 64 lower-triangular matrix A for backward.
+constexpr uint64_t kDeltaChunk = 64;
+
+// RecurrentGemmaRglru.forward per channel and token: the two gates' sigmoids (2), log a =
+// −8·r·softplus(Λ) (2), a = exp(log a) and a² = exp(2·log a) (3), the gated input x·i (1), its
+// normalization √(1 − a²) (2) and product (1), and the recurrence h = a·h + x (2).
+constexpr uint64_t kLruFlopsPerChannel = 13;
+
+// An RMSNorm without a weight (FalconMamba's rms_forward): square, accumulate, scale by the
+// reciprocal root; graph/node_costs.h's RMSNorm less the weight's multiply.
+constexpr uint64_t kFlopsPerUnitRmsNormElement = kFlopsPerRmsNormElement - 1;
+
 class SsmBuilder {
  public:
   SsmBuilder(const SsmSpec& ssm, const SsmPlace& place)
@@ -41,6 +67,12 @@ class SsmBuilder {
         di);  // SiLU, recomputed with the convolution in backward
     const uint64_t dbl = CheckedAdd(r, Count(P(""), {2, n}), "the width of " + P("x_proj"));
     const std::string x_dbl = Linear("x_proj", di, dbl, false, false);
+    if (ssm_.unit_inner_norms) {
+      // Over Δ, B and C in the fused kernel, which saves none of them (it recomputes from x_dbl).
+      Add(MakeElementwise(P("inner_norms"), LayerKind::kNorm, Component::kSsm, Count(P("inner_norms"), {rows_, dbl}),
+                          kFlopsPerUnitRmsNormElement),
+          dbl);
+    }
     Linear("dt_proj", r, di, true, false);
     layers_.back().saved = {{.id = x_dbl, .elements = Count(P(""), {rows_, dbl})}};
     Layer scan = Scan(kScanFlopsPerState, n, di);
@@ -108,6 +140,120 @@ class SsmBuilder {
     return std::move(layers_);
   }
 
+  // Qwen3NextGatedDeltaNet: in_proj_qkvz gives q, k (key heads of d_state: 2·G·N), v and z (d_inner
+  // each), in_proj_ba gives b and a (one each per value head); a causal depthwise convolution
+  // without a bias and SiLU over q·k·v; the gated delta rule, q and k repeated to the value heads;
+  // an RMSNorm over each head's d_v with a weight of d_v, times SiLU(z); out_proj.
+  // Training follows the kernels transformers calls when they are installed (causal_conv1d_fn,
+  // which keeps its input; fla's chunk_gated_delta_rule, which keeps the l2-normed q and k, v, the
+  // fp32 cumulative gates g, β, A's rows and the fp32 rstd of q and k).
+  std::vector<Layer> DeltaNet() {
+    const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, heads = ssm_.n_heads;
+    const uint64_t keys = Count(P(""), {ssm_.n_groups, n}), qk = Count(P(""), {heads, n});
+    const uint64_t conv_dim = CheckedAdd(Count(P(""), {2, keys}), di, "the width of " + P("conv1d"));
+    const std::string input = cur_;
+    const std::string qkvz = Linear("in_proj_qkvz", h, CheckedAdd(conv_dim, di, P("in_proj_qkvz")), false, true);
+    cur_ = input;
+    Linear("in_proj_ba", h, Count(P(""), {2, heads}), false, true);
+    cur_ = qkvz;
+    Conv(conv_dim, P("conv1d:in"), Count(P(""), {rows_, conv_dim}));
+    Add(MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, conv_dim}),
+                        kFlopsPerElementwise),
+        conv_dim);
+    Layer rule;
+    rule.path = P("delta_rule");
+    rule.kind = LayerKind::kDeltaRule;
+    rule.component = Component::kSsm;
+    AddParamTensor(rule, {heads}, false);  // dt_bias
+    AddParamTensor(rule, {heads}, false);  // A_log
+    const std::string what = "the FLOPs of " + rule.path;
+    rule.non_matmul_flops = CheckedAdd(CheckedAdd(Count(rule.path, {rows_, di, n, kDeltaFlopsPerState}),
+                                                  Count(rule.path, {rows_, qk, kDeltaFlopsPerKey}), what),
+                                       CheckedAdd(Count(rule.path, {rows_, heads, kDeltaFlopsPerHead}),
+                                                  Count(rule.path, {rows_, di, kDeltaFlopsPerValue}), what),
+                                       what);
+    rule.saved = {
+        {.id = P("delta_rule:q"), .elements = Count(rule.path, {rows_, qk})},
+        {.id = P("delta_rule:k"), .elements = Count(rule.path, {rows_, qk})},
+        {.id = P("delta_rule:v"), .elements = Count(rule.path, {rows_, di})},
+        {.id = P("delta_rule:g"), .elements = Count(rule.path, {rows_, heads}), .cls = SavedClass::kFp32},
+        {.id = P("delta_rule:beta"), .elements = Count(rule.path, {rows_, heads})},
+        {.id = P("delta_rule:A"), .elements = Count(rule.path, {rows_, heads, kDeltaChunk})},
+        {.id = P("delta_rule:rstd"), .elements = Count(rule.path, {rows_, heads, 2}), .cls = SavedClass::kFp32}};
+    // The cache's conv_states [conv_dim, conv_kernel] and recurrent_states [heads, d_k, d_v].
+    rule.state_elements_per_sequence = StateElements(conv_dim, di, n);
+    Add(std::move(rule), di);
+    // Qwen3NextRMSNormGated: the norm (4 FLOPs per element with its weight), then · SiLU(z) (2).
+    Layer norm = MakeElementwise(P("norm"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, di}),
+                                 2 + kFlopsPerRmsNormElement);
+    AddParamTensor(norm, {di / heads}, false);
+    norm.saved = {{.id = cur_, .elements = Count(P(""), {rows_, di})},
+                  {.id = P("norm:z"), .elements = Count(P(""), {rows_, di})},
+                  {.id = P("norm:rstd"), .elements = Count(P(""), {rows_, heads}), .cls = SavedClass::kFp32}};
+    Add(std::move(norm), di);
+    Linear("out_proj", di, h, false, true);
+    return std::move(layers_);
+  }
+
+  // RecurrentGemmaRecurrentBlock: y = GELU(linear_y(x)); x' = linear_x(x), a causal depthwise conv1d
+  // with a bias, the RG-LRU (block-diagonal input and recurrence gates of n_heads blocks, each a
+  // batched matmul with a bias, and the per-channel recurrence Λ); then linear_out(x' · y). All three
+  // linears have biases. Training activations are refused (build_transformer.cc), so nothing here
+  // saves beyond the linears' inputs.
+  std::vector<Layer> RgLru() {
+    const uint64_t h = p_.d_model, w = ssm_.d_inner, heads = ssm_.n_heads, block = w / heads;
+    const std::string input = cur_;
+    Linear("linear_y", h, w, true, true);
+    Add(MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, w}),
+                        kFlopsPerElementwise),
+        w);
+    const std::string y = cur_;
+    cur_ = input;
+    const std::string x = Linear("linear_x", h, w, true, true);
+    Conv(w, x, Count(P(""), {rows_, w}));
+    Layer lru;
+    lru.path = P("rg_lru");
+    lru.kind = LayerKind::kLru;
+    lru.component = Component::kSsm;
+    for (int gate = 0; gate < 2; ++gate) {  // input_gate_*, recurrent_gate_*
+      AddParamTensor(lru, {heads, block, block}, false);
+      AddParamTensor(lru, {heads, block}, false);
+      lru.gemms.push_back({.m = rows_, .n = block, .k = block, .count = heads});
+    }
+    AddParamTensor(lru, {w}, false);  // recurrent_param
+    lru.non_matmul_flops =
+        CheckedAdd(Count(lru.path, {rows_, w, kLruFlopsPerChannel}), Count(lru.path, {rows_, w, 2}), Flops());
+    // conv1d_state [hidden_size, conv1d_width − 1] (the model's width, which is lru_width in every
+    // released checkpoint) and the fp32 recurrent_states [lru_width].
+    lru.state_elements_per_sequence = Count(lru.path, {w, ssm_.conv_kernel});
+    Add(std::move(lru), w);
+    Add(MakeElementwise(P("gate"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, w}), 1), w);
+    layers_.back().saved = {{.id = y, .elements = Count(P(""), {rows_, w})}};
+    Linear("linear_out", w, h, true, true);
+    return std::move(layers_);
+  }
+
+  // Lfm2ShortConv (modeling_lfm2.py; Liquid AI's LFM2): in_proj h → 3h gives B, C and x; B·x runs
+  // through a causal depthwise conv1d of conv_L_cache taps, C gates its output, out_proj h → h. The
+  // three have a bias under conv_bias. Eager autograd keeps in_proj's output (B, C and x are views of
+  // it), the conv's input B·x and output, and out_proj's input.
+  std::vector<Layer> ShortConv() {
+    const uint64_t h = p_.d_model;
+    const std::string bcx = Linear("in_proj", h, Count(P(""), {3, h}), ssm_.conv_bias, true);
+    const uint64_t elements = Count(P(""), {rows_, h});
+    Layer bx = MakeElementwise(P("gate_in"), LayerKind::kActivation, Component::kSsm, elements, 1);
+    bx.saved = {{.id = bcx, .elements = Count(P(""), {rows_, 3, h})}};
+    Add(std::move(bx), h);
+    Conv(h, cur_, elements);
+    // Lfm2Cache: conv_cache [conv_dim, conv_L_cache] per layer and sequence.
+    layers_.back().state_elements_per_sequence = Count(P("conv1d"), {h, ssm_.conv_kernel});
+    Layer gate = MakeElementwise(P("gate_out"), LayerKind::kActivation, Component::kSsm, elements, 1);
+    gate.saved = {{.id = bcx, .elements = Count(P(""), {rows_, 3, h})}, {.id = cur_, .elements = elements}};
+    Add(std::move(gate), h);
+    Linear("out_proj", h, h, ssm_.conv_bias, true);
+    return std::move(layers_);
+  }
+
   // in_proj gives z (d_inner), x·B·C (conv_dim) and dt (heads); the convolution runs over x·B·C.
   std::vector<Layer> Mamba2() {
     const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, heads = ssm_.n_heads;
@@ -128,13 +274,18 @@ class SsmBuilder {
     // Mamba2Cache: conv_states [b, conv_dim, conv_kernel] and ssm_states [b, heads, head_dim, N].
     scan.state_elements_per_sequence = StateElements(conv_dim, di, n);
     Add(std::move(scan), di);
-    // MambaRMSNormGated: y · SiLU(z) (2 FLOPs), then an RMSNorm with a weight of d_inner (4).
-    Layer norm = MakeElementwise(P("norm"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, di}),
-                                 2 + kFlopsPerRmsNormElement);
-    AddParamTensor(norm, {di}, false);
-    norm.saved = {{.id = P("norm:rstd"), .elements = Count(P(""), {rows_, ssm_.n_groups}), .cls = SavedClass::kFp32}};
-    Add(std::move(norm), di);
-    Linear("out_proj", di, h, ssm_.proj_bias, false);
+    if (ssm_.gated_norm) {
+      // MambaRMSNormGated: y · SiLU(z) (2 FLOPs), then an RMSNorm with a weight of d_inner (4).
+      Layer norm = MakeElementwise(P("norm"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, di}),
+                                   2 + kFlopsPerRmsNormElement);
+      AddParamTensor(norm, {di}, false);
+      norm.saved = {{.id = P("norm:rstd"), .elements = Count(P(""), {rows_, ssm_.n_groups}), .cls = SavedClass::kFp32}};
+      Add(std::move(norm), di);
+    } else {
+      // FalconH1Mixer without mamba_rms_norm: y · SiLU(z) alone.
+      Add(MakeElementwise(P("gate"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}), 2), di);
+    }
+    Linear("out_proj", di, h, ssm_.proj_bias || ssm_.out_bias, false);
     return std::move(layers_);
   }
 
@@ -202,7 +353,18 @@ class SsmBuilder {
 
 std::vector<Layer> SsmMixer(const SsmSpec& ssm, MixerKind kind, const SsmPlace& place) {
   SsmBuilder b(ssm, place);
-  return kind == MixerKind::kMamba2 ? b.Mamba2() : b.Mamba();
+  switch (kind) {
+    case MixerKind::kMamba2:
+      return b.Mamba2();
+    case MixerKind::kGatedDeltaNet:
+      return b.DeltaNet();
+    case MixerKind::kRgLru:
+      return b.RgLru();
+    case MixerKind::kShortConv:
+      return b.ShortConv();
+    default:
+      return b.Mamba();
+  }
 }
 
 }  // namespace tally

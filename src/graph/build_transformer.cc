@@ -41,8 +41,11 @@ uint64_t KeysPerQuery(const LayerSpec& l, uint64_t context) {
 
 class TransformerBuilder {
  public:
-  TransformerBuilder(const TransformerSpec& t, const GraphSettings& settings, uint64_t seq, uint64_t target)
-      : t_(t), ctx_(t, settings, seq, target) {}
+  TransformerBuilder(const TransformerSpec& t, const GraphSettings& settings, uint64_t seq, uint64_t target,
+                     uint64_t image_tokens)
+      : t_(t), ctx_(t, settings, seq, target) {
+    ctx_.image_tokens = image_tokens;
+  }
 
   // Each distinct block is built once, at the first block of its kind; `runs` order them all.
   void Build(LayerGraph& g) {
@@ -52,6 +55,7 @@ class TransformerBuilder {
     if (t_.vision) {
       const std::string embedded = ctx_.cur;
       AddVisionNodes(*t_.vision, t_.d_model, ctx_.settings, ctx_.layers);
+      ctx_.image_features = ctx_.layers.back().path;
       ctx_.cur = embedded;
     }
     g.blocks_begin = ctx_.layers.size();
@@ -141,9 +145,18 @@ class TransformerBuilder {
     // A causal kernel skips the masked half only when the queries see the whole sequence.
     ctx_.causal = ctx_.settings.causal && !ctx_.bidirectional && ctx_.kv == ctx_.seq;
     const std::string input = ctx_.cur;
-    if (spec.mixer != MixerKind::kAttention) {
+    if (spec.gated_cross) {
+      GatedCrossBlock();
+    } else if (spec.mixer == MixerKind::kNone) {
+      // modeling_nemotron_h.py, NemotronHBlock with an MLP mixer: x + mlp(RMSNorm(x)).
+      BlockNorm("mlp_norm");
+      AddMlp(ctx_);
+      BlockResidual("mlp.residual", 1);
+    } else if (spec.mixer != MixerKind::kAttention) {
       if (spec.hybrid > 0) SharedBlock();
       SsmBlock();
+    } else if (t_.parallel_ssm) {
+      ParallelSsmBlock();
     } else if (enc_dec && t_.norm_placement == NormPlacement::kAfterAdd) {
       // modeling_bart.py, BartEncoderLayer and BartDecoderLayer: self-attention, cross-attention
       // (decoder layers) and feed-forward, each LayerNorm(x + dropout(branch(x))).
@@ -180,13 +193,18 @@ class TransformerBuilder {
       AddMlp(ctx_);
       BlockResidual("mlp.residual", 1);
       BlockNorm("mlp_norm");
+      if (spec.conv) DebertaConv(input);
     } else if (!t_.parallel_block) {
       const bool pre = t_.norm_placement != NormPlacement::kPost;
       const bool post = t_.norm_placement != NormPlacement::kPre;
-      if (pre) BlockNorm("attn_norm");
+      if (pre && spec.attn_norm) BlockNorm("attn_norm");
       AddAttention(ctx_);
       if (post) BlockNorm("attn.post_norm");
       BlockResidual("attn.residual", 1);
+      if (!spec.mlp) {  // Nemotron-H's attention blocks: x + attention(RMSNorm(x)) alone
+        ctx_.block = -1;
+        return;
+      }
       if (pre) BlockNorm("mlp_norm");
       AddMlp(ctx_);
       if (post) BlockNorm("mlp.post_norm");
@@ -204,6 +222,54 @@ class TransformerBuilder {
     ctx_.block = -1;
   }
 
+  // modeling_mllama.py, MllamaCrossAttentionDecoderLayer: x + tanh(attn_gate) · cross_attn(
+  // input_layernorm(x)), then + tanh(mlp_gate) · mlp(post_attention_layernorm(.)); each gate one
+  // learned value whose product keeps its input for the gate's gradient.
+  void GatedCrossBlock() {
+    auto gate = [&](const std::string& name) {
+      const uint64_t elements = Count(ctx_.P(name), {ctx_.rows, t_.d_model});
+      const Component c = name == "cross.gate" ? Component::kAttention : Component::kMlp;
+      Layer g = MakeElementwise(ctx_.P(name), LayerKind::kActivation, c, elements, kFlopsPerElementwise);
+      AddParamTensor(g, {1}, false);
+      g.saved.push_back({.id = ctx_.cur, .elements = elements});
+      ctx_.Add(std::move(g), ctx_.Hidden());
+    };
+    BlockNorm("attn_norm");
+    AddImageCrossAttention(ctx_);
+    gate("cross.gate");
+    BlockResidual("attn.residual", 1);
+    BlockNorm("mlp_norm");
+    AddMlp(ctx_);
+    gate("mlp.gate");
+    BlockResidual("mlp.residual", 1);
+  }
+
+  // modeling_deberta_v2.py, ConvLayer after the first layer: a Conv1d h -> h over the sequence
+  // (kernel conv_kernel, padding keeping the length, conv_groups groups, a bias) of the encoder's
+  // input `embedded`, its activation (which saves its input), then LayerNorm(block output + it).
+  void DebertaConv(const std::string& embedded) {
+    const DisentangledSpec& r = t_.disentangled;
+    const uint64_t h = t_.d_model, per_group = h / r.conv_groups;
+    Layer conv;
+    conv.path = ctx_.P("conv");
+    conv.kind = LayerKind::kConv1d;
+    conv.component = Component::kConv2d;
+    AddParamTensor(conv, {h, per_group, r.conv_kernel}, false);
+    AddParamTensor(conv, {h}, false);
+    conv.gemms.push_back(
+        {.m = ctx_.rows, .n = per_group, .k = Count(conv.path, {per_group, r.conv_kernel}), .count = r.conv_groups});
+    conv.non_matmul_flops = Count(conv.path, {ctx_.rows, h});  // the bias
+    conv.saved.push_back({.id = embedded, .elements = Count(conv.path, {ctx_.rows, h})});
+    ctx_.cur = embedded;
+    ctx_.Add(std::move(conv), ctx_.Hidden());
+    Layer act = MakeElementwise(ctx_.P("conv.act"), LayerKind::kActivation, Component::kConv2d,
+                                Count(ctx_.P("conv.act"), {ctx_.rows, h}), kFlopsPerElementwise);
+    act.saved.push_back({.id = ctx_.cur, .elements = Count(ctx_.P("conv.act"), {ctx_.rows, h})});
+    ctx_.Add(std::move(act), ctx_.Hidden());
+    BlockResidual("conv.residual", 1);  // the block's output + the convolution's
+    BlockNorm("conv.norm");
+  }
+
   // modeling_mamba.py, MambaBlock: x + mixer(RMSNorm(x)); the mixer's nodes come from
   // graph/build_ssm.cc. With an MLP (modeling_jamba.py, JambaMambaDecoderLayer): then
   // x + feed_forward(pre_ff_layernorm(x)), the dense MLP or the experts.
@@ -214,6 +280,24 @@ class TransformerBuilder {
       ctx_.Add(std::move(l), std::move(shape));
     }
     BlockResidual("residual", 1);
+    if (!ctx_.layer.mlp) return;
+    BlockNorm("mlp_norm");
+    AddMlp(ctx_);
+    BlockResidual("mlp.residual", 1);
+  }
+
+  // modeling_falcon_h1.py, FalconH1DecoderLayer: h = RMSNorm(x); x + attention(h) + mamba(h), then
+  // x + MLP(RMSNorm(x)). The multipliers on each branch are scalars, not counted.
+  void ParallelSsmBlock() {
+    BlockNorm("attn_norm");
+    const std::string normed = ctx_.cur;
+    AddAttention(ctx_);
+    ctx_.cur = normed;
+    for (Layer& l : SsmMixer(t_.ssm, t_.ssm.kind, {ctx_.P("mixer"), ctx_.batch, ctx_.seq, t_.d_model, ctx_.cur})) {
+      std::vector<uint64_t> shape = l.shape;
+      ctx_.Add(std::move(l), std::move(shape));
+    }
+    BlockResidual("residual", 2);  // input + attention + mixer
     if (!ctx_.layer.mlp) return;
     BlockNorm("mlp_norm");
     AddMlp(ctx_);
@@ -332,7 +416,22 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
                          "' (Zamba2: shared transformer blocks reused at the hybrid layers) are not modelled; --mode "
                          "infer gives its inference memory";
   }
-  TransformerBuilder(effective, settings, seq, target).Build(g);
+  for (const auto& run : LayerRuns(t)) {
+    if (run.first.mixer != MixerKind::kRgLru) continue;
+    // modeling_recurrent_gemma.py runs the RG-LRU as a Python loop over the tokens, whose autograd
+    // tensors are not modelled.
+    g.training_refused = "training activations of '" + spec.name +
+                         "' (RecurrentGemma: the RG-LRU's per-token loop in transformers) are not modelled; --mode "
+                         "infer gives its inference memory";
+  }
+  // Mllama's cross-attention layers read every tile's tokens of the prompt's images, cached for
+  // the decode steps.
+  uint64_t image_tokens = 0;
+  if (t.vision && t.vision->kind == VisionKind::kMllama) {
+    image_tokens =
+        Count("images", {settings.images.value_or(t.vision->images), t.vision->tiles, t.vision->position_rows});
+  }
+  TransformerBuilder(effective, settings, seq, target, image_tokens).Build(g);
   if (g.images == uint64_t{0} && effective.vision) {
     // --images 0, text only: the tower and projector keep their parameters (the checkpoint holds
     // them) but run on nothing: no FLOPs, no saved tensors, no rows.

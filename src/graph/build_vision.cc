@@ -1,266 +1,292 @@
-// The vision towers and projectors of config/model_spec.h's VisionSpec as nodes: SigLIP
-// (modeling_siglip.py) with Gemma 3's projector (modeling_gemma3.py), Llama 4's vision model and
-// projector (modeling_llama4.py), and CLIP (modeling_clip.py) with LLaVA's (modeling_llava.py). Saved tensors follow
-// the language model's conventions (graph/transformer_context.cc, build_attention.cc): each LayerNorm its input and
-// fp32 mean and rstd, each linear its input, QK^T q and k, softmax its probabilities (eager) or the fp32 log-sum-exp
-// per row (flash), AV v and the probabilities (eager) or its output (flash), GELU its input. The tower is bidirectional
-// and keeps no KV cache; its weights are replicated over tensor-parallel ranks.
+// The vision towers of config/model_spec.h's VisionSpec as nodes: SigLIP (modeling_siglip.py), Llama
+// 4's vision model (modeling_llama4.py), CLIP (modeling_clip.py), and issue 30's: Qwen2-VL's,
+// Qwen2.5-VL's and Qwen3-VL's (modeling_qwen2_vl.py, modeling_qwen2_5_vl.py, modeling_qwen3_vl.py),
+// Pixtral (modeling_pixtral.py), Idefics3's SigLIP (modeling_idefics3.py), InternViT
+// (modeling_internvl.py) and Mllama's (modeling_mllama.py); their projectors are in
+// graph/build_projectors.cc. Saved tensors follow the language model's conventions
+// (graph/transformer_context.cc, build_attention.cc): each LayerNorm its input and fp32 mean and
+// rstd, each RMSNorm what graph/node_costs.h's SaveRmsNorm says, each linear its input, QK^T q and k,
+// softmax its probabilities (eager) or the fp32 log-sum-exp per row (flash), AV v and the
+// probabilities (eager) or its output (flash), GELU its input. The tower is bidirectional and keeps
+// no KV cache; its weights are replicated over tensor-parallel ranks.
 #include "graph/build_vision.h"
 
+#include <algorithm>
+
 #include "graph/node_costs.h"
+#include "graph/vision_builder.h"
 
 namespace tally {
-namespace {
 
-class VisionBuilder {
- public:
-  VisionBuilder(const VisionSpec& v, uint64_t text_width, const GraphSettings& settings, std::vector<Layer>& layers)
-      : v_(v),
-        text_width_(text_width),
-        flash_(settings.attention == Attention::kFlash),
-        b_(settings.batch),
-        side_(v.image_size / v.patch_size),
-        patches_(Count("vision", {side_, side_})),
-        llama4_(v.kind == VisionKind::kLlama4),
-        clip_(v.kind == VisionKind::kClip),
-        tokens_(patches_ + (llama4_ || clip_ ? 1 : 0)),  // Llama 4's and CLIP's class token
-        images_(Count("vision", {b_, v.images})),
-        rows_(Count("vision", {images_, tokens_})),
-        layers_(layers) {}
+VisionBuilder::VisionBuilder(const VisionSpec& v, uint64_t text_width, const GraphSettings& settings,
+                             std::vector<Layer>& layers)
+    : v_(v),
+      text_width_(text_width),
+      flash_(settings.attention == Attention::kFlash),
+      b_(settings.batch),
+      side_(v.image_size / v.patch_size),
+      patches_(Count("vision", {side_, side_})),
+      llama4_(v.kind == VisionKind::kLlama4),
+      clip_(v.kind == VisionKind::kClip),
+      // Mllama pads each tile's patches and class token to a multiple of 8 before its layers.
+      tokens_(v.kind == VisionKind::kMllama ? (patches_ + 1 + 7) / 8 * 8 : patches_ + (v.class_token ? 1 : 0)),
+      images_(Count("vision", {b_, v.images, v.tiles})),
+      rows_(Count("vision", {images_, tokens_})),
+      layers_(layers) {}
 
-  void Build() {
-    Embeddings();
-    if (llama4_ || clip_) LayerNorm("vision.pre_norm");  // layernorm_pre, pre_layrnorm
-    const uint64_t live = v_.live_layers == 0 ? v_.n_layers : v_.live_layers;
-    std::string features;
-    for (uint64_t i = 0; i < v_.n_layers; ++i) {
-      if (i == live) features = cur_;
-      dead_ = i >= live;
-      EncoderLayer("vision.layers." + std::to_string(i) + ".");
-    }
-    if (clip_) {
-      ClipHead(features.empty() ? cur_ : features);
-      return;
-    }
-    LayerNorm("vision.post_norm");
-    if (llama4_)
-      Llama4Projector();
-    else
+void VisionBuilder::Build() {
+  Embeddings();
+  if (v_.pre_norm) Norm("vision.pre_norm");  // layernorm_pre, pre_layrnorm, ln_pre
+  const uint64_t live = v_.live_layers == 0 ? v_.n_layers : v_.live_layers;
+  std::string features;
+  for (uint64_t i = 0; i < v_.n_layers; ++i) {
+    if (i == live) features = cur_;
+    dead_ = i >= live;
+    window_ =
+        v_.window_tokens > 0 && std::find(v_.full_layers.begin(), v_.full_layers.end(), i) == v_.full_layers.end();
+    EncoderLayer("vision.layers." + std::to_string(i) + ".");
+    outputs_.push_back(cur_);
+  }
+  window_ = false;
+  if (clip_) {
+    ClipHead(features.empty() ? cur_ : features);
+    return;
+  }
+  if (v_.post_norm) Norm("vision.post_norm");
+  switch (v_.kind) {
+    case VisionKind::kSiglip:
       Projector();
+      break;
+    case VisionKind::kLlama4:
+      Llama4Projector();
+      break;
+    case VisionKind::kQwenMerger:
+    case VisionKind::kQwen3Merger:
+      QwenMerger();
+      break;
+    case VisionKind::kMistral3:
+      Mistral3Projector();
+      break;
+    case VisionKind::kMllama:
+      MllamaGlobalLayers();
+      MllamaProjector();
+      break;
+    default:  // kIdefics3, kInternVl
+      ShuffleProjector();
+      break;
   }
+}
 
- private:
-  // The tower's hidden states: every patch of every image of the batch, one row each.
-  std::vector<uint64_t> Hidden(uint64_t width) const { return {b_, Count("vision", {v_.images, tokens_}), width}; }
+std::vector<uint64_t> VisionBuilder::Hidden(uint64_t width) const {
+  return {b_, Count("vision", {v_.images, v_.tiles, tokens_}), width};
+}
 
-  void Push(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "") {
-    l.shape = std::move(shape);
-    if (dead_) {
-      // A layer past the features the projector reads: its output reaches no loss, so autograd
-      // neither keeps its tensors nor runs its backward.
-      l.saved.clear();
-      for (Gemm& g : l.gemms) g.grad_a = g.grad_b = false;
-    }
-    cur_ = output_id.empty() ? l.path : output_id;
-    layers_.push_back(std::move(l));
+void VisionBuilder::Push(Layer l, std::vector<uint64_t> shape, const std::string& output_id) {
+  l.shape = std::move(shape);
+  if (dead_) {
+    // A layer past the features the projector reads: its output reaches no loss, so autograd
+    // neither keeps its tensors nor runs its backward.
+    l.saved.clear();
+    for (Gemm& g : l.gemms) g.grad_a = g.grad_b = false;
   }
+  cur_ = output_id.empty() ? l.path : output_id;
+  layers_.push_back(std::move(l));
+}
 
-  // SiglipVisionEmbeddings: a patch_size x patch_size convolution of stride patch_size with a bias
-  // (an implicit GEMM over the patches; the pixels are data and need no gradient), then one learned
-  // position per patch added (no class token). Llama4UnfoldConvolution: the unfolded patches (a copy
-  // the linear keeps for dW) through a linear without a bias; a class token appended (the cat saves
-  // nothing) and one learned position per token.
-  void Embeddings() {
-    const uint64_t d = v_.d_model, c = v_.channels, p = v_.patch_size;
-    const uint64_t patch_rows = Count("vision", {images_, patches_});
-    Layer conv;
-    conv.path = "vision.embed.patch";
-    conv.kind = LayerKind::kConv2d;
-    conv.component = Component::kVision;
-    const bool bias = !llama4_ && !clip_;  // SigLIP's convolution only
+void VisionBuilder::Linear(const std::string& path, uint64_t rows, uint64_t in, uint64_t out, bool bias, Component c,
+                           std::vector<uint64_t> shape) {
+  Push(MakeLinear(path, c, rows, in, out, bias, cur_, true), std::move(shape));
+}
+
+void VisionBuilder::Norm(const std::string& path, uint64_t rows, uint64_t width, Component c, NormType type) {
+  if (rows == 0) rows = rows_;
+  if (width == 0) width = v_.d_model;
+  const uint64_t elements = Count(path, {rows, width});
+  // Over the tower's rows, or over a projector's (a whole number per sequence of the batch).
+  std::vector<uint64_t> shape = rows == rows_ ? Hidden(width) : std::vector<uint64_t>{b_, rows / b_, width};
+  if (type == NormType::kRms || (type == NormType::kTower && v_.rms_norm)) {
+    Layer n = MakeElementwise(path, LayerKind::kNorm, c, elements, kFlopsPerRmsNormElement);
+    n.op = ElementwiseOp::kRmsNorm;
+    AddParamTensor(n, {width}, false);
+    SaveRmsNorm(n, cur_, elements, rows, true);
+    Push(std::move(n), std::move(shape));
+    return;
+  }
+  // nn.LayerNorm(width) with weight and bias.
+  Layer n = MakeElementwise(path, LayerKind::kNorm, c, elements, kFlopsPerLayerNormElement);
+  AddParamTensor(n, {width}, false);
+  AddParamTensor(n, {width}, false);
+  n.saved.push_back({cur_, elements});
+  n.saved.push_back({path + ":mean", rows, SavedClass::kFp32});
+  n.saved.push_back({path + ":rstd", rows, SavedClass::kFp32});
+  Push(std::move(n), std::move(shape));
+}
+
+void VisionBuilder::Activation(const std::string& path, uint64_t rows, uint64_t width, Component c,
+                               std::vector<uint64_t> shape) {
+  Layer act = MakeElementwise(path, LayerKind::kActivation, c, Count(path, {rows, width}), kFlopsPerElementwise);
+  act.saved.push_back({.id = cur_, .elements = Count(path, {rows, width})});
+  Push(std::move(act), std::move(shape));
+}
+
+void VisionBuilder::Residual(const std::string& path) {
+  Push(MakeElementwise(path, LayerKind::kResidualAdd, Component::kVision, Count(path, {rows_, v_.d_model}),
+                       kFlopsPerElementwise),
+       Hidden(v_.d_model));
+}
+
+// x · λ (InternViT's lambda_1 and lambda_2, d values) or tanh(gate) · x (Mllama's gates, one
+// value): the product keeps its input for λ's gradient.
+void VisionBuilder::Scale(const std::string& path, uint64_t params) {
+  Layer l = MakeElementwise(path, LayerKind::kActivation, Component::kVision, Count(path, {rows_, v_.d_model}),
+                            kFlopsPerElementwise);
+  AddParamTensor(l, {params}, false);
+  l.saved.push_back({.id = cur_, .elements = Count(path, {rows_, v_.d_model})});
+  Push(std::move(l), Hidden(v_.d_model));
+}
+
+// The patches through a convolution of stride patch_size (an implicit GEMM over the patches; the
+// pixels are data and need no gradient) of c·t·p·p inputs (Qwen-VL's Conv3d spans t frames), with a
+// bias unless patch_bias is false; Llama4UnfoldConvolution unfolds the patches (a copy the linear
+// keeps for dW) into a linear without a bias. A class token (the cat saves nothing) and learned
+// positions, one per token or `position_rows` interpolated to the grid, are added.
+void VisionBuilder::Embeddings() {
+  const uint64_t d = v_.d_model, c = v_.channels, p = v_.patch_size, t = v_.temporal_patch;
+  const uint64_t patch_rows = Count("vision", {images_, patches_});
+  Layer conv;
+  conv.path = "vision.embed.patch";
+  conv.kind = LayerKind::kConv2d;
+  conv.component = Component::kVision;
+  if (t > 1)
+    AddParamTensor(conv, {d, c, t, p, p}, false);
+  else
     AddParamTensor(conv, {d, c, p, p}, false);
-    if (bias) AddParamTensor(conv, {d}, false);
-    conv.gemms.push_back({.m = patch_rows, .n = d, .k = Count(conv.path, {c, p, p}), .grad_a = false});
-    conv.non_matmul_flops = bias ? Count(conv.path, {patch_rows, d}) : 0;
-    if (llama4_) {
-      conv.saved.push_back(
-          {.id = "vision.embed.unfold", .elements = Count(conv.path, {patch_rows, c, p, p}), .dw_only = true});
-    } else {
-      conv.saved.push_back({.id = kInputTensor,
-                            .elements = Count(conv.path, {images_, c, v_.image_size, v_.image_size}),
-                            .dw_only = true});
-    }
-    Push(std::move(conv), {b_, Count("vision", {v_.images, patches_}), d});
-    Layer pos = MakeElementwise("vision.embed.positions", LayerKind::kEmbedding, Component::kVision,
-                                Count("vision", {rows_, d}), kFlopsPerElementwise);
-    if (llama4_ || clip_) AddParamTensor(pos, {d}, false);  // class_embedding
-    AddParamTensor(pos, {tokens_, d}, false);
-    Push(std::move(pos), Hidden(d));
+  if (v_.patch_bias) AddParamTensor(conv, {d}, false);
+  conv.gemms.push_back({.m = patch_rows, .n = d, .k = Count(conv.path, {c, t, p, p}), .grad_a = false});
+  conv.non_matmul_flops = v_.patch_bias ? Count(conv.path, {patch_rows, d}) : 0;
+  if (llama4_) {
+    conv.saved.push_back(
+        {.id = "vision.embed.unfold", .elements = Count(conv.path, {patch_rows, c, p, p}), .dw_only = true});
+  } else {
+    conv.saved.push_back({.id = kInputTensor,
+                          .elements = Count(conv.path, {images_, c, t, v_.image_size, v_.image_size}),
+                          .dw_only = true});
   }
-
-  // nn.LayerNorm(d) with weight and bias over every patch.
-  void LayerNorm(const std::string& path) {
-    const uint64_t elements = Count(path, {rows_, v_.d_model});
-    Layer n = MakeElementwise(path, LayerKind::kNorm, Component::kVision, elements, kFlopsPerLayerNormElement);
-    AddParamTensor(n, {v_.d_model}, false);
-    AddParamTensor(n, {v_.d_model}, false);
-    n.saved.push_back({cur_, elements});
-    n.saved.push_back({path + ":mean", rows_, SavedClass::kFp32});
-    n.saved.push_back({path + ":rstd", rows_, SavedClass::kFp32});
-    Push(std::move(n), Hidden(v_.d_model));
+  Push(std::move(conv), {b_, Count("vision", {v_.images, v_.tiles, patches_}), d});
+  if (v_.kind == VisionKind::kMllama) {
+    // MllamaPrecomputedAspectRatioEmbedding (pre_tile): a tiles·d row per aspect-ratio id and a gate.
+    Layer tile = MakeElementwise("vision.embed.pre_tile", LayerKind::kEmbedding, Component::kVision,
+                                 Count("vision", {patch_rows, d}), kFlopsPerElementwise);
+    AddParamTensor(tile, {v_.aspect_ratios, Count("vision", {v_.tiles, d})}, false);
+    AddParamTensor(tile, {1}, false);
+    Push(std::move(tile), {b_, Count("vision", {v_.images, v_.tiles, patches_}), d});
   }
-
-  void Linear(const std::string& path, uint64_t rows, uint64_t in, uint64_t out, bool bias, Component c,
-              std::vector<uint64_t> shape) {
-    Push(MakeLinear(path, c, rows, in, out, bias, cur_, true), std::move(shape));
+  if (!v_.learned_positions) return;
+  Layer pos = MakeElementwise("vision.embed.positions", LayerKind::kEmbedding, Component::kVision,
+                              Count("vision", {rows_, d}), kFlopsPerElementwise);
+  if (v_.class_token) AddParamTensor(pos, {d}, false);  // class_embedding
+  AddParamTensor(pos, {v_.position_rows > 0 ? v_.position_rows : tokens_, d}, false);
+  if (v_.kind == VisionKind::kMllama) {
+    // MllamaPrecomputedPositionEmbedding: its gate and the tile embedding, one row of tiles x
+    // (patches + 1) x d per aspect-ratio id.
+    AddParamTensor(pos, {1}, false);
+    AddParamTensor(pos, {v_.aspect_ratios, Count("vision", {v_.tiles, v_.position_rows, d})}, false);
   }
+  Push(std::move(pos), Hidden(d));
+}
 
-  void Residual(const std::string& path) {
-    Push(MakeElementwise(path, LayerKind::kResidualAdd, Component::kVision, Count(path, {rows_, v_.d_model}),
-                         kFlopsPerElementwise),
-         Hidden(v_.d_model));
-  }
+// A pre-norm layer: x + attn(norm1(x)), then + mlp(norm2(.)); InternViT scales each branch by its
+// layer scale, Mllama's global layers by the tanh of a learned gate.
+void VisionBuilder::EncoderLayer(const std::string& p, bool gated) {
+  Norm(p + "norm1");
+  Attention(p);
+  if (v_.layer_scale) Scale(p + "attn.scale", v_.d_model);
+  if (gated) Scale(p + "attn.gate", 1);
+  Residual(p + "attn.residual");
+  Norm(p + "norm2");
+  Mlp(p);
+  if (v_.layer_scale) Scale(p + "mlp.scale", v_.d_model);
+  if (gated) Scale(p + "mlp.gate", 1);
+  Residual(p + "mlp.residual");
+}
 
-  // SiglipEncoderLayer: x + attn(layer_norm1(x)), then + mlp(layer_norm2(.)).
-  void EncoderLayer(const std::string& p) {
-    const uint64_t d = v_.d_model, a = v_.n_heads, hd = d / a, s = tokens_;
-    LayerNorm(p + "norm1");
-    // SiglipAttention: q_proj, k_proj and v_proj (each d x d with a bias) read the same input; one
-    // node with their three weights and biases.
-    Layer qkv = MakeLinear(p + "attn.qkv", Component::kVision, rows_, d, 3 * d, true, cur_, true);
-    qkv.params = 0;
-    qkv.param_tensors.clear();
-    for (int i = 0; i < 3; ++i) AddParamTensor(qkv, {d, d}, false);
+// q, k and v (each d x d; biases with qkv_bias) read the same input: one node with their three
+// weights. InternViT's q and k RMSNorms, then 2D RoPE (Llama 4, Qwen-VL, Pixtral) in place; a
+// windowed layer's queries see their window's window_tokens keys.
+void VisionBuilder::Attention(const std::string& p) {
+  const uint64_t d = v_.d_model, a = v_.n_heads, hd = d / a;
+  const uint64_t s = tokens_, keys = window_ ? std::min(v_.window_tokens, tokens_) : tokens_;
+  Layer qkv = MakeLinear(p + "attn.qkv", Component::kVision, rows_, d, 3 * d, v_.qkv_bias, cur_, true);
+  qkv.params = 0;
+  qkv.param_tensors.clear();
+  for (int i = 0; i < 3; ++i) AddParamTensor(qkv, {d, d}, false);
+  if (v_.qkv_bias) {
     for (int i = 0; i < 3; ++i) AddParamTensor(qkv, {d}, false);
-    Push(std::move(qkv), Hidden(3 * d));
-    const std::string qkv_id = cur_;
-    if (llama4_) {
-      // vision_apply_rotary_emb: 2D rotary positions over q and k, in place.
-      Push(MakeElementwise(p + "attn.rope", LayerKind::kRope, Component::kVision, Count(p, {rows_, 2 * d}),
-                           kFlopsPerRopeElement),
-           Hidden(3 * d), qkv_id);
+  }
+  Push(std::move(qkv), Hidden(3 * d));
+  const std::string qkv_id = cur_;
+  if (v_.qk_norm) {
+    for (const char* name : {"attn.q_norm", "attn.k_norm"}) {
+      Norm(p + name, rows_, d, Component::kVision, NormType::kRms);
+      cur_ = qkv_id;
     }
-    const uint64_t bh = Count(p, {images_, a}), scores = Count(p, {bh, s, s}), hidden = Count(p, {rows_, d});
-    const std::vector<uint64_t> score_shape = {b_, Count(p, {v_.images, a}), s, s};
-    Layer qk = MakeElementwise(p + "attn.scores", LayerKind::kAttentionScores, Component::kVision, scores,
-                               kFlopsPerElementwise);  // the 1/sqrt(head_dim) scaling
-    qk.gemms.push_back({.m = s, .n = s, .k = hd, .count = bh});
-    qk.saved = {{.id = qkv_id + ":q", .elements = hidden}, {.id = qkv_id + ":k", .elements = hidden}};
-    Push(std::move(qk), score_shape);
-    Layer softmax =
-        MakeElementwise(p + "attn.softmax", LayerKind::kSoftmax, Component::kVision, scores, kFlopsPerElementwise);
-    if (flash_) {
-      softmax.saved.push_back({.id = softmax.path + ":lse", .elements = Count(p, {bh, s}), .cls = SavedClass::kFp32});
-    } else {
-      softmax.saved.push_back({.id = softmax.path, .elements = scores});
-    }
-    Push(std::move(softmax), score_shape);
-    Layer av;
-    av.path = p + "attn.context";
-    av.kind = LayerKind::kAttentionContext;
-    av.component = Component::kVision;
-    av.gemms.push_back({.m = s, .n = hd, .k = s, .count = bh});
-    av.saved.push_back({.id = qkv_id + ":v", .elements = hidden});
-    // Flash backward needs the output; it is also the out projection's saved input (one tensor).
-    av.saved.push_back(flash_ ? SavedTensor{.id = av.path, .elements = hidden}
-                              : SavedTensor{.id = cur_, .elements = scores});
-    Push(std::move(av), Hidden(d));
-    Linear(p + "attn.out", rows_, d, d, true, Component::kVision, Hidden(d));
-    Residual(p + "attn.residual");
-    LayerNorm(p + "norm2");
-    // SiglipMLP: fc1, GELU (tanh approximation; it saves its input), fc2.
-    Linear(p + "mlp.fc1", rows_, d, v_.d_ff, true, Component::kVision, Hidden(v_.d_ff));
-    Layer act = MakeElementwise(p + "mlp.act", LayerKind::kActivation, Component::kVision, Count(p, {rows_, v_.d_ff}),
-                                kFlopsPerElementwise);
-    act.saved.push_back({.id = cur_, .elements = Count(p, {rows_, v_.d_ff})});
-    Push(std::move(act), Hidden(v_.d_ff));
-    Linear(p + "mlp.fc2", rows_, v_.d_ff, d, true, Component::kVision, Hidden(d));
-    Residual(p + "mlp.residual");
   }
-
-  // Gemma3MultiModalProjector: the patch grid (a contiguous [d, side, side] copy per image) averaged
-  // over kernel = stride = side / sqrt(tokens_per_image), Gemma3RMSNorm over d (computed in fp32:
-  // it keeps the fp32 input, the rstd per row and the normalized x it scales by 1 + weight;
-  // graph/node_costs.h), then a d x text_width matmul without a bias.
-  void Projector() {
-    const uint64_t d = v_.d_model, t = v_.tokens_per_image;
-    const uint64_t tokens = Count("projector", {images_, t}), elements = Count("projector", {tokens, d});
-    const std::vector<uint64_t> shape = {b_, Count("projector", {v_.images, t}), d};
-    // DeepSpeed's profiler counts pooling as one FLOP per input element.
-    Layer pool = MakeElementwise("projector.pool", LayerKind::kPool, Component::kProjector,
-                                 Count("projector", {rows_, d}), kFlopsPerElementwise);
-    pool.saved.push_back({.id = pool.path + ":input", .elements = Count("projector", {rows_, d})});
-    Push(std::move(pool), shape);
-    Layer norm =
-        MakeElementwise("projector.norm", LayerKind::kNorm, Component::kProjector, elements, kFlopsPerRmsNormElement);
-    AddParamTensor(norm, {d}, false);
-    SaveRmsNorm(norm, cur_, elements, tokens, true, SavedClass::kFp32);
-    Push(std::move(norm), shape);
-    Linear("projector.proj", tokens, d, text_width_, false, Component::kProjector,
-           {b_, Count("projector", {v_.images, t}), text_width_});
+  if (v_.rope) {
+    Push(MakeElementwise(p + "attn.rope", LayerKind::kRope, Component::kVision, Count(p, {rows_, 2 * d}),
+                         kFlopsPerRopeElement),
+         Hidden(3 * d), qkv_id);
   }
-
-  // Llama 4: layernorm_post's output without the class token, pixel-shuffled (reshapes and a permute:
-  // a copy that fc1 keeps) into tokens_per_image tokens of d·shuffle² features;
-  // Llama4VisionPixelShuffleMLP's fc1 and fc2 without biases, each followed by GELU (which saves its
-  // input); then Llama4MultiModalProjector's linear_1 to the text width without a bias.
-  void Llama4Projector() {
-    const uint64_t t = v_.tokens_per_image, a = v_.adapter_width;
-    const uint64_t rows = Count("vision.adapter", {images_, t});
-    const uint64_t wide = Count("vision.adapter", {v_.d_model, v_.shuffle, v_.shuffle});
-    auto shape = [&](uint64_t width) {
-      return std::vector<uint64_t>{b_, Count("vision.adapter", {v_.images, t}), width};
-    };
-    cur_ = "vision.adapter.shuffle";
-    Linear("vision.adapter.fc1", rows, wide, a, false, Component::kVision, shape(a));
-    for (const char* name : {"vision.adapter.act1", "vision.adapter.act2"}) {
-      Layer act = MakeElementwise(name, LayerKind::kActivation, Component::kVision, Count(name, {rows, a}),
-                                  kFlopsPerElementwise);
-      act.saved.push_back({.id = cur_, .elements = Count(name, {rows, a})});
-      Push(std::move(act), shape(a));
-      if (name == std::string("vision.adapter.act1")) {
-        Linear("vision.adapter.fc2", rows, a, a, false, Component::kVision, shape(a));
-      }
-    }
-    Linear("projector.proj", rows, a, text_width_, false, Component::kProjector, shape(text_width_));
+  const uint64_t bh = Count(p, {images_, a}), scores = Count(p, {bh, s, keys}), hidden = Count(p, {rows_, d});
+  const std::vector<uint64_t> score_shape = {b_, Count(p, {v_.images, v_.tiles, a}), s, keys};
+  Layer qk = MakeElementwise(p + "attn.scores", LayerKind::kAttentionScores, Component::kVision, scores,
+                             kFlopsPerElementwise);  // the 1/sqrt(head_dim) scaling
+  qk.gemms.push_back({.m = s, .n = keys, .k = hd, .count = bh});
+  qk.saved = {{.id = qkv_id + ":q", .elements = hidden}, {.id = qkv_id + ":k", .elements = hidden}};
+  Push(std::move(qk), score_shape);
+  Layer softmax =
+      MakeElementwise(p + "attn.softmax", LayerKind::kSoftmax, Component::kVision, scores, kFlopsPerElementwise);
+  if (flash_) {
+    softmax.saved.push_back({.id = softmax.path + ":lse", .elements = Count(p, {bh, s}), .cls = SavedClass::kFp32});
+  } else {
+    softmax.saved.push_back({.id = softmax.path, .elements = scores});
   }
+  Push(std::move(softmax), score_shape);
+  Layer av;
+  av.path = p + "attn.context";
+  av.kind = LayerKind::kAttentionContext;
+  av.component = Component::kVision;
+  av.gemms.push_back({.m = s, .n = hd, .k = keys, .count = bh});
+  av.saved.push_back({.id = qkv_id + ":v", .elements = hidden});
+  // Flash backward needs the output; it is also the out projection's saved input (one tensor).
+  av.saved.push_back(flash_ ? SavedTensor{.id = av.path, .elements = hidden}
+                            : SavedTensor{.id = cur_, .elements = scores});
+  Push(std::move(av), Hidden(d));
+  Linear(p + "attn.out", rows_, d, d, v_.out_bias, Component::kVision, Hidden(d));
+}
 
-  // CLIPVisionTransformer's post_layernorm over the class token of the last layer (its pooled output,
-  // which LLaVA does not use), then LlavaMultiModalProjector over the features of layer
-  // vision_feature_layer: the patches (class token dropped unless the strategy is "full"; the slice
-  // is copied for linear_1), linear_1, GELU, linear_2, with biases.
-  void ClipHead(const std::string& features) {
-    const uint64_t d = v_.d_model, t = v_.tokens_per_image;
-    dead_ = true;
-    Layer post = MakeElementwise("vision.post_norm", LayerKind::kNorm, Component::kVision,
-                                 Count("vision", {images_, d}), kFlopsPerLayerNormElement);
-    AddParamTensor(post, {d}, false);
-    AddParamTensor(post, {d}, false);
-    Push(std::move(post), {b_, v_.images, d});
-    dead_ = false;
-    const uint64_t rows = Count("projector", {images_, t});
-    auto shape = [&](uint64_t width) { return std::vector<uint64_t>{b_, Count("projector", {v_.images, t}), width}; };
-    cur_ = t == tokens_ ? features : "projector.select";
-    Linear("projector.linear_1", rows, d, text_width_, true, Component::kProjector, shape(text_width_));
-    Layer act = MakeElementwise("projector.act", LayerKind::kActivation, Component::kProjector,
-                                Count("projector", {rows, text_width_}), kFlopsPerElementwise);
-    act.saved.push_back({.id = cur_, .elements = Count("projector", {rows, text_width_})});
-    Push(std::move(act), shape(text_width_));
-    Linear("projector.linear_2", rows, text_width_, text_width_, true, Component::kProjector, shape(text_width_));
+// fc1, GELU (it saves its input), fc2; or, gated (Qwen2.5-VL, Pixtral), gate and up from the same
+// input, SiLU(gate) · up (it saves the gate, its SiLU and up), down.
+void VisionBuilder::Mlp(const std::string& p) {
+  const uint64_t d = v_.d_model, f = v_.d_ff, hidden = Count(p, {rows_, f});
+  if (!v_.gated_mlp) {
+    Linear(p + "mlp.fc1", rows_, d, f, v_.mlp_bias, Component::kVision, Hidden(f));
+    Activation(p + "mlp.act", rows_, f, Component::kVision, Hidden(f));
+    Linear(p + "mlp.fc2", rows_, f, d, v_.mlp_bias, Component::kVision, Hidden(d));
+    return;
   }
-
-  const VisionSpec& v_;
-  const uint64_t text_width_;
-  const bool flash_;
-  const uint64_t b_, side_, patches_;
-  const bool llama4_, clip_;
-  bool dead_ = false;  // building a layer whose output no loss reads
-  const uint64_t tokens_, images_, rows_;
-  std::vector<Layer>& layers_;
-  std::string cur_ = std::string(kInputTensor);
-};
-
-}  // namespace
+  const std::string input = cur_;
+  Linear(p + "mlp.gate", rows_, d, f, v_.mlp_bias, Component::kVision, Hidden(f));
+  const std::string gate = cur_;
+  cur_ = input;
+  Linear(p + "mlp.up", rows_, d, f, v_.mlp_bias, Component::kVision, Hidden(f));
+  Layer act = MakeElementwise(p + "mlp.act", LayerKind::kActivation, Component::kVision, hidden, 2);
+  act.op = ElementwiseOp::kGatedActivation;
+  act.saved = {{.id = gate, .elements = hidden},
+               {.id = p + "mlp.act:gate", .elements = hidden},
+               {.id = cur_, .elements = hidden}};
+  Push(std::move(act), Hidden(f));
+  Linear(p + "mlp.down", rows_, f, d, v_.mlp_bias, Component::kVision, Hidden(d));
+}
 
 void AddVisionNodes(const VisionSpec& v, uint64_t text_width, const GraphSettings& settings,
                     std::vector<Layer>& layers) {

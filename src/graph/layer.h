@@ -26,10 +26,12 @@ enum class LayerKind {
   kConv2d,
   kPool,
   kFlatten,
-  kConcat,    // branches joined along the channels (no saved tensors, no FLOPs)
-  kMultiply,  // branches multiplied elementwise, broadcasting (squeeze-excitation)
-  kConv1d,    // a causal depthwise convolution along the sequence (Mamba)
-  kScan,      // the selective state-space recurrence (Mamba's S6, Mamba-2's SSD)
+  kConcat,     // branches joined along the channels (no saved tensors, no FLOPs)
+  kMultiply,   // branches multiplied elementwise, broadcasting (squeeze-excitation)
+  kConv1d,     // a causal depthwise convolution along the sequence (Mamba)
+  kScan,       // the selective state-space recurrence (Mamba's S6, Mamba-2's SSD)
+  kDeltaRule,  // the gated delta rule's recurrence (Gated DeltaNet)
+  kLru,        // Griffin's real-gated linear recurrent unit (RG-LRU), its gates included
 };
 
 // Which kernels eager PyTorch runs for an elementwise node, where the kind alone does not say: a
@@ -134,8 +136,9 @@ struct Layer {
   uint64_t attention_span = 0;
   uint64_t kv_elements_per_token = 0;
   uint64_t kv_tp_max_shards = 0;
-  // Selective scan only: the recurrent state one sequence keeps between decode steps (the
-  // convolution's and the SSM's, elements), whatever the context (estimate/kv_cache.h).
+  // A recurrent node (a scan, the delta rule, the RG-LRU): the state one sequence keeps between
+  // decode steps (the convolution's and the recurrence's, elements), whatever the context
+  // (estimate/kv_cache.h).
   uint64_t state_elements_per_sequence = 0;
   uint64_t n_experts = 0;  // MoE expert weights: params hold all experts, `active_experts` of them run
   uint64_t active_experts = 0;

@@ -28,6 +28,8 @@ struct EnumNames<LayerKind> {
       {LayerKind::kMultiply, "multiply"},
       {LayerKind::kConv1d, "conv1d"},
       {LayerKind::kScan, "selective_scan"},
+      {LayerKind::kDeltaRule, "gated_delta_rule"},
+      {LayerKind::kLru, "rg_lru"},
   };
 };
 

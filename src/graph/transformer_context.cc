@@ -32,7 +32,8 @@ void TransformerContext::Add(Layer l, std::vector<uint64_t> shape, const std::st
   layers.push_back(std::move(l));
 }
 
-Layer TransformerContext::Norm(const std::string& path, uint64_t width, uint64_t params, std::string input) const {
+Layer TransformerContext::Norm(const std::string& path, uint64_t width, uint64_t params, std::string input,
+                               bool weight_only) const {
   if (width == 0) width = t.d_model;
   if (params == 0) params = width;
   if (input.empty()) input = cur;
@@ -42,7 +43,7 @@ Layer TransformerContext::Norm(const std::string& path, uint64_t width, uint64_t
                             ln ? kFlopsPerLayerNormElement : kFlopsPerRmsNormElement);
   l.op = ln ? ElementwiseOp::kLayerNorm : ElementwiseOp::kRmsNorm;
   if (t.norm_params != NormParams::kNone) AddParamTensor(l, {params}, false);
-  if (ln && t.norm_params == NormParams::kAffine) AddParamTensor(l, {params}, false);  // LayerNorm's bias
+  if (ln && t.norm_params == NormParams::kAffine && !weight_only) AddParamTensor(l, {params}, false);  // its bias
   const uint64_t groups = elements / params;  // normalized groups: tokens (x heads for per-head q/k norms)
   if (ln) {
     // native_layer_norm saves its input and the fp32 mean and reciprocal deviation of every row.

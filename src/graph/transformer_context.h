@@ -25,8 +25,10 @@ struct TransformerContext {
   // `output_id` when given (a node that updates a tensor in place).
   void Add(Layer l, std::vector<uint64_t> shape, const std::string& output_id = "");
   // A norm over `width` features of `rows` rows (the hidden size unless given). Its parameters
-  // follow t.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d).
-  Layer Norm(const std::string& path, uint64_t width = 0, uint64_t params = 0, std::string input = "") const;
+  // follow t.norm_params; `params` overrides their width (Qwen3's q_norm: head_dim over a·d), and
+  // `weight_only` drops a LayerNorm's bias (the q/k norms: QkNorm in config/model_spec.h).
+  Layer Norm(const std::string& path, uint64_t width = 0, uint64_t params = 0, std::string input = "",
+             bool weight_only = false) const;
   // A saved dropout mask: CUDA's 1-byte bool, or on the CPU the noise tensor of the activation dtype.
   SavedClass MaskClass() const;
   // A dropout over `elements` values keeping the previous node's shape; nothing without dropout.
@@ -49,8 +51,12 @@ struct TransformerContext {
   const uint64_t tgt_seq;        // ... and target length (else both the seq)
   std::string target_embedding;  // an encoder–decoder: ids of the decoder's embedded input ...
   std::string encoder_output;    // ... and of the encoder's output, which cross-attention reads
-  bool source_side;              // the nodes being added run over the source (Layer::source_side)
-  bool bidirectional = false;    // the block being built attends both ways and caches nothing
+  // Mllama: the image tokens of one sequence its gated cross-attention layers read (every tile's
+  // patches and class token), and the id of their features (the projector's output).
+  uint64_t image_tokens = 0;
+  std::string image_features;
+  bool source_side;            // the nodes being added run over the source (Layer::source_side)
+  bool bidirectional = false;  // the block being built attends both ways and caches nothing
   int block = -1;
   int block_type = -1;
   LayerSpec layer;      // the block being built

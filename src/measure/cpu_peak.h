@@ -16,10 +16,11 @@ struct CpuInfo {
   std::string model_name;  // "AMD EPYC"
   int family = 0, model = 0;
   bool avx = false, avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, avx512_fp16 = false,
-       amx_bf16 = false;
+       amx_bf16 = false, amx_fp16 = false;
   int logical_cpus = 1;     // in this process's affinity mask
   int cores = 1;            // physical cores among them: logical / threads per core
   double cpuinfo_mhz = 0;   // a cross-check of the clock (often the TSC rate)
+  double nominal_mhz = 0;   // the "@ 2.50GHz" of an Intel model name: the nominal (base) clock; 0 without
   std::string Isa() const;  // "avx2 fma avx512f avx512_bf16", the flags that set the peak
 };
 
@@ -30,7 +31,9 @@ CpuInfo DetectCpu();
 // MemTotal of /proc/meminfo in bytes; 0 when unreadable.
 uint64_t SystemMemoryBytes();
 
-// The FMA units of one core and their width, with the source of that figure.
+// The FMA units of one core and their width, with the source of that figure. The table behind it
+// names each core by vendor, family and model number (the Linux kernel's ranges) and, for
+// Skylake-SP's Xeons, by the model name, which tells one 512-bit FMA unit from two.
 struct FmaUnits {
   int units = 1;
   int vector_bits = 128;

@@ -76,6 +76,40 @@ double Decode(GemmDType d, const unsigned char* at) {
   return f;
 }
 
+// Pseudo-random operand bytes for timing, made on the host once per shape (outside the timed
+// region): rows x cols values (u - 32768) / 32768, u the top 16 bits of a 64-bit LCG (Knuth's MMIX
+// constants), so uniform in [-1, 1), exact in fp32 and fp64 and rounded to nearest even in the
+// narrow types, encoded straight into the dtype's bytes (1- and 2-byte types through a table of the
+// 65,536 values), inside a zero padded_rows x padded_cols (fp8's padding). No double per element is
+// held: a 128256 x 4096 fp8 LM-head operand costs 0.5 GB of host memory and about a second, where a
+// vector of doubles, its transpose and its padded copy took 13 GB and minutes (the llama-3-8b run
+// that timed out on an H200).
+std::vector<unsigned char> RandomOperand(GemmDType d, uint64_t rows, uint64_t cols, uint64_t padded_rows,
+                                         uint64_t padded_cols, uint64_t salt) {
+  const uint64_t bytes = GemmDTypeBytes(d);
+  std::vector<double> levels(bytes <= 2 ? 65536 : 0);
+  for (size_t u = 0; u < levels.size(); ++u) levels[u] = (static_cast<double>(u) - 32768) / 32768;
+  const std::vector<unsigned char> table = Encode(d, levels);
+  std::vector<unsigned char> out(padded_rows * padded_cols * bytes, 0);  // zero in every dtype
+  uint64_t x = salt;
+  for (uint64_t i = 0; i < rows; ++i) {
+    unsigned char* at = out.data() + i * padded_cols * bytes;
+    for (uint64_t j = 0; j < cols; ++j, at += bytes) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const auto u = static_cast<uint32_t>(x >> 48);
+      if (bytes <= 2) {
+        std::memcpy(at, table.data() + u * bytes, bytes);
+        continue;
+      }
+      const double v = (static_cast<double>(u) - 32768) / 32768;
+      const auto f = static_cast<float>(v);
+      if (bytes == 8) std::memcpy(at, &v, 8);
+      if (bytes == 4) std::memcpy(at, &f, 4);
+    }
+  }
+  return out;
+}
+
 // Device memory freed with its owner.
 class DeviceBuffer {
  public:
@@ -107,8 +141,10 @@ class TimedDeviceGemm : public PreparedGemm {
     api_.event_destroy(stop_);
   }
 
-  // Row-major operands stored as the shape's layout says, rounded to the dtype.
+  // Row-major operands stored as the shape's layout says, rounded to the dtype (the check).
   virtual void Upload(const std::vector<double>& a, const std::vector<double>& b) = 0;
+  // Pseudo-random operands (RandomOperand) in whatever layout the call reads (timing).
+  virtual void Randomize() = 0;
   virtual void Run() = 0;
   virtual std::vector<double> Download() = 0;
 
@@ -124,7 +160,9 @@ class TimedDeviceGemm : public PreparedGemm {
 
  protected:
   void CopyIn(const DeviceBuffer& to, GemmDType d, const std::vector<double>& values) const {
-    const std::vector<unsigned char> host = Encode(d, values);
+    CopyIn(to, Encode(d, values));
+  }
+  void CopyIn(const DeviceBuffer& to, const std::vector<unsigned char>& host) const {
     cuda::CheckRuntime(api_, api_.cuda_memcpy(to.get(), host.data(), host.size(), cuda::kHostToDevice), "cudaMemcpy");
   }
   std::vector<double> CopyOut(const DeviceBuffer& from, GemmDType d, uint64_t elements) const {
@@ -158,6 +196,11 @@ class ExGemm : public TimedDeviceGemm {
   void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
     CopyIn(a_, dtype_, a);
     CopyIn(b_, dtype_, b);
+  }
+
+  void Randomize() override {
+    CopyIn(a_, RandomOperand(dtype_, shape_.m, shape_.k, shape_.m, shape_.k, 1));
+    CopyIn(b_, RandomOperand(dtype_, shape_.k, shape_.n, shape_.k, shape_.n, 2));
   }
 
   std::vector<double> Download() override { return CopyOut(c_, dtype_, shape_.m * shape_.n); }
@@ -211,30 +254,33 @@ constexpr uint64_t kFp8Align = 16;
 constexpr int kLtAlgos = 8;
 constexpr int kBlasNotSupported = 15;  // CUBLAS_STATUS_NOT_SUPPORTED (cublas_api.h)
 
-// CUBLAS_STATUS_NOT_SUPPORTED is a refusal of the shape (GemmRefused); other failures are errors.
-void CheckLt(int status, const std::string& what) {
-  if (status == kBlasNotSupported) throw GemmRefused(what + ": cuBLASLt does not support it (status 15)");
-  cuda::CheckCublas(status, what);
-}
-
 // cublasLtMatmul in fp8 e4m3 with fp32 accumulation, per-tensor scale factors and a bf16 result:
-// the call of an fp8 training step (Transformer Engine). cuBLASLt's rules for fp8 (cuBLAS
-// documentation, "cublasLtMatmul", the requirements above its table of FP8 type combinations,
-// CUDA 12.0-13.1), each kept here:
+// the call of an fp8 training step (Transformer Engine). cuBLASLt's rules for fp8 come from the
+// cuBLAS documentation (docs.nvidia.com/cuda/cublas, CUDA 12.0-13.1), section "cublasLtMatmul()":
+// the list "To use FP8 kernels, the following set of requirements must be satisfied" and the table of
+// FP8 type combinations under it, with section "Tensor Core Usage" for alignment. Each is kept here:
 //  - all matrix pointers 16-byte aligned: every buffer is its own cudaMalloc (256-byte aligned);
 //  - dimensions meeting "Tensor Core Usage": for 1-byte e4m3, m, n, k and the leading dimensions
-//    multiples of 16. Each dimension is padded with zeros to a multiple of 16 (the real shape's
-//    FLOPs are credited; RunShape reports the padded one);
+//    multiples of 16. Each dimension is padded with zeros to a multiple of 16 (RunShape reports the
+//    padded shape; the row's flop_per_s and mfu count the asked shape's FLOPs, run_flop_per_s the
+//    padded one's);
 //  - A transposed and B not ("TN") on Ada (8.9), Hopper (9.0) and Blackwell GeForce (12.x): the
 //    column-major TN call is row-major A (m x k) times B stored as (n x k), so B is uploaded in
 //    that form whatever layout was asked, as Transformer Engine keeps a transposed fp8 copy;
 //  - compute type CUBLAS_COMPUTE_32F and scale type CUDA_R_32F;
-//  - A_SCALE_POINTER and B_SCALE_POINTER point to device floats of the compute type (cublasLt.h),
-//    each in its own allocation; D_SCALE_POINTER and AMAX_D are for an fp8 D only, so not set;
 //  - e4m3 x e4m3 into C = D in bf16, one of the table's combinations.
-// The heuristic's first algorithm may still be refused by cublasLtMatmul (NVIDIA's LtFp8Matmul
-// sample: no guarantee it runs; request more and try them one by one), so up to 8 are asked for and
-// the first that runs is kept. A shape no algorithm runs is a GemmRefused.
+// A_SCALE_POINTER and B_SCALE_POINTER are optional (cublasLt.h: "If not specified, or set to NULL,
+// the scaling factor is assumed to be 1"); tally sets both to device floats of 1, as a training step
+// does, each in its own allocation (D_SCALE_POINTER and AMAX_D are for an fp8 D only, so not set).
+// That matters: on an H200 with cuBLAS 13.1 (scripts/gpu/fp8_probe.cc), a B scale 4 bytes after
+// the A scale in one allocation made cublasLtMatmul refuse every algorithm its heuristic had offered
+// (status 15), which is issue 31's "cublasLtMatmul fp8 16x32x48: not supported". The same run
+// refused NN, TT and k = 50 in the heuristic (15) and took a 40-wide n, so padding all three
+// dimensions is more than the library needs, never less.
+// Up to 8 algorithms are asked for and the first that cublasLtMatmul runs is kept (NVIDIA's
+// LtFp8Matmul sample: the heuristic's first is not guaranteed to run). A status 15 anywhere is a
+// GemmRefused, "refused by cuBLASLt: status 15 (not supported) from FUNCTION for fp8 SHAPE": the
+// shape's row carries it as skip_reason and the other shapes and dtypes run.
 class LtFp8Gemm : public TimedDeviceGemm {
  public:
   LtFp8Gemm(const cuda::Api& api, void* lt, const GemmShape& s)
@@ -255,32 +301,31 @@ class LtFp8Gemm : public TimedDeviceGemm {
         b_layout_(api.lt_layout_destroy),
         d_layout_(api.lt_layout_destroy),
         pref_(api.lt_pref_destroy) {
-    const std::string what = "cuBLASLt fp8 " + s.Text();
     const float one = 1;
     for (const DeviceBuffer* scale : {&a_scale_, &b_scale_}) {
       cuda::CheckRuntime(api, api.cuda_memcpy(scale->get(), &one, sizeof one, cuda::kHostToDevice), "cudaMemcpy");
     }
-    CheckLt(api.lt_desc_create(desc_.out(), cuda::kCompute32F, cuda::kR32F), what + ": descriptor");
+    Check(api.lt_desc_create(desc_.out(), cuda::kCompute32F, cuda::kR32F), "cublasLtMatmulDescCreate");
     const int op_t = cuda::kOpT, op_n = cuda::kOpN;
     // cuBLASLt's A is our B buffer and its B our A (below); both scales are 1. The attributes take
     // the address of a device pointer.
     const void* lt_a_scale = b_scale_.get();
     const void* lt_b_scale = a_scale_.get();
-    SetDesc(cuda::kLtDescTransA, &op_t, sizeof op_t, what);
-    SetDesc(cuda::kLtDescTransB, &op_n, sizeof op_n, what);
-    SetDesc(cuda::kLtDescAScalePointer, &lt_a_scale, sizeof lt_a_scale, what);
-    SetDesc(cuda::kLtDescBScalePointer, &lt_b_scale, sizeof lt_b_scale, what);
+    SetDesc(cuda::kLtDescTransA, &op_t, sizeof op_t);
+    SetDesc(cuda::kLtDescTransB, &op_n, sizeof op_n);
+    SetDesc(cuda::kLtDescAScalePointer, &lt_a_scale, sizeof lt_a_scale);
+    SetDesc(cuda::kLtDescBScalePointer, &lt_b_scale, sizeof lt_b_scale);
     // Column-major D (n x m) = op(A')·B': cuBLASLt's A' is our B buffer, (n x k) row-major read as
     // k x n and transposed; its B' is our A buffer, (m x k) row-major read as k x m.
     const auto n = static_cast<int64_t>(n_), k = static_cast<int64_t>(k_);
-    CheckLt(api.lt_layout_create(b_layout_.out(), cuda::kR8FE4M3, k_, n_, k), what + ": layout");
-    CheckLt(api.lt_layout_create(a_layout_.out(), cuda::kR8FE4M3, k_, m_, k), what + ": layout");
-    CheckLt(api.lt_layout_create(d_layout_.out(), cuda::kR16BF, n_, m_, n), what + ": layout");
-    CheckLt(api.lt_pref_create(pref_.out()), what + ": preference");
+    Check(api.lt_layout_create(b_layout_.out(), cuda::kR8FE4M3, k_, n_, k), "cublasLtMatrixLayoutCreate");
+    Check(api.lt_layout_create(a_layout_.out(), cuda::kR8FE4M3, k_, m_, k), "cublasLtMatrixLayoutCreate");
+    Check(api.lt_layout_create(d_layout_.out(), cuda::kR16BF, n_, m_, n), "cublasLtMatrixLayoutCreate");
+    Check(api.lt_pref_create(pref_.out()), "cublasLtMatmulPreferenceCreate");
     const uint64_t workspace = kLtWorkspaceBytes;
-    CheckLt(api.lt_pref_set(pref_.get(), cuda::kLtPrefMaxWorkspaceBytes, &workspace, sizeof workspace),
-            what + ": preference");
-    ChooseAlgo(what);
+    Check(api.lt_pref_set(pref_.get(), cuda::kLtPrefMaxWorkspaceBytes, &workspace, sizeof workspace),
+          "cublasLtMatmulPreferenceSetAttribute");
+    ChooseAlgo();
   }
 
   void Upload(const std::vector<double>& a, const std::vector<double>& b) override {
@@ -289,6 +334,12 @@ class LtFp8Gemm : public TimedDeviceGemm {
     const std::vector<double> b_rows = shape_.trans_b ? b : Transposed(b, shape_.k, shape_.n);
     CopyIn(a_, GemmDType::kFp8, Padded(a_rows, shape_.m, shape_.k, m_, k_));
     CopyIn(b_, GemmDType::kFp8, Padded(b_rows, shape_.n, shape_.k, n_, k_));
+  }
+
+  // Random values need no transpose: each is made where the TN call reads it, padding zero.
+  void Randomize() override {
+    CopyIn(a_, RandomOperand(GemmDType::kFp8, shape_.m, shape_.k, m_, k_, 1));
+    CopyIn(b_, RandomOperand(GemmDType::kFp8, shape_.n, shape_.k, n_, k_, 2));
   }
 
   std::vector<double> Download() override {
@@ -300,7 +351,7 @@ class LtFp8Gemm : public TimedDeviceGemm {
     return c;
   }
 
-  void Run() override { CheckLt(Matmul(algo_), "cublasLtMatmul fp8 " + shape_.Text()); }
+  void Run() override { Check(Matmul(algo_), "cublasLtMatmul"); }
 
   static uint64_t PadTo16(uint64_t d) { return CeilDiv(d, kFp8Align) * kFp8Align; }
 
@@ -312,15 +363,31 @@ class LtFp8Gemm : public TimedDeviceGemm {
                           nullptr);
   }
 
+  // "fp8 16x32x50 run as 16x32x64": the shape asked and, when padded, the one multiplied.
+  std::string Subject() const {
+    const GemmShape run{m_, n_, k_, shape_.trans_a, shape_.trans_b};
+    return "fp8 " + shape_.Text() + (run == shape_ ? "" : " run as " + run.Text());
+  }
+
+  // Status 15 is a refusal of the shape (GemmRefused); any other failure is a RuntimeError.
+  void Check(int status, const std::string& function) const {
+    if (status == kBlasNotSupported) {
+      throw GemmRefused("refused by cuBLASLt: status 15 (not supported) from " + function + " for " + Subject());
+    }
+    cuda::CheckCublas(status, function + " " + Subject());
+  }
+
   // The first of the heuristic's algorithms that cublasLtMatmul runs, tried once on whatever the
   // buffers hold (every later run overwrites D).
-  void ChooseAlgo(const std::string& what) {
+  void ChooseAlgo() {
     cuda::LtHeuristicResult algos[kLtAlgos];
     int found = 0;
-    const int status = api_.lt_heuristic(lt_, desc_.get(), b_layout_.get(), a_layout_.get(), d_layout_.get(),
-                                         d_layout_.get(), pref_.get(), kLtAlgos, algos, &found);
-    CheckLt(status, what + ": cublasLtMatmulAlgoGetHeuristic");
-    if (found == 0) throw GemmRefused(what + ": cuBLASLt offers no fp8 algorithm for this shape on this GPU");
+    Check(api_.lt_heuristic(lt_, desc_.get(), b_layout_.get(), a_layout_.get(), d_layout_.get(), d_layout_.get(),
+                            pref_.get(), kLtAlgos, algos, &found),
+          "cublasLtMatmulAlgoGetHeuristic");
+    if (found == 0) {
+      throw GemmRefused("refused by cuBLASLt: cublasLtMatmulAlgoGetHeuristic offers no algorithm for " + Subject());
+    }
     int refused = 0;
     for (int i = 0; i < std::min(found, kLtAlgos); ++i) {
       if (algos[i].state != 0) continue;  // an algorithm the heuristic itself marks unusable
@@ -329,11 +396,11 @@ class LtFp8Gemm : public TimedDeviceGemm {
         algo_ = algos[i];
         return;
       }
-      if (run != kBlasNotSupported) CheckLt(run, "cublasLtMatmul fp8 " + shape_.Text());
+      if (run != kBlasNotSupported) Check(run, "cublasLtMatmul");
       ++refused;
     }
-    throw GemmRefused(what + ": cublasLtMatmul refused each of the " + std::to_string(refused) +
-                      " algorithms the heuristic offered (status 15, not supported)");
+    throw GemmRefused("refused by cuBLASLt: status 15 (not supported) from cublasLtMatmul for " + Subject() +
+                      ", with each of the " + std::to_string(refused) + " algorithms its heuristic offered");
   }
 
   // rows x cols inside a zero matrix of padded_rows x padded_cols, row-major.
@@ -344,8 +411,8 @@ class LtFp8Gemm : public TimedDeviceGemm {
     return out;
   }
 
-  void SetDesc(int attribute, const void* value, size_t bytes, const std::string& what) {
-    CheckLt(api_.lt_desc_set(desc_.get(), attribute, value, bytes), what + ": descriptor attribute");
+  void SetDesc(int attribute, const void* value, size_t bytes) {
+    Check(api_.lt_desc_set(desc_.get(), attribute, value, bytes), "cublasLtMatmulDescSetAttribute");
   }
 
   void* lt_;
@@ -355,17 +422,6 @@ class LtFp8Gemm : public TimedDeviceGemm {
   LtObject desc_, a_layout_, b_layout_, d_layout_, pref_;
   cuda::LtHeuristicResult algo_;
 };
-
-// Pseudo-random operands in [-1, 1), made on the host once per shape (outside the timed region).
-std::vector<double> Fill(uint64_t size, uint64_t salt) {
-  std::vector<double> v(size);
-  uint64_t x = salt;
-  for (double& e : v) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    e = static_cast<double>(x >> 40) / static_cast<double>(1ULL << 23) - 1.0;
-  }
-  return v;
-}
 
 int Attribute(const cuda::Api& api, int attribute) {
   int value = 0;
@@ -461,7 +517,7 @@ class CudaBackend : public GemmBackend {
 
   std::unique_ptr<PreparedGemm> Prepare(const GemmShape& s, GemmDType d) override {
     std::unique_ptr<TimedDeviceGemm> gemm = Make(s, d);
-    gemm->Upload(Fill(s.m * s.k, 1), Fill(s.k * s.n, 2));
+    gemm->Randomize();
     return gemm;
   }
 

@@ -71,7 +71,7 @@ Calibration Calibrate(Session& s, const std::vector<GemmResult>& results, double
        {GemmDType::kFp64, GemmDType::kFp32, GemmDType::kTf32, GemmDType::kFp16, GemmDType::kBf16, GemmDType::kFp8}) {
     // The catalog lists a dtype only where the hardware computes in it, not by conversion to fp32.
     const CpuInfo& isa = s.peaks->cpu();
-    const bool converted = cpu && ((d == GemmDType::kFp16 && !isa.avx512_fp16) ||
+    const bool converted = cpu && ((d == GemmDType::kFp16 && !isa.avx512_fp16 && !isa.amx_fp16) ||
                                    (d == GemmDType::kBf16 && !isa.avx512_bf16 && !isa.amx_bf16));
     if (DevicePeak(s, d) > 0 && !converted) c.peak_flops.push_back({d, DevicePeak(s, d)});
   }
@@ -86,7 +86,9 @@ Calibration Calibrate(Session& s, const std::vector<GemmResult>& results, double
     const double achieved = step != nullptr ? std::get<double>(step->value) : best->flop_per_s;
     c.achieved_flops.push_back({d, achieved});
     // Above 1 the peak is wrong (a note says so): no MFU to pass on.
-    if (DevicePeak(s, d) > 0 && achieved <= DevicePeak(s, d)) c.mfu.push_back({d, achieved / DevicePeak(s, d)});
+    if (DevicePeak(s, d) > 0 && achieved <= DevicePeak(s, d) && !s.peaks->Check(d).refuted) {
+      c.mfu.push_back({d, achieved / DevicePeak(s, d)});
+    }
     c.threads = best->threads;
   }
   c.source = s.request.model != nullptr ? "tally measure --model: " + s.request.model_label + ", one training step"
@@ -124,7 +126,8 @@ MeasureOutcome RunMeasure(const MeasureRequest& request) {
     s.report.Set("measure.peak_flop_per_s", std::string("peak, ") + GemmDTypeName(s.dtypes.front()) + " (whole device)",
                  DevicePeak(s, s.dtypes.front()), Unit::kFlopPerSecond);
   } else {
-    AddResults(s.report, results, DevicePeak(s, BestResult(results)->dtype));
+    const GemmDType best = BestResult(results)->dtype;
+    AddResults(s.report, results, DevicePeak(s, best), s.peaks->PeakBasis(best));
   }
   MeasureOutcome out;
   out.chart = Chart(s, results, bandwidth);

@@ -33,6 +33,7 @@ std::vector<Column> Columns(bool model, bool padded, bool skipped) {
                            {.key = "arithmetic_intensity", .unit = ratio, .shown = false},
                            // cuBLASLt's fp8 takes multiples of 16: the shape run when it differs.
                            {.key = "padded_to", .label = "run as", .shown = padded},
+                           {.key = "run_flop_per_s", .label = "run FLOP/s", .unit = f, .shown = padded},
                            {.key = "skip_reason", .shown = skipped}};
   if (model) {
     c.insert(c.end(), {{.key = "count", .unit = n},
@@ -60,7 +61,7 @@ std::vector<Cell> Row(const GemmResult& r) {
                            static_cast<uint64_t>(r.threads),
                            figure(b.seconds.median),
                            figure(r.flop_per_s),
-                           timed && !r.AbovePeak() ? Cell(r.Mfu()) : Cell(),
+                           r.MfuShown() ? Cell(r.Mfu()) : Cell(),
                            figure(b.seconds.min),
                            figure(b.seconds.max),
                            figure(b.seconds.cv),
@@ -68,9 +69,10 @@ std::vector<Cell> Row(const GemmResult& r) {
                            count(b.iterations_per_rep),
                            r.peak_flop_per_s,
                            r.probed_flop_per_s,
-                           timed && r.MfuProbed() <= 1 ? Cell(r.MfuProbed()) : Cell(),
+                           timed && r.probed_flop_per_s > 0 && r.MfuProbed() <= 1 ? Cell(r.MfuProbed()) : Cell(),
                            intensity,
                            r.Padded() ? Cell(r.run_shape.Text()) : Cell(),
+                           r.Padded() ? Cell(r.RunFlopPerS()) : Cell(),
                            timed ? Cell() : Cell(r.skip_reason)};
   if (r.step != nullptr) {
     row.insert(row.end(), {r.step->count, r.step->passes, r.step->path, r.step->halved, figure(r.StepSeconds())});
@@ -87,7 +89,8 @@ void NoteShapes(Report& report, const std::vector<GemmResult>& results) {
     report.notes.push_back(std::to_string(padded) + (padded == 1 ? " shape was" : " shapes were") +
                            " padded with zeros to multiples of 16, as cuBLASLt's fp8 kernels require (e.g. " +
                            first_padded->shape.Text() + " run as " + first_padded->run_shape.Text() +
-                           "); FLOP/s and MFU count the real shape's FLOPs");
+                           "); FLOP/s and MFU count the asked shape's FLOPs, run_flop_per_s the padded "
+                           "shape's");
   }
   const auto skipped = std::count_if(results.begin(), results.end(), [](const GemmResult& r) { return r.Skipped(); });
   const auto first = std::find_if(results.begin(), results.end(), [](const GemmResult& r) { return r.Skipped(); });
@@ -99,6 +102,11 @@ void NoteShapes(Report& report, const std::vector<GemmResult>& results) {
 }
 
 }  // namespace
+
+double GemmResult::RunFlopPerS() const {
+  const GemmShape& run = run_shape.m != 0 ? run_shape : shape;
+  return bench.seconds.median > 0 ? static_cast<double>(run.Flops()) / bench.seconds.median : 0;
+}
 
 double GemmResult::StepSeconds() const {
   if (step == nullptr) return bench.seconds.median;
@@ -154,7 +162,8 @@ void NoteOverPeak(Report& report, const std::vector<GemmResult>& results) {
 
 }  // namespace
 
-void AddResults(Report& report, const std::vector<GemmResult>& results, double device_peak) {
+void AddResults(Report& report, const std::vector<GemmResult>& results, double device_peak,
+                const std::string& device_basis) {
   if (results.empty()) return;
   NoteShapes(report, results);
   const bool padded = std::any_of(results.begin(), results.end(), [](const GemmResult& r) { return r.Padded(); });
@@ -166,22 +175,21 @@ void AddResults(Report& report, const std::vector<GemmResult>& results, double d
   const GemmResult* best = BestResult(results);
   if (best == nullptr) return table();  // every GEMM refused: the table says why
   report.Set("measure.peak_flop_per_s", std::string("peak, ") + GemmDTypeName(best->dtype) + " (whole device)",
-             device_peak, Unit::kFlopPerSecond, best->peak_basis);
+             device_peak, Unit::kFlopPerSecond, device_basis);
   const bool cpu = best->device == "cpu";
   NoteOverPeak(report, results);
-  // The one MFU shown names its peak's basis: what it is divided by, and where that came from.
+  // The one MFU shown names its peak and that peak's basis: what it is divided by, and where that
+  // came from (the cores its threads occupy, on a CPU).
   if (!best->peak_basis.empty()) {
     report.Set("measure.peak_basis", "peak basis", best->peak_basis, Unit::kText,
                "the peak MFU divides by: FLOP/cycle x cores x clock on a CPU, the datasheet on a GPU, or --peak");
   }
-  if (best->AbovePeak()) {
-    // Left out: the note says why.
-  } else if (cpu) {
-    report.Set("measure.best_mfu", "best MFU (vs computed peak)", best->Mfu(), Unit::kRatio,
-               "achieved / the computed peak of the cores its threads occupy: " + best->peak_basis);
-  } else {
-    report.Set("measure.best_mfu", "best MFU (vs datasheet peak)", best->Mfu(), Unit::kRatio,
-               "achieved / the dense peak of the hardware catalog, or --peak: " + best->peak_basis);
+  if (best->MfuShown()) {
+    const std::string of = "best MFU, of " + FormatRate(best->peak_flop_per_s) + " " + GemmDTypeName(best->dtype) +
+                           " peak: " + best->peak_basis;
+    report.Set("measure.best_mfu", of, best->Mfu(), Unit::kRatio,
+               cpu ? "achieved / the computed peak of the cores its threads occupy"
+                   : "achieved / the dense peak of the hardware catalog, or --peak");
   }
   report.Group("measure.best", "Best result");
   report.Set("measure.best.shape", "shape (m x n x k)", best->shape.Text(), Unit::kText);

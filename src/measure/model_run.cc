@@ -60,9 +60,10 @@ void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::v
   r.Set("measure.model.achieved_flop_per_s", "achieved FLOP/s", achieved, Unit::kFlopPerSecond);
   if (peak > 0 && achieved > peak) {
     r.notes.push_back(OverPeakNote("the step's GEMMs", achieved, peak, first.peak_basis));
-  } else {
-    r.Set("measure.model.mfu", "MFU (achieved / computed peak)", peak > 0 ? achieved / peak : 0, Unit::kRatio,
-          "against the peak of measure.peak_basis: " + first.peak_basis);
+  } else if (peak > 0 && !first.peak_refuted) {
+    r.Set("measure.model.mfu",
+          "MFU, of " + FormatRate(peak) + " " + GemmDTypeName(first.dtype) + " peak: " + first.peak_basis,
+          achieved / peak, Unit::kRatio, "the step's achieved FLOP/s / the same peak as plain measure's MFU");
   }
   if (reference.Skipped() || reference.flop_per_s <= 0 || timed_flops <= 0) {
     r.notes.push_back("no prediction: the reference GEMM " + reference.shape.Text() + " was not timed");
@@ -71,14 +72,19 @@ void AddModelReport(Session& s, const std::vector<StepGemm>& steps, const std::v
   r.Set("measure.model.reference_flop_per_s",
         "reference rate: " + reference.shape.Text() + " " + GemmDTypeName(reference.dtype) + " (median)",
         reference.flop_per_s, Unit::kFlopPerSecond);
+  // The same GEMM plain `measure --sizes 2048` times, against the same peak: the two MFUs compare.
+  if (reference.MfuShown()) {
+    r.Set("measure.model.reference_mfu", "reference MFU (same peak)", reference.Mfu(), Unit::kRatio,
+          "the reference GEMM's rate / the peak of measure.peak_basis, as plain measure reports it");
+  }
   const double predicted = timed_flops / reference.flop_per_s;
   r.Set("measure.model.predicted_s", "predicted: FLOPs / reference rate", predicted, Unit::kSecond,
         "the analytic FLOPs at the rate of a large square GEMM measured now");
-  r.Set("measure.model.ratio", "measured / predicted", measured_s / predicted, Unit::kRatio);
+  r.Set("measure.model.ratio", "measured / predicted", measured_s / predicted, Unit::kTimes);
   if (peak > 0) {
     const double at_peak = timed_flops / peak;
     r.Set("measure.model.predicted_at_peak_s", "predicted at the computed peak (100% MFU)", at_peak, Unit::kSecond);
-    r.Set("measure.model.ratio_to_peak", "measured / predicted at peak", measured_s / at_peak, Unit::kRatio);
+    r.Set("measure.model.ratio_to_peak", "measured / predicted at peak", measured_s / at_peak, Unit::kTimes);
   }
 }
 

@@ -153,7 +153,7 @@ GemmResult TimeOne(Session& s, const GemmShape& shape, GemmDType d, int threads)
   r.device = s.request.device;
   r.threads = threads;
   r.peak_flop_per_s = s.peaks->Computed(d, threads);
-  r.peak_basis = s.peaks->PeakBasis(d);
+  r.peak_basis = s.peaks->PeakBasis(d, threads);
   std::unique_ptr<PreparedGemm> gemm;  // allocated and filled before timing
   try {
     gemm = s.backend->Prepare(shape, d);
@@ -176,7 +176,8 @@ void FinishTiming(Session& s, std::vector<GemmResult>& results) {
   if (!note.empty()) s.report.notes.push_back(note);
   for (GemmResult& r : results) {
     r.peak_flop_per_s = s.peaks->Computed(r.dtype, r.threads);
-    r.peak_basis = s.peaks->PeakBasis(r.dtype);
+    r.peak_basis = s.peaks->PeakBasis(r.dtype, r.threads);
+    r.peak_refuted = s.peaks->Check(r.dtype).refuted;
   }
 }
 

@@ -64,6 +64,7 @@ const char* UnitName(Unit unit) {
     case Unit::kMac:
       return "mac";
     case Unit::kRatio:
+    case Unit::kTimes:
       return "ratio";
     case Unit::kSecond:
       return "second";

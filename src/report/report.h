@@ -19,6 +19,7 @@ enum class Unit {
   kMac,  // multiply-accumulates: FLOPs / 2, labelled as such
   kByte,
   kRatio,   // approximate by nature: a double
+  kTimes,   // a ratio of two like quantities read as a multiple (measured / predicted): 1.10x in tables
   kReal,    // a real number of any magnitude (a dtype's max, eps): four significant digits in tables
   kSecond,  // a duration (double)
   kFlopPerSecond,

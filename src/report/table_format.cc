@@ -45,7 +45,7 @@ std::pair<std::string, std::string> Render(const Value& value, Unit unit, UnitSy
   const auto* n = std::get_if<uint64_t>(&value);
   const auto* d = std::get_if<double>(&value);
   // A negative double (check's margin when a limit fails) prints as its magnitude with a sign.
-  if (d != nullptr && *d < 0 && unit != Unit::kRatio && unit != Unit::kReal) {
+  if (d != nullptr && *d < 0 && unit != Unit::kRatio && unit != Unit::kTimes && unit != Unit::kReal) {
     return {"-" + Render(-*d, unit, units).first, ""};
   }
   switch (unit) {
@@ -85,6 +85,9 @@ std::pair<std::string, std::string> Render(const Value& value, Unit unit, UnitSy
       break;
     case Unit::kRatio:
       if (d) return {FormatFixed(*d, 3), ""};
+      break;
+    case Unit::kTimes:
+      if (d) return {FormatFixed(*d, 2) + "\u00d7", ""};
       break;
     case Unit::kReal:
       if (d) {

@@ -412,7 +412,12 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
       {.key = "memory.infer.cross_kv_cache",
        .label = "cross-attention KV cache (source tokens)",
        .unit = Unit::kByte,
-       .value = [](E e) { return When(e.infer && e.model().target_seq > 0, e.infer ? e.infer->cross_kv_cache : 0); },
+       // An encoder–decoder's over its source; Mllama's over its images' tokens.
+       .value =
+           [](E e) {
+             return When(e.infer && (e.model().target_seq > 0 || e.infer->cross_kv_cache > 0),
+                         e.infer ? e.infer->cross_kv_cache : 0);
+           },
        .explain = [](E e) { return KvExplain(e, true); }},
       {.key = "memory.infer.ssm_state",
        .label = "SSM state",

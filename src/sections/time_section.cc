@@ -65,7 +65,9 @@ std::string DpText(E e) {
                    : std::string());
 }
 
-std::string AllReduceText(E) { return "ring: 2 (t - 1) / t x bytes / interconnect bandwidth, per row-parallel linear"; }
+std::string AllReduceText(E) {
+  return "one all-reduce per row-parallel linear, NCCL's latency and bandwidth model (estimate/collectives.h)";
+}
 
 bool Offloads(E e) { return Step(e) != nullptr && S(e).offload != Offload::kNone; }
 bool ContextParallel(E e) { return Step(e) != nullptr && S(e).cp > 1; }
@@ -307,7 +309,8 @@ KeyTable<TimeEstimate> StepRows() {
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_exposed; }); },
        .explain = [](E) -> std::string {
          return "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier "
-                "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute";
+                "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute; with "
+                "--no-dp-overlap all of it";
        }},
       {.key = "time.comm.intra_node_bandwidth",
        .label = "intra-node link per device",
@@ -434,12 +437,17 @@ KeyTable<TimeEstimate> InferenceRows() {
        .label = "memory bandwidth per device",
        .unit = Unit::kBytePerSecond,
        .value = [](E e) { return If(Infer(e), [](I i) { return i.rates.bandwidth; }); }},
+      {.key = "time.mbu",
+       .label = "memory-bandwidth utilization (MBU)",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.rates.mbu; }); },
+       .explain = [](E e) -> std::string { return e.inference->mbu_basis; }},
       {.key = "time.ttft_seconds",
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Infer(e), [](I i) { return i.prefill.seconds; }); },
        .explain = [](E) -> std::string {
-         return "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU)) + all-reduces (Williams et al. "
-                "2009)";
+         return "sum over ops of max(FLOPs / (peak x MFU), bytes / (bandwidth x MBU) + the kernel's fixed time) + "
+                "all-reduces (Williams et al. 2009)";
        },
        .label_of = [](E e) -> std::string {
          return e.inference->enc_dec ? "time to first token (encoder + prefill)" : "time to first token (prefill)";
@@ -483,6 +491,15 @@ KeyTable<TimeEstimate> InferenceRows() {
        .label = "decode: memory time of the ops",
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.memory_seconds; }); }},
+      {.key = "time.decode.kernel_floor_seconds",
+       .label = "decode: the kernels' fixed time",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.floor_seconds; }); },
+       .explain = [](E e) -> std::string {
+         if (e.inference->rates.floors.gemm <= 0) return "none: measured for GPUs only";
+         return "a kernel per op, at 3.85 us a weight GEMM, 1.27 us an elementwise op, 4.41 us attention (an H200 in "
+                "a CUDA graph: docs/data/h200-decode-sweep.json); an engine that fuses less launches more kernels";
+       }},
       {.key = "time.decode.allreduce_seconds",
        .label = "decode: tensor-parallel all-reduces",
        .unit = Unit::kSecond,

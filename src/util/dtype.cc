@@ -1,11 +1,12 @@
 #include "util/dtype.h"
 
+#include "util/any_case.h"
 #include "util/checked_math.h"
 
 namespace tally {
 
 DType ParseDType(const std::string& text, const std::string& flag, const std::vector<DType>& allowed) {
-  return ParseName<DType>(text, "--" + flag, allowed, "dtype");
+  return ParseNameAnyCase<DType>(text, "--" + flag, allowed, "dtype");
 }
 
 uint64_t BytesOfSlow(uint64_t elements, DType d, std::string_view what) {

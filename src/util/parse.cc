@@ -1,11 +1,13 @@
 #include "util/parse.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <span>
 
 #include "util/error.h"
+#include "util/units.h"
 
 namespace tally {
 namespace {
@@ -15,16 +17,19 @@ struct Multiplier {
   uint64_t factor;
 };
 
-// Decimal: counts are written as model sizes are ("7B"), so B and G are both 10^9.
-constexpr Multiplier kSi[] = {{"k", 1'000},
-                              {"K", 1'000},
-                              {"M", 1'000'000},
-                              {"B", 1'000'000'000},
-                              {"G", 1'000'000'000},
-                              {"T", 1'000'000'000'000},
-                              {"P", 1'000'000'000'000'000}};
-// Context lengths are powers of two named in units of 1,024 ("32k", "128k").
-constexpr Multiplier kLength[] = {{"k", 1ULL << 10}, {"K", 1ULL << 10}, {"M", 1ULL << 20}};
+// One convention for every count, length and limit (docs/commands.md, the number forms): k|K, M, G, T, P
+// are decimal (10^3 ...), as SI writes them, B is 10^9 too as model sizes are written ("7B");
+// Ki, Mi, Gi, Ti, Pi are binary (2^10 ...), as IEC 80000-13 writes them. Binary first: "8Ki" is
+// not read as a number ending in "i".
+constexpr Multiplier kSi[] = {
+    {"Ki", 1ULL << 10},   {"Mi", 1ULL << 20},       {"Gi", 1ULL << 30},
+    {"Ti", 1ULL << 40},   {"Pi", 1ULL << 50},       {"k", 1'000},
+    {"K", 1'000},         {"M", 1'000'000},         {"B", 1'000'000'000},
+    {"G", 1'000'000'000}, {"T", 1'000'000'000'000}, {"P", 1'000'000'000'000'000},
+};
+// Lengths in tokens, under the same convention, without B, G, T, P: "2B" tokens in one sequence is a
+// typo for --tokens.
+constexpr Multiplier kLength[] = {{"Ki", 1ULL << 10}, {"Mi", 1ULL << 20}, {"k", 1'000}, {"K", 1'000}, {"M", 1'000'000}};
 // Longer suffixes first, so that "GiB" is not read as "B".
 constexpr Multiplier kBytes[] = {{"KiB", 1ULL << 10},
                                  {"MiB", 1ULL << 20},
@@ -117,13 +122,25 @@ uint64_t ParseWhole(std::string_view text, std::string_view name, CountRange ran
 
 uint64_t ParseCount(std::string_view text, std::string_view name, CountRange range) {
   return ParseWhole(text, name, range, kSi,
-                    range.min > 0 ? "a positive whole number such as 8, 4096, 1.5e3, 2k or 7B"
-                                  : "a whole number such as 0, 8, 4096, 1.5e3, 2k or 7B");
+                    range.min > 0 ? "a positive whole number such as 8, 4096, 1.5e3, 2k, 4Ki or 7B"
+                                  : "a whole number such as 0, 8, 4096, 1.5e3, 2k, 4Ki or 7B");
 }
 
 uint64_t ParseLength(std::string_view text, std::string_view name, CountRange range) {
-  return ParseWhole(text, name, range, kLength,
-                    "a length in tokens such as 512, 4096 or 32k (k = 1,024: 32k is 32,768)");
+  return ParseWhole(text, name, range, kLength, "a length in tokens such as 512, 4096, 8Ki (8,192) or 8k (8,000)");
+}
+
+std::optional<std::string> LengthSuffixNote(std::string_view text, std::string_view name) {
+  if (text.empty() || std::string_view("kKM").find(text.back()) == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = text.substr(0, text.size() - 1);
+  const std::optional<uint64_t> n = ReadWhole(digits);
+  if (!n || *n == 0 || *n > (1ULL << 30)) return std::nullopt;
+  const bool mega = text.back() == 'M';
+  const uint64_t decimal = *n * (mega ? 1'000'000 : 1'000);
+  const uint64_t binary = *n * (mega ? 1ULL << 20 : 1ULL << 10);
+  if (std::has_single_bit(decimal) || !std::has_single_bit(binary)) return std::nullopt;
+  return std::string(name) + " " + std::string(text) + " = " + FormatGrouped(decimal) + " tokens; write " +
+         std::string(digits) + (mega ? "Mi" : "Ki") + " for " + FormatGrouped(binary);
 }
 
 double ParseReal(std::string_view text, std::string_view name, const RealRange& range) {
@@ -152,7 +169,8 @@ SiNumber ParseSiNumber(std::string_view text, std::string_view name) {
       return n;
     }
   }
-  n.value = ParseReal(text, name, {.lo = 0, .what = "a number; expected e.g. 7B, 1.5e12, 2T, 80k or 0.35", .si = true});
+  n.value =
+      ParseReal(text, name, {.lo = 0, .what = "a number; expected e.g. 7B, 1.5e12, 2T, 80k, 64Ki or 0.35", .si = true});
   // A whole number written in scientific form ("1.5e12") is exact too, below 2^64.
   if (n.value == std::floor(n.value) && n.value < kTwo64) n.exact = static_cast<uint64_t>(n.value);
   return n;

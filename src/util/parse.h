@@ -25,13 +25,19 @@ struct CountRange {
   uint64_t max = std::numeric_limits<uint64_t>::max();
 };
 
-// A count (batch, devices, threads, parameters): "8", "4096", "1.5e3", or with a decimal SI
-// multiplier k|K 10^3, M 10^6, B|G 10^9, T 10^12, P 10^15: "2k", "7B", "2P".
+// A count (batch, devices, threads, parameters): "8", "4096", "1.5e3", or with a multiplier, one
+// convention for every number: decimal k|K 10^3, M 10^6, B|G 10^9, T 10^12, P 10^15 ("2k", "7B",
+// "2P") and binary Ki 2^10, Mi 2^20, Gi 2^30, Ti 2^40, Pi 2^50 ("4Ki" = 4,096).
 uint64_t ParseCount(std::string_view text, std::string_view name, CountRange range = {});
 
-// A length in tokens (--seq, --prompt, --generate): as a count, but k|K is 1,024 and M 1,048,576,
-// as context windows are named ("32k" = 32,768; "1.5k" = 1,536). Write 32000 for 32,000.
+// A length in tokens (--seq, --prompt, --generate): a count under the same convention ("8k" is
+// 8,000 and "8Ki" 8,192), with k|K, M, Ki, Mi only.
 uint64_t ParseLength(std::string_view text, std::string_view name, CountRange range = {});
+
+// Context windows are powers of two that people name in thousands ("8k" for 8,192): for a length
+// whose decimal suffix gives a non-power of two where the binary one gives a power of two, the
+// one-line note "NAME 8k = 8,000 tokens; write 8Ki for 8,192"; nullopt otherwise.
+std::optional<std::string> LengthSuffixNote(std::string_view text, std::string_view name);
 
 // The real numbers a reader accepts, and the words its error uses: NAME: 'TEXT' is not WHAT.
 struct RealRange {
@@ -40,7 +46,7 @@ struct RealRange {
   bool lo_open = false;
   bool hi_open = false;
   std::string_view what = "a number";
-  bool si = false;  // accept the SI multipliers of ParseCount ("400T", "2.5e12")
+  bool si = false;  // accept the multipliers of ParseCount ("400T", "2.5e12", "64Ki")
 };
 inline constexpr RealRange kRatio = {0, 1, true, false, "a ratio in (0, 1], such as 0.4"};
 inline constexpr RealRange kProbability = {0, 1, false, true, "a probability in [0, 1)"};
@@ -48,8 +54,8 @@ inline constexpr RealRange kProbability = {0, 1, false, true, "a probability in 
 // A finite real in `range`.
 double ParseReal(std::string_view text, std::string_view name, const RealRange& range);
 
-// A non-negative number with an optional SI multiplier (a limit, a rate, a token count): "7B",
-// "1.5e12", "1P", "0.35". `exact` holds it when it is a whole number below 2^64 ("7B" included).
+// A non-negative number with an optional multiplier of ParseCount (a limit, a rate, a token count):
+// "7B", "1.5e12", "1P", "0.35", "64Ki". `exact` holds it when it is a whole number below 2^64 ("7B" included).
 struct SiNumber {
   double value = 0;
   std::optional<uint64_t> exact;

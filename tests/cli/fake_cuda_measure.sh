@@ -57,19 +57,32 @@ FAKE_CUDA_CC=8.0 expect 3 'fp8 GEMMs need compute capability 8.9' measure --devi
 FAKE_CUDA_CC=8.0 expect 0 'warning: .*fp8 GEMMs need compute capability 8.9' \
   measure --device cuda --dtype fp8,bf16 --sizes 64 "${quick[@]}"
 
-# fp8 under cuBLASLt's rules (issue 31). The heuristic's first algorithms refused by cublasLtMatmul,
-# as on a real H100: the next one runs.
+# fp8 under cuBLASLt's rules (issue 31): the fake refuses what an H200's cuBLASLt refused (non-TN,
+# dimensions off 16, scale pointers 4 bytes apart), and tally's calls pass it. A shape off 16 runs
+# padded, and its row says the shape run and that shape's rate.
+csv=$("$tally" measure --device cuda --dtype fp8 --shapes 16x32x50 "${quick[@]}" --format csv 2>/dev/null)
+[[ $? == 0 ]] || fail "fp8 16x32x50 failed: $csv"
+grep -q 'padded_to,run_flop_per_s' <<<"$csv" || fail "no padded_to, run_flop_per_s columns: $csv"
+grep -qE '^16,32,50,NN,fp8,cuda,1,[0-9].*,16x32x64,[0-9]' <<<"$csv" || fail "no padded 16x32x50 row: $csv"
+# The heuristic's first algorithms refused by cublasLtMatmul: the next one runs.
 FAKE_CUDA_LT_REFUSE_ALGOS=3 expect 0 '^fp8$' measure --device cuda --dtype fp8 --shapes 64x48x32 "${quick[@]}" \
   --get measure.best.dtype
-# Every algorithm refused: fp8 is not measured (said, with the status), bf16 still is.
-FAKE_CUDA_LT_REFUSE_ALGOS=9 expect 0 'warning: fp8 not measured: .*status 15' \
+# Every algorithm refused, the check's shapes too: fp8 is not measured (said, with the status), bf16 still is.
+FAKE_CUDA_LT_REFUSE_ALGOS=9 expect 0 'warning: fp8 not measured: refused by cuBLASLt: status 15' \
   measure --device cuda --dtype fp8,bf16 --sizes 64 "${quick[@]}"
-# A shape with no kernel is a row with a skip_reason, not a failed run: 128³ = 2,097,152 > 300,000.
-csv=$(FAKE_CUDA_LT_REFUSE_ABOVE=300000 "$tally" measure --device cuda --dtype fp8 --sizes 64,128 "${quick[@]}" \
+# fp8 alone and refused even on the check's shapes: nothing is measured, a runtime failure (exit 3).
+FAKE_CUDA_LT_REFUSE_ALGOS=9 expect 3 '^tally: error: nothing to measure: fp8: refused by cuBLASLt: status 15' \
+  measure --device cuda --dtype fp8 --sizes 64 "${quick[@]}"
+# A shape with no kernel is a row with a skip_reason and exit 0 (DESIGN.md has no code for partial
+# results: what was refused is a result), and the other shapes and dtypes run: 128³ = 2,097,152 >
+# 300,000 multiply-adds, refused in fp8 only.
+csv=$(FAKE_CUDA_LT_REFUSE_ABOVE=300000 "$tally" measure --device cuda --dtype fp8,bf16 --sizes 64,128 "${quick[@]}" \
   --format csv 2>/dev/null)
 [[ $? == 0 ]] || fail "a refused fp8 shape failed the run: $csv"
-grep -q '^128,128,128,.*cuBLASLt does not support it (status 15)' <<<"$csv" || fail "no skip_reason row: $csv"
+grep -q '^128,128,128,NN,fp8,cuda,1,,.*,refused by cuBLASLt: status 15 (not supported) from cublasLtMatmulAlgoGetHeuristic for fp8 128x128x128$' \
+  <<<"$csv" || fail "no refused row: $csv"
 grep -q '^64,64,64,NN,fp8,cuda,1,[0-9]' <<<"$csv" || fail "the 64³ fp8 row was not timed: $csv"
+grep -q '^128,128,128,NN,bf16,cuda,1,[0-9]' <<<"$csv" || fail "the 128³ bf16 row was not timed: $csv"
 # A model shape that is not a multiple of 16 is padded, and the run says so (batch 30: m = 30 → 32).
 expect 0 'warning: [0-9]+ shapes? (was|were) padded with zeros to multiples of 16' \
   measure --device cuda --model seed-mlp --batch 30 --dtype fp8 "${quick[@]}"

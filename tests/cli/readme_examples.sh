@@ -18,18 +18,22 @@ fi
 tally=$1
 readme=$2
 failures=0 checked=0
+# Each run's own file for stderr: pages run in parallel under ctest, and a fixed /tmp name left by
+# another user is not writable.
+errfile=$(mktemp) || exit 2
+trap 'rm -f "$errfile"' EXIT
 
 # check LINE ARGS EXPECTED TRIMMED EXIT
 check() {
   local line=$1 args=$2 expected=$3 trimmed=$4 want_exit=$5 out code
-  out=$(eval "\"$tally\" $args" 2>/tmp/readme_examples.err)
+  out=$(eval "\"$tally\" $args" 2>"$errfile")
   code=$?
   checked=$((checked + 1))
   local ok=1
   if [[ "$code" != "$want_exit" ]]; then ok=0; fi
   if [[ "$trimmed" == 1 ]]; then
     local all
-    all="$out"$'\n'"$(cat /tmp/readme_examples.err)"
+    all="$out"$'\n'"$(cat "$errfile")"
     while IFS= read -r want; do
       [[ -z "$want" ]] && continue
       grep -qxF -- "$want" <<<"$all" || ok=0

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
+#include "estimate/activations.h"
 #include "estimate/kv_cache.h"
 #include "estimate/params.h"
 #include "graph/build_graph.h"
@@ -93,6 +94,29 @@ const FamilyRow kFamilies[] = {
      "derived from modeling_glm4_moe.py; with the MTP layer and its copies, the HF safetensors total"},
     {"granite-3.1-3b-a800m-instruct.json", 3'298'793'472, 882'874'368, 807'372'288, 536'870'912,
      "granite-guardian-3.2-3b-a800m (same dims) in a model table"},
+    // Issue 30's remaining MoE families (EXPECTED.md, "Issue 30: the remaining families").
+    {"dbrx-instruct.json", 131'596'523'520, 36'469'708'800, 35'853'146'112, 1'342'177'280,
+     "derived from modeling_dbrx.py; card '132B total, 36B active'"},
+    {"ernie-4.5-21b-a3b-pt.json", 21'825'437'888, 3'352'150'208, 3'087'384'768, 469'762'048,
+     "derived from modular_ernie4_5_moe.py; card '21B total, 3B activated'"},
+    {"hunyuan-a13b-instruct.json", 80'393'183'232, 12'747'448'320, 12'222'476'288, 1'073'741'824,
+     "derived from modeling_hunyuan_v1_moe.py; card '80B total, 13B active'"},
+    {"ling-mini-2.0.json", 16'255'643'392, 1'432'973'056, 1'111'060'224, 335'544'320,
+     "HF safetensors total of inclusionAI/Ling-mini-2.0; active: card '1.43B (non-embedding 789M)'"},
+    {"minimax-m2.json", 228'689'764'864, 11'030'553'088, 10'415'956'480, 2'080'374'784,
+     "HF API safetensors.total of MiniMaxAI/MiniMax-M2.7 (M2's dims); card '230B total, 10B active'"},
+    // Issue 30's remaining dense families.
+    {"apertus-8b.json", 8'053'338'176, 0, 0, 1'073'741'824,
+     "sum(p.numel()) of Apertus-8B printed by a loader (EXPECTED.md)"},
+    {"stablelm-2-1_6b.json", 1'644'515'328, 0, 0, 1'610'612'736, "stablelm-2-1_6b's parameters in a model table"},
+    {"minitron-4b-base.json", 4'190'509'056, 0, 0, 1'073'741'824, "derived from modeling_nemotron.py; card '4B'"},
+    {"internlm2_5-7b-chat.json", 7'737'708'544, 0, 0, 1'073'741'824,
+     "internlm2_5-7b-chat in a model-size table; a runtime print and a checkpoint's element count"},
+    {"exaone-3.0-7.8b-instruct.json", 7'818'448'896, 0, 0, 1'073'741'824,
+     "derived from modeling_exaone.py's module printout; card '7.8B'"},
+    {"minicpm-2b-sft-bf16.json", 2'724'880'896, 0, 0, 3'019'898'880, "a runtime print of MiniCPM-2B's parameters"},
+    {"falcon3-3b-instruct.json", 3'227'655'168, 0, 0, 738'197'504,
+     "tiiuae/Falcon3-3B-Instruct's parameters pinned at a revision (a Llama config)"},
 };
 
 Settings KvSettings() {
@@ -257,6 +281,125 @@ TEST_CASE("families: issue 30's layer patterns") {
   CHECK(glm.n_kv_heads == 2);
   CHECK(glm.head_dim == 128);
   CHECK(glm.rotary_dim == 64);
+}
+
+TEST_CASE("families: issue 30's remaining MoE layouts") {
+  Settings s;
+  s.seq = 1;
+  auto counts = [&](const ModelSpec& spec) { return CountParams(ResolvedGraph(spec, s)); };
+  // DBRX: LayerNorms with a weight and no bias (norm_1, norm_2 per block, norm_f), 4 of 16 experts.
+  const ModelSpec dbrx = LoadModelFile(Hf("dbrx-instruct.json"));
+  CHECK(dbrx.transformer.norm_params == NormParams::kWeightOnly);
+  CHECK(dbrx.transformer.n_kv_heads == 8);
+  CHECK(counts(dbrx).by_component.at(Component::kNorm) == 81ULL * 6144);
+  CHECK_THROWS_WITH_AS(LoadModelText("d.json", R"({"model_type": "dbrx", "tie_word_embeddings": true})"),
+                       "d.json:1:47: error: DBRX's head is never tied (DbrxConfig refuses tie_word_embeddings)",
+                       InputError);
+  // ERNIE 4.5: block 0 dense (moe_layer_start_index 1), the rest MoE with two shared experts.
+  const TransformerSpec ernie = LoadModelFile(Hf("ernie-4.5-21b-a3b-pt.json")).transformer;
+  REQUIRE(LayerRuns(ernie).size() == 2);
+  CHECK_FALSE(LayerRuns(ernie)[0].first.moe);
+  CHECK(LayerRuns(ernie)[1].second == 27);
+  CHECK(ernie.shared_expert_d_ff == 2 * 1536);
+  // Hunyuan-A13B's remote config (model_type "hunyuan") read by its class, per-layer lists and all.
+  const ModelSpec hunyuan = LoadModelFile(Hf("hunyuan-a13b-instruct.json"));
+  CHECK(hunyuan.description == "Hugging Face config.json, model_type hunyuan_v1_moe");
+  // The trimmed copy has no max_position_embeddings: a second note assumes 2048 tokens.
+  REQUIRE(hunyuan.notes.size() == 2);
+  CHECK(hunyuan.notes[1] == std::string(TALLY_TEST_DATA) +
+                                "/hf/hunyuan-a13b-instruct.json: model_type 'hunyuan' is not one tally reads; read as "
+                                "'hunyuan_v1_moe' from its architectures entry 'HunYuanMoEV1ForCausalLM'");
+  CHECK(hunyuan.transformer.top_k == 8);
+  CHECK_THROWS_WITH_AS(LoadModelText("h.json", R"({"model_type": "hunyuan_v1_moe", "vocab_size": 10,
+      "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "num_experts": 2, "moe_topk": [1, 2]})"),
+                       "h.json:3:41: error: 'moe_topk' differs between layers (1, 2); tally reads one value for "
+                       "every layer",
+                       InputError);
+  // Ling 2.0: MTP layers are DeepSeek-V3's modules, reported apart: one MoE block (attention 10,486,016,
+  // norms 4,096, MoE 808,976,640), eh_proj 2·2048², enorm, hnorm and final_layernorm 3·2048.
+  std::string ling = R"({"model_type": "bailing_moe_v2", "num_nextn_predict_layers": 1, "vocab_size": 157184,
+      "hidden_size": 2048, "intermediate_size": 5120, "num_hidden_layers": 20, "num_attention_heads": 16,
+      "num_key_value_heads": 4, "num_experts": 256, "num_shared_experts": 1, "max_position_embeddings": 32768})";
+  const ParamCounts with_mtp = counts(LoadModelText("l.json", ling));
+  CHECK(with_mtp.total == 16'255'643'392ULL);
+  CHECK(with_mtp.mtp == 10'486'016ULL + 4'096 + 808'976'640 + 2ULL * 2048 * 2048 + 3 * 2048);
+  // MiniMax-M2: q/k norms over the whole projections, RoPE on 64 of 128 dimensions; lightning
+  // attention (MiniMax-M1) refused.
+  const TransformerSpec m2 = LoadModelFile(Hf("minimax-m2.json")).transformer;
+  CHECK(m2.qk_norm == QkNorm::kProjection);
+  CHECK(m2.rotary_dim == 64);
+  CHECK(m2.router_score_bias);
+  CHECK_THROWS_WITH_AS(LoadModelText("m.json", R"({"model_type": "minimax_m2", "vocab_size": 10, "hidden_size": 8,
+      "intermediate_size": 4, "num_hidden_layers": 2, "num_attention_heads": 4, "attn_type_list": [0, 1]})"),
+                       "m.json:2:99: error: lightning-attention layers (0 in 'attn_type_list') are MiniMax-M1's, "
+                       "which tally does not read",
+                       InputError);
+}
+
+TEST_CASE("families: issue 30's remaining dense layouts") {
+  Settings s;
+  s.seq = 1;
+  auto counts = [&](const ModelSpec& spec) { return CountParams(ResolvedGraph(spec, s)); };
+  // Apertus: xIELU's two learnable values in each of the 32 MLPs.
+  const ModelSpec apertus = LoadModelFile(Hf("apertus-8b.json"));
+  CHECK(apertus.transformer.mlp == MlpKind::kXielu);
+  CHECK(counts(apertus).by_component.at(Component::kMlp) == 32ULL * (2 * 4096 * 21504 + 2));
+  // Nemotron: ReLU², up and down only; LayerNorm1P's weight and bias.
+  const ModelSpec nemotron = LoadModelFile(Hf("minitron-4b-base.json"));
+  CHECK(nemotron.transformer.mlp == MlpKind::kRelu2);
+  CHECK(nemotron.transformer.rotary_dim == 64);
+  CHECK(counts(nemotron).by_component.at(Component::kMlp) == 32ULL * 2 * 3072 * 9216);
+  // StableLM 2 12B's layout on small sizes: qk_layernorm (a LayerNorm without a bias per head: a·d and
+  // g·d weights) and the parallel residual with one LayerNorm. V 10, h 8, 4 heads of 2, 2 K/V heads,
+  // f 16, 1 layer: q 64, k 32, v 32 and no biases, o 64, q/k norms 8 + 4, one LayerNorm 16, MLP 384:
+  // 604; embedding and head 160, final LayerNorm 16: 604 + 176 = 780.
+  const ModelSpec stablelm = LoadModelText("s.json", R"({"model_type": "stablelm", "vocab_size": 10,
+      "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "max_position_embeddings": 64, "qk_layernorm": true,
+      "use_parallel_residual": true})");
+  CHECK(stablelm.transformer.parallel_block);
+  CHECK(counts(stablelm).total == 780);
+  // EXAONE 3: num_layers, and an untied head only when the config says so.
+  CHECK(LoadModelFile(Hf("exaone-3.0-7.8b-instruct.json")).transformer.n_layers == 32);
+  CHECK(LoadModelText("e.json", R"({"model_type": "exaone", "vocab_size": 10, "hidden_size": 8,
+      "num_layers": 1, "num_attention_heads": 4, "max_position_embeddings": 64})")
+            .transformer.d_ff == 32);
+  // InternLM2: wqkv and wo carry biases unless `bias` is false.
+  const TransformerSpec internlm = LoadModelText("i.json", R"({"model_type": "internlm2", "vocab_size": 10,
+      "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1, "num_attention_heads": 4,
+      "max_position_embeddings": 64})")
+                                       .transformer;
+  CHECK(internlm.qkv_bias);
+  CHECK(internlm.out_bias);
+  CHECK_FALSE(internlm.mlp_bias);
+  // MiniCPM's remote configs (some without model_type) are tied by default.
+  CHECK(LoadModelFile(Hf("minicpm-2b-sft-bf16.json")).transformer.tied_embeddings);
+}
+
+TEST_CASE("families: ReLU² and xIELU save what GELU saves for backward") {
+  // An MLP of up and down (d_ff 64) around each activation: GELU and xIELU keep their input, ReLU²
+  // relu(x) (its square's input), and the down projection its input; ReLU keeps only its output,
+  // which is the down projection's input: one tensor of d_ff per token fewer.
+  auto per_layer = [](const char* mlp) {
+    const ModelSpec spec = LoadModelText("m.yaml", std::string(R"(family: transformer
+vocab_size: 100
+context_length: 64
+d_model: 16
+n_layers: 1
+n_heads: 2
+d_ff: 64
+norm: rmsnorm
+bias: false
+position: rope
+mlp: )") + mlp + "\n");
+    Settings s;
+    s.seq = 8;
+    return TrainingActivations(testing::MemoryOf(spec, s), s, 0).per_layer;
+  };
+  CHECK(per_layer("relu2") == per_layer("gelu"));
+  CHECK(per_layer("xielu") == per_layer("gelu"));
+  CHECK(per_layer("gelu") - per_layer("relu") == 8 * 64 * 2);  // 8 tokens · d_ff 64 · 2 bytes (bf16)
 }
 
 TEST_CASE("families: a config read by its architectures") {

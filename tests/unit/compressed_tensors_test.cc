@@ -132,7 +132,7 @@ TEST_CASE("compressed-tensors: what cannot be stored exactly is refused") {
         prefix + "weights.strategy 'tensor_group' is not modelled (tensor, channel, group, block)");
 }
 
-TEST_CASE("compressed-tensors: an ignore regex keeps the router unquantized; a tied head must be ignored") {
+TEST_CASE("compressed-tensors: an ignore regex keeps the router unquantized — a tied head must be ignored") {
   std::string config = Config(R"({"num_bits": 4, "strategy": "group", "group_size": 128})");
   config.replace(config.find("[\"lm_head\"]"), 11, R"(["lm_head", "re:.*mlp.gate$"])");
   const QuantizationSpec q = Read(config);

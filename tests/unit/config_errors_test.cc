@@ -59,14 +59,17 @@ const BadCase kCases[] = {
     {"hf_missing_vocab_size.json", Stage::kLoad, "1:1: error: missing required key 'vocab_size' in 'config.json'"},
     {"hf_unknown_model_type.json", Stage::kLoad,
      "3:17: error: unsupported model_type 'xlnet' (and not a generic decoder: no 'hidden_size', "
-     "'num_attention_heads', 'num_hidden_layers', 'intermediate_size' or 'vocab_size'); tally reads bart, bert, bloom, "
-     "cohere, cohere2, deepseek_v2, "
-     "deepseek_v3, distilbert, dots1, ernie4_5, exaone4, falcon, gemma, gemma2, gemma3, gemma3_text, glm, glm4, "
-     "glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, granite, granitemoe, hunyuan_v1_dense, jamba, "
-     "kimi_k2, llama, llama4, llama4_text, llava, mamba, mamba2, mistral, mixtral, mt5, olmo, olmo2, olmo3, "
-     "olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_moe, qwen3, qwen3_moe, RefinedWeb, RefinedWebModel, "
-     "roberta, seed_oss, smollm3, starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for "
-     "another model, write a tally YAML config (docs/models.md, \"Model configs\")"},
+     "'num_attention_heads', 'num_hidden_layers', 'intermediate_size' or 'vocab_size'); tally reads "
+     "apertus, bailing_moe_v2, bart, bert, bloom, cohere, cohere2, dbrx, deberta-v2, deepseek_v2, "
+     "deepseek_v3, distilbert, dots1, ernie4_5, ernie4_5_moe, exaone, exaone4, falcon, falcon_h1, "
+     "falcon_mamba, gemma, gemma2, gemma3, gemma3_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, gpt_neox, "
+     "gpt_oss, gptj, granite, granitemoe, granitemoehybrid, hunyuan_v1_dense, hunyuan_v1_moe, idefics3, "
+     "internlm2, internvl, jamba, kimi_k2, lfm2, llama, llama4, llama4_text, llava, mamba, mamba2, "
+     "minicpm, minimax_m2, mistral, mistral3, mixtral, mllama, modernbert, mt5, nemotron, nemotron_h, "
+     "olmo, olmo2, olmo3, olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, "
+     "qwen3, qwen3_moe, qwen3_next, qwen3_vl, qwen3_vl_moe, recurrent_gemma, RefinedWeb, RefinedWebModel, "
+     "roberta, seed_oss, smollm3, smolvlm, stablelm, starcoder2, t5, umt5, vit, whisper, xlm-roberta, "
+     "zamba2; for another model, write a tally YAML config (docs/models.md, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
      "7:26: error: 'num_attention_heads' must be a positive whole number, got the string \"32\""},
@@ -94,7 +97,7 @@ const BadCase kCases[] = {
     {"huge_number_over_u64.yaml", Stage::kLoad,
      "2:13: error: 'vocab_size' is too large: 100000000000000000000 (at most 2^63 - 1)"},
     {"bad_enum_mlp.yaml", Stage::kLoad,
-     "8:6: error: 'mlp' must be one of gelu, relu, swiglu, geglu, got 'swigl' (did you mean 'swiglu'?)"},
+     "8:6: error: 'mlp' must be one of gelu, relu, swiglu, geglu, relu2, xielu, got 'swigl' (did you mean 'swiglu'?)"},
     {"bad_bool.yaml", Stage::kLoad, "8:7: error: 'bias' must be true or false, got 'yes'"},
     {"dropout_out_of_range.yaml", Stage::kLoad, "8:10: error: 'dropout' must be a probability in [0, 1), got '1.5'"},
     // Transformer rules across keys, reported at the second key.

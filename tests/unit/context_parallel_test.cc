@@ -35,7 +35,7 @@ constexpr double kLayers = 32, kNvlink = 450e9, kInfiniBand = 50e9;
 constexpr double kHop = 2.0 * 32768 * 8 * 128 * 2;
 static_assert(kHop == 134'217'728);  // 128 MiB
 
-TEST_CASE("cp: each rank keeps s/cp of the activations; ZeRO shards over dp x cp") {
+TEST_CASE("cp: each rank keeps s/cp of the activations — ZeRO shards over dp x cp") {
   const nlohmann::json one = Json(Args("memory", "1", {"--zero", "1"}));
   const nlohmann::json four = Json(Args("memory", "4", {"--zero", "1"}));
   const nlohmann::json& m1 = one["memory"]["train"];
@@ -104,7 +104,7 @@ TEST_CASE("cp: the K/V ring's hops, by hand from the catalog's bandwidth") {
   CHECK(inter["comm"]["cp_seconds"].get<double>() == doctest::Approx(9 * kHop / kInfiniBand * kLayers).epsilon(1e-12));
 }
 
-TEST_CASE("cp: a short sequence exposes the ring; the step sums its parts") {
+TEST_CASE("cp: a short sequence exposes the ring — the step sums its parts") {
   // At 8,192 tokens over 8 ranks on one GPU a node, a hop is 2 x 1,024 x 8 x 128 x 2 bytes = 4 MiB at
   // 50 GB/s, against a block's attention core on 1,024 queries: the ring outlasts it.
   const std::vector<std::string> a = {

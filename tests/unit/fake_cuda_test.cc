@@ -560,7 +560,54 @@ TEST_CASE("fake_cuda: fp8 takes only TN on Ada, Hopper and Blackwell GeForce, an
   }
 }
 
-TEST_CASE("fake_cuda: fp8 pointers must be 16-byte aligned; a D scale needs an fp8 D") {
+TEST_CASE("fake_cuda: the calls an H200 refused are refused: NN, TT and k = 50 (issue 31)") {
+  // scripts/gpu/fp8_probe.cc on an H200 (cuBLASLt 130100): tally's 16x32x48 (row-major m x n x k) as
+  // the column-major TN call D (32 x 16) = Aᵀ·B ran; NN, TT and 16x32x50 got 15 from the heuristic.
+  // The fake's Lt takes cuBLAS's column-major m, n, k: tally's m x n x k is (n, m, k) there.
+  int returned = -1;
+  const Device a(kE4m3, Eighths(32 * 64, 1)), b(kE4m3, Eighths(16 * 64, 2)), d(kBf16, Eighths(32 * 16, 3));
+  const Lt tn(kE4m3, kBf16, true, false, 32, 16, 48);
+  CHECK(tn.Heuristic(&returned) == 0);
+  CHECK(tn.Run(1, a, b, 0, d) == 0);
+  for (const bool ta : {false, true}) {
+    const Lt not_tn(kE4m3, kBf16, ta, ta, 32, 16, 48);  // NN and TT
+    CAPTURE(ta);
+    CHECK(not_tn.Heuristic(&returned) == 15);
+    CHECK(returned == 0);
+    CHECK(not_tn.Run(1, a, b, 0, d) == 15);
+  }
+  const Lt k50(kE4m3, kBf16, true, false, 32, 16, 50);  // ld = k = 50 too
+  CHECK(k50.Heuristic(&returned) == 15);
+  CHECK(returned == 0);
+  CHECK(k50.Run(1, a, b, 0, d) == 15);
+}
+
+TEST_CASE("fake_cuda: fp8 scale pointers 4 bytes apart are refused by Matmul, not the heuristic (issue 31)") {
+  // What the H200 did with tally's first fp8 call: both scales in one allocation, B's at +4 bytes.
+  // The heuristic offered algorithms and cublasLtMatmul returned 15 for each.
+  const Lt lt(kE4m3, kBf16, true, false, 32, 16, 48);
+  const Device a(kE4m3, Eighths(32 * 48, 1)), b(kE4m3, Eighths(16 * 48, 2)), d(kBf16, Eighths(32 * 16, 3));
+  const Device scales(kF32, {1, 1});
+  const void* sa = scales.get();
+  const void* sb = static_cast<const float*>(scales.get()) + 1;
+  REQUIRE(F().descSet(lt.desc, 17, &sa, sizeof sa) == 0);
+  REQUIRE(F().descSet(lt.desc, 18, &sb, sizeof sb) == 0);
+  int returned = -1;
+  CHECK(lt.Heuristic(&returned) == 0);
+  CHECK(returned == 1);
+  CHECK(lt.Run(1, a, b, 0, d) == 15);
+  // Each scale in its own allocation (tally now) runs, and so does none (scale 1, cublasLt.h).
+  const Device own(kF32, {1});
+  const void* sc = own.get();
+  REQUIRE(F().descSet(lt.desc, 18, &sc, sizeof sc) == 0);
+  CHECK(lt.Run(1, a, b, 0, d) == 0);
+  const void* none = nullptr;
+  REQUIRE(F().descSet(lt.desc, 17, &none, sizeof none) == 0);
+  REQUIRE(F().descSet(lt.desc, 18, &none, sizeof none) == 0);
+  CHECK(lt.Run(1, a, b, 0, d) == 0);
+}
+
+TEST_CASE("fake_cuda: fp8 pointers must be 16-byte aligned, and a D scale needs an fp8 D") {
   // cuBLAS documentation, cublasLtMatmul: "All matrix pointers must be 16-byte aligned" for fp8.
   const Lt lt(kE4m3, kBf16, true, false, 16, 16, 16);
   const Device a(kE4m3, Eighths(256 + 16, 1)), b(kE4m3, Eighths(256, 2)), d(kBf16, Eighths(256, 3));
@@ -580,7 +627,7 @@ TEST_CASE("fake_cuda: fp8 pointers must be 16-byte aligned; a D scale needs an f
   CHECK(lt.Run(1, a, b, 0, d) == 7);
 }
 
-TEST_CASE("fake_cuda: the heuristic offers several algorithms; the knobs refuse some or all") {
+TEST_CASE("fake_cuda: the heuristic offers several algorithms, and the knobs refuse some or all") {
   const Lt lt(kE4m3, kBf16, true, false, 16, 16, 16);
   const Device a(kE4m3, Eighths(256, 1)), b(kE4m3, Eighths(256, 2)), d(kBf16, Eighths(256, 3));
   HeuristicResult results[8] = {};
@@ -593,7 +640,7 @@ TEST_CASE("fake_cuda: the heuristic offers several algorithms; the knobs refuse 
                         r.algo, nullptr, 0, nullptr);
   };
   {
-    // An H100 refused the algorithm its own heuristic had offered: here, the first two.
+    // A heuristic's offer is no promise (NVIDIA's LtFp8Matmul sample): here, the first two refused.
     const ScopedEnv env("FAKE_CUDA_LT_REFUSE_ALGOS", "2");
     CHECK(run(results[0]) == 15);
     CHECK(run(results[1]) == 15);
@@ -628,7 +675,7 @@ TEST_CASE("fake_cuda: cuBLASLt descriptors, scales and pointers are checked") {
   // An fp8 scale factor in host memory would fault on a GPU.
   const Lt fp8(kE4m3, kBf16, true, false, 16, 16, 16);
   const Device a8(kE4m3, Eighths(256, 1)), b8(kE4m3, Eighths(256, 2)), d8(kBf16, Eighths(256, 3));
-  const float host_scale = 1;
+  alignas(16) const float host_scale = 1;  // aligned: the fault, not the alignment, is checked
   const void* ph = &host_scale;
   REQUIRE(F().descSet(fp8.desc, 18, &ph, sizeof ph) == 0);
   CHECK(fp8.Run(1, a8, b8, 0, d8) == 13);

@@ -36,6 +36,15 @@ TEST_CASE("format: table") {
         "  per block                                        12 FLOP\n");
 }
 
+TEST_CASE("format: a multiple reads 1.38x in a table and stays a number in JSON") {
+  // Issue 28: measured / predicted printed as "1.38 s". A ratio of like quantities is a multiple.
+  Report r;
+  r.Set("measure.ratio", "measured / predicted", 1.3794, Unit::kTimes);
+  CHECK(FormatTable(r, UnitSystem::kIec).find("measured / predicted") != std::string::npos);
+  CHECK(FormatTable(r, UnitSystem::kIec).find("  1.38\u00d7\n") != std::string::npos);
+  CHECK(FormatJson(r).find("\"ratio\": 1.3794\n") != std::string::npos);
+}
+
 TEST_CASE("format: JSON") {
   CHECK(FormatJson(TinyReport()) ==
         "{\n"

@@ -70,7 +70,7 @@ TEST_CASE("generic decoder: a missing key, or a key of another layout, is the re
             "num_attention_heads": 4, "num_hidden_layers": 2})");
         })
             .rfind("zebra/config.json:1:16: error: unsupported model_type 'zebra_lm' (and not a generic decoder: "
-                   "no 'intermediate_size'); tally reads bart, ",
+                   "no 'intermediate_size'); tally reads apertus, ",
                    0) == 0);
   CHECK(Message([] { LoadModelText("zebra/config.json", R"({"model_type": "zebra_lm", "hidden_size": 8})"); })
             .rfind("zebra/config.json:1:16: error: unsupported model_type 'zebra_lm' (and not a generic decoder: "

@@ -183,6 +183,39 @@ TEST_CASE("gguf: hostile headers are errors with the file and the byte") {
             "(it reads llama, mistral, qwen2, gemma, phi3, gpt2)");
 }
 
+TEST_CASE("gguf: a repeated tensor name is the error at its second entry, before anything later") {
+  auto parse = [](const Gguf& g) {
+    uint64_t size = 0;
+    const std::string bytes = g.Bytes(&size);
+    return Message([&] { ParseGguf("m.gguf", bytes, size); });
+  };
+  // After the 24-byte header, each info of a one-letter name and one dimension takes
+  // 8 + 1 (name) + 4 (n_dims) + 8 (ne[0]) + 4 (type) + 8 (offset) = 33 bytes: they start at 24, 57, 90.
+  const std::string p = "m.gguf: error: at byte ";
+  CHECK(parse(Gguf().Tensor("w", {32}, 0, 128).Tensor("v", {32}, 0, 128).Tensor("w", {32}, 0, 128)) ==
+        p + "90: tensor 'w' appears twice");
+  // A later entry's unknown type (36) comes after the repeat; the repeat's own type, too.
+  CHECK(parse(Gguf().Tensor("w", {32}, 0, 128).Tensor("w", {32}, 0, 128).Tensor("u", {32}, 36, 18)) ==
+        p + "57: tensor 'w' appears twice");
+  CHECK(parse(Gguf().Tensor("w", {32}, 0, 128).Tensor("w", {32}, 36, 18)) == p + "57: tensor 'w' appears twice");
+  // An unknown type before the repeat comes first: its type field is at 57 + 8 + 1 + 4 + 8 = 78.
+  CHECK(parse(Gguf().Tensor("w", {32}, 0, 128).Tensor("u", {32}, 36, 18).Tensor("w", {32}, 0, 128)) ==
+        p + "78: tensor 'u' has unknown ggml type 36");
+  // 20,000 names ("t0" to "t19999", infos of 8 + (1 + digits) + 4 + 8 + 4 + 8 bytes), then "t7"
+  // again: the repeat's info starts after 24 + 20,000 x 33 bytes and the names' digits,
+  // 10 + 90 x 2 + 900 x 3 + 9,000 x 4 + 10,000 x 5 = 88,890 of them.
+  Gguf many;
+  for (int i = 0; i < 20'000; ++i) many.Tensor("t" + std::to_string(i), {8}, 0, 32);
+  uint64_t size = 0;
+  const std::string bytes = many.Bytes(&size);
+  const GgufFile g = ParseGguf("m.gguf", bytes, size);
+  CHECK(g.checkpoint.tensors.size() == 20'000);
+  CHECK(g.checkpoint.elements == 160'000);  // F32 [8] each
+  CHECK(g.checkpoint.bytes == 640'000);
+  CHECK(parse(many.Tensor("t7", {8}, 0, 32)) ==
+        p + std::to_string(24 + 20'000 * 33 + 88'890) + ": tensor 't7' appears twice");
+}
+
 TEST_CASE("gguf: a big-endian file is named as such, not as an unknown version") {
   // ggml's gguf.md: v2 and v3 may be written big-endian; the uint32 version 3 then reads as 3 << 24.
   const std::string p = "m.gguf: error: at byte 4: big-endian GGUF (version ";

@@ -158,7 +158,7 @@ TEST_CASE("graph: a tied head shares the token embedding and counts once") {
   CHECK(Find(PresetGraph("llama-2-7b"), "lm_head").params == 32000ULL * 4096);
 }
 
-TEST_CASE("graph: SwiGLU has gate, up and down; the gate and up share one saved input") {
+TEST_CASE("graph: SwiGLU has gate, up and down — the gate and up share one saved input") {
   LayerGraph g = PresetGraph("llama-2-7b", {.seq = 8});
   CHECK(Find(g, "blocks.0.mlp.gate").params == 4096ULL * 11008);
   CHECK(Find(g, "blocks.0.mlp.up").params == 4096ULL * 11008);

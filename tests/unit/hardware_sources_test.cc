@@ -61,7 +61,7 @@ TEST_CASE("hardware sources: field_sources names fields, may explain an absent d
                        InputError);
 }
 
-TEST_CASE("hardware sources: --explain shows every field with its source; JSON carries the sources") {
+TEST_CASE("hardware sources: --explain shows every field with its source — JSON carries the sources") {
   const testing::TallyRun r = RunTally({"hardware", "a100-80gb", "--explain"});
   REQUIRE(r.code == 0);
   // configs/hardware/SOURCES.md, "Training-step fields": one 200 Gb/s HDR NIC per GPU = 25 GB/s.

@@ -135,6 +135,19 @@ TEST_CASE("hf families: every model class names a row") {
   CHECK(FindHfFamilyByArchitecture("") == nullptr);
 }
 
+// Qwen3-VL-MoE (modeling_qwen3_vl_moe.py): Qwen3-VL's tower and mergers before a Qwen3-MoE text model.
+// Text: V 10, h 8, 4 heads of 2 and 2 K/V heads, two layers, 2 experts of 4 (top-1), untied.
+// Vision: width 8, one block, MLP 16, 2 heads, patches of 2 x 2 x 2 frames, 4 positions, one
+// deepstack merger over block 0, out 8.
+const char* const kQwen3VlMoe = R"({"model_type": "qwen3_vl_moe", "tie_word_embeddings": false,
+  "text_config": {"model_type": "qwen3_vl_moe_text", "vocab_size": 10, "hidden_size": 8,
+    "intermediate_size": 16, "moe_intermediate_size": 4, "num_experts": 2, "num_experts_per_tok": 1,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 2,
+    "max_position_embeddings": 64},
+  "vision_config": {"model_type": "qwen3_vl_moe", "depth": 1, "hidden_size": 8, "intermediate_size": 16,
+    "num_heads": 2, "patch_size": 2, "temporal_patch_size": 2, "spatial_merge_size": 2, "out_hidden_size": 8,
+    "num_position_embeddings": 4, "deepstack_visual_indexes": [0]}})";
+
 TEST_CASE("hf families: every row reads a config of its type") {
   for (const HfFamily& f : HfFamilyTable()) {
     const std::string type(f.model_type);
@@ -191,6 +204,35 @@ TEST_CASE("hf families: every row reads a config of its type") {
       // 3·4·8 = 96: 298. 80 + 4 + 2·60 + 192 + 298 = 694.
       spec = LoadModelText("dots1.json", kDots1);
       CHECK(Total(spec) == 694);
+    } else if (type == "bailing_moe_v2") {
+      // modeling_bailing_moe_v2.py, 2 layers: query_key_value 8·(8 + 4 + 4) = 128, dense 8·8 = 64, q/k
+      // norms over head_dim 2 + 2, two norms 16: 212 a layer. Layer 0 dense: 3·8·16 = 384. Layer 1:
+      // router 2·8 = 16 and its expert_bias 2, experts 2·3·8·4 = 192, the shared expert 3·8·4 = 96:
+      // 306. Embedding and head 2·80, final norm 8: 2·212 + 384 + 306 + 168 = 1282.
+      spec = Small(type, R"("num_hidden_layers": 2, "num_experts": 2, "num_experts_per_tok": 1,
+          "moe_intermediate_size": 4, "num_shared_experts": 1, "first_k_dense_replace": 1)");
+      CHECK(Total(spec) == 1282);
+    } else if (type == "hunyuan_v1_moe") {
+      // modeling_hunyuan_v1_moe.py, 2 layers: attention 192, query_layernorm and key_layernorm 2 + 2,
+      // two norms 16; router 2·8 = 16, two experts 2·3·8·16 = 768 and the shared MLP 384: 1380 a
+      // layer. 2760 + 168 = 2928.
+      spec = Small(type, R"("num_hidden_layers": 2, "num_experts": 2, "moe_topk": [1, 1])");
+      CHECK(Total(spec) == 2928);
+    } else if (type == "qwen3_vl_moe") {
+      // Text: embedding and head 2·80, final norm 8; per layer q 8·8, k and v 8·4, o 8·8 = 192,
+      // q_norm and k_norm 2 + 2, two norms 16, router 8·2 = 16, experts 2·3·8·4 = 192: 420; 1008.
+      // Vision: Conv3d 8·3·2·2·2 + 8 = 200, positions 4·8 = 32, the block (norms 32, qkv 8·24 + 24,
+      // proj 8·8 + 8, fc1 8·16 + 16, fc2 16·8 + 8) 600; merger (norm 2·8, fc1 32·32 + 32, fc2 32·8 +
+      // 8) 1,336; the deepstack merger (its norm 2·32) 1,384: 3,552. 1008 + 3552 = 4560.
+      spec = LoadModelText("qwen3_vl_moe.json", kQwen3VlMoe);
+      CHECK(Total(spec) == 4560);
+    } else if (type == "smolvlm") {
+      // modeling_smolvlm.py builds Idefics3's modules: SmolVLM-256M's layout under its own type has
+      // its count (tests/reference/vision_families_test.cc).
+      std::string text = ReadFileText(std::string(TALLY_TEST_DATA) + "/hf/smolvlm-256m-instruct.json");
+      text.replace(text.find("\"idefics3\""), 10, "\"smolvlm\"");
+      spec = LoadModelText("smolvlm.json", text);
+      CHECK(Total(spec) == 256'484'928);
     } else {
       FAIL_CHECK("no fixture in tests/data/hf and no config here for " << type);
       continue;

@@ -20,6 +20,7 @@ TEST_CASE("measure clock: this development machine's readings agree") {
   CHECK(Has(c.basis, "at most 6.51 GHz (6.2 GHz, the fastest x86 clock shipped)"));
   CHECK(Has(c.basis, "at least 0.65 GHz (a quarter of the TSC rate of 2.60 GHz)"));
   CHECK(Has(c.basis, "1.42 x the TSC rate"));
+  CHECK(c.Within(3.694e9));
 }
 
 TEST_CASE("measure clock: the Xeon whose add chain read 24.1 GHz") {
@@ -48,7 +49,44 @@ TEST_CASE("measure clock: the ceiling is cpufreq's maximum, else 4 x the TSC rat
   CHECK(ChooseClock({.probe_hz = 3.6e9, .tsc_hz = 1.0e9}).hz == 3.6e9);
   const ClockChoice fast = ChooseClock({.probe_hz = 4.5e9, .tsc_hz = 1.0e9});
   CHECK(fast.hz == 1.0e9);
-  CHECK(Has(fast.note, "above 4 x the TSC rate of 1.00 GHz"));
+  CHECK(fast.note ==
+        "the clock probe read 4.50 GHz, more than this CPU can run (above 4 x the TSC rate of 1.00 GHz, more turbo "
+        "than any CPU has): the dependent chain ran faster than its latency allows; peaks use the TSC rate (the "
+        "nominal clock), 1.00 GHz, instead");
+  // The refused reading is outside the bounds every printed clock is held to.
+  CHECK(fast.hi_hz == doctest::Approx(4.2e9));
+  CHECK_FALSE(fast.Within(4.5e9));
+  CHECK(fast.Within(1.0e9));
+}
+
+TEST_CASE("measure clock: the model name's nominal clock stands in for the TSC and is checked against it") {
+  // "Intel(R) Xeon(R) CPU E5-2686 v4 @ 2.30GHz" and a TSC at 2.3 GHz agree: no note.
+  CHECK(ChooseClock({.probe_hz = 3.0e9, .tsc_hz = 2.3e9, .nominal_mhz = 2300}).nominal_note.empty());
+  // A TSC at 2.0 GHz against a name saying 2.5 GHz (25% apart, more than 5%): one line says so.
+  const ClockChoice apart = ChooseClock({.probe_hz = 3.0e9, .tsc_hz = 2.0e9, .nominal_mhz = 2500});
+  CHECK(apart.hz == 3.0e9);
+  CHECK(apart.nominal_note ==
+        "the TSC ticks at 2.00 GHz but the model name says 2.50 GHz nominal: the clock bounds use the higher");
+  // Without a TSC reading, the name's 1.0 GHz bounds the probe at 4 x 1.0 x 1.05 = 4.2 GHz.
+  const ClockChoice named = ChooseClock({.probe_hz = 12e9, .nominal_mhz = 1000});
+  CHECK(named.hz == 1.0e9);
+  CHECK(named.source == "model name's nominal clock");
+  CHECK(Has(named.note, "above 4 x the model name's clock of 1.00 GHz"));
+}
+
+TEST_CASE("measure clock: never under 0.2 GHz, and no fallback outside the bounds") {
+  // No nominal clock: the floor is 0.2 GHz, half the slowest base clock sold.
+  const ClockChoice slow = ChooseClock({.probe_hz = 0.1e9, .cpuinfo_mhz = 2000});
+  CHECK(slow.hz == 2e9);
+  CHECK(Has(slow.note, "the clock probe read 0.10 GHz, under 0.2 GHz, slower than any x86 core runs busy"));
+  // A probe at 30 GHz and a cpuinfo of 50 GHz (a VM can report anything): neither is a clock, and
+  // the peaks are left out rather than computed from either.
+  const ClockChoice none = ChooseClock({.probe_hz = 30e9, .cpuinfo_mhz = 50000});
+  CHECK(none.hz == 0);
+  CHECK(none.note ==
+        "the clock probe read 30.00 GHz, more than this CPU can run (above 6.2 GHz, the fastest x86 clock shipped): "
+        "the dependent chain ran faster than its latency allows; no other source is within bounds: computed peaks "
+        "and MFU are left out (give --peak)");
 }
 
 TEST_CASE("measure clock: a probe far below the TSC rate was descheduled") {

@@ -138,7 +138,7 @@ TEST_CASE("measure output: results in JSON and CSV") {
   const std::string csv = FormatDelimited(report, ',');
   CHECK(csv.substr(0, csv.find('\n')) ==
         "m,n,k,layout,dtype,device,threads,seconds,flop_per_s,mfu,seconds_min,seconds_max,cv,reps,iterations_per_rep,"
-        "peak_flop_per_s,probed_peak_flop_per_s,mfu_probed,arithmetic_intensity,padded_to,skip_reason");
+        "peak_flop_per_s,probed_peak_flop_per_s,mfu_probed,arithmetic_intensity,padded_to,run_flop_per_s,skip_reason");
   CHECK(csv.find("\n1024,1024,1024,NN,fp32,cpu,2,0.03125,68719476736,") != std::string::npos);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + one row per result
 }
@@ -159,15 +159,19 @@ TEST_CASE("measure output: the table shows each figure in its unit") {
   CHECK(table.find("\n    1,024  1,024  1,024  NN      fp32         2  31.2 ms") != std::string::npos);
 }
 
-TEST_CASE("measure output: a GPU's table names its peak and has no probe column; layouts are shown") {
+TEST_CASE("measure output: a GPU's table names its peak and has no probe column — layouts are shown") {
   Report report;
   report.Group("measure", "Measurement");
   GemmResult r = Result(1024, GemmDType::kBf16, 1, 1.0 / 32);
   r.device = "cuda";
   r.shape.trans_b = true;
+  r.peak_basis = "NVIDIA H100 SXM5 datasheet";
   AddResults(report, {r}, 989.5e12);
   const std::string table = FormatTable(report, UnitSystem::kIec);
-  CHECK(table.find("best MFU (vs datasheet peak)") != std::string::npos);
+  // 2·1024³ FLOP in 1/32 s = 68.7 GFLOP/s of a 100 GFLOP/s peak: 0.687, the peak and its basis named.
+  const size_t mfu = table.find("\n  best MFU, of 100.00 GFLOP/s bf16 peak: NVIDIA H100 SXM5 datasheet ");
+  REQUIRE(mfu != std::string::npos);
+  CHECK(table.substr(mfu + 1, table.find('\n', mfu + 1) - mfu - 1).ends_with(" 0.687"));
   CHECK(table.find("MFU against the FMA probe") == std::string::npos);
   CHECK(table.find("mfu (probe)") == std::string::npos);
   CHECK(table.find("\n    1,024  1,024  1,024  NT      bf16         1  31.2 ms") != std::string::npos);
@@ -198,20 +202,45 @@ TEST_CASE("measure output: an MFU above 1 is left out and the peak called wrong"
   CHECK(OverPeakNote("x", 2, 1, "--peak").find("(the --peak given is too low)") != std::string::npos);
 }
 
-TEST_CASE("measure output: a padded shape says what ran; a refused one says why, untimed") {
+TEST_CASE("measure output: no MFU against a peak the FMA probe beat, or against no peak") {
+  Report report;
+  report.Group("measure", "Measurement");
+  // 68.7 GFLOP/s against a computed 100 GFLOP/s is 0.687, under 1; but the probe reached more than
+  // the peak (PeakCheck refuted it), so the clock or the table is wrong and no MFU is printed.
+  GemmResult refuted = Result(1024, GemmDType::kFp32, 2, 1.0 / 32);
+  refuted.peak_refuted = true;
+  CHECK_FALSE(refuted.MfuShown());
+  GemmResult unknown = Result(1024, GemmDType::kFp64, 2, 1.0 / 32);
+  unknown.peak_flop_per_s = 0;  // no clock within bounds: no computed peak
+  CHECK_FALSE(unknown.MfuShown());
+  AddResults(report, {refuted, unknown}, 1e11);
+  const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
+  CHECK_FALSE(doc["measure"].contains("best_mfu"));
+  CHECK(doc["measure"]["results"][0]["mfu"].is_null());
+  CHECK(doc["measure"]["results"][1]["mfu"].is_null());
+}
+
+TEST_CASE("measure output: a padded shape says what ran and a refused one why, untimed") {
   Report report;
   report.Group("measure", "Measurement");
   GemmResult padded = Result(1024, GemmDType::kFp8, 1, 1.0 / 32);
   padded.device = "cuda";
   padded.shape = {1000, 1024, 1024};
-  padded.run_shape = {1008, 1024, 1024};  // 1000 = 62.5 x 16: up to 63 x 16
+  padded.run_shape = {1008, 1024, 1024};              // 1000 = 62.5 x 16: up to 63 x 16
+  padded.flop_per_s = 2.0 * 1000 * 1024 * 1024 * 32;  // as TimeOne sets it: the asked shape's FLOPs
   GemmResult refused = padded;
   refused.shape = refused.run_shape = {4096, 4096, 4096};
-  refused.skip_reason = "cuBLASLt fp8 4096x4096x4096: cuBLASLt does not support it (status 15)";
+  refused.skip_reason =
+      "refused by cuBLASLt: status 15 (not supported) from cublasLtMatmulAlgoGetHeuristic for fp8 4096x4096x4096";
   AddResults(report, {padded, refused}, 1979e12);
   const nlohmann::json doc = nlohmann::json::parse(FormatJson(report));
   const nlohmann::json& rows = doc["measure"]["results"];
   CHECK(rows[0]["padded_to"] == "1008x1024x1024");
+  // flop_per_s counts the shape asked, run_flop_per_s the shape run, both over 1/32 s:
+  // 2·1000·1024·1024 · 32 = 67,108,864,000 and 2·1008·1024·1024 · 32 = 67,645,734,912.
+  CHECK(rows[0]["flop_per_s"] == 67108864000.0);
+  CHECK(rows[0]["run_flop_per_s"] == 67645734912.0);
+  CHECK(rows[1]["run_flop_per_s"].is_null());
   CHECK(rows[0]["skip_reason"].is_null());
   CHECK(rows[1]["padded_to"].is_null());
   CHECK(rows[1]["skip_reason"] == refused.skip_reason);
@@ -221,7 +250,7 @@ TEST_CASE("measure output: a padded shape says what ran; a refused one says why,
   REQUIRE(report.notes.size() == 2);
   CHECK(report.notes[0] ==
         "1 shape was padded with zeros to multiples of 16, as cuBLASLt's fp8 kernels require (e.g. 1000x1024x1024 "
-        "run as 1008x1024x1024); FLOP/s and MFU count the real shape's FLOPs");
+        "run as 1008x1024x1024); FLOP/s and MFU count the asked shape's FLOPs, run_flop_per_s the padded shape's");
   CHECK(report.notes[1] ==
         "1 GEMM was not timed (skip_reason in the results), e.g. 4096x4096x4096 fp8: " + refused.skip_reason);
 }

@@ -44,6 +44,31 @@ TEST_CASE("lookup: presets resolve before paths, and Hub short names are aliases
   CHECK(CountParams(testing::PresetGraph("gpt2")).total == 124'439'808);
 }
 
+TEST_CASE("lookup: a chat or instruction tune of a preset reads as the preset, with a note") {
+  std::string note;
+  CHECK(std::string(FindTunedPreset("llama-2-7b-chat", note)->name) == "llama-2-7b");
+  CHECK(note ==
+        "'llama-2-7b-chat': a chat tune of 'llama-2-7b', read as that preset (a tune keeps its base's architecture "
+        "and parameter count)");
+  // Through an alias, whatever the case: Meta-Llama-3-8B is llama-3-8b, Mistral-7B-v0.1 is mistral-7b.
+  CHECK(std::string(FindTunedPreset("Meta-Llama-3-8B-Instruct", note)->name) == "llama-3-8b");
+  CHECK(note.find("an instruction tune of 'llama-3-8b'") != std::string::npos);
+  CHECK(std::string(FindTunedPreset("Mistral-7B-Instruct-v0.1", note)->name) == "mistral-7b");
+  CHECK(std::string(FindTunedPreset("gemma-7b-it", note)->name) == "gemma-7b");
+  // Mistral-7B-Instruct-v0.2 is another model (v0.2's 32k context): no preset once "-instruct" is out.
+  CHECK(FindTunedPreset("mistral-7b-instruct-v0.2", note) == nullptr);
+  CHECK(FindTunedPreset("llama-2-7b-chatty", note) == nullptr);  // a whole word only
+  CHECK(FindTunedPreset("instruct-llama-2-7b", note) == nullptr);
+  CHECK(FindTunedPreset("gpt3-chat", note) == nullptr);
+  // The model is the preset's, and the note goes with it.
+  const ModelSpec tuned = ResolveModel("Llama-2-7b-chat-hf");
+  CHECK(tuned.name == "llama-2-7b");
+  REQUIRE(tuned.notes.size() == 1);
+  CHECK(tuned.notes[0].rfind("'Llama-2-7b-chat-hf': a chat tune of 'llama-2-7b'", 0) == 0);
+  // 6,738,415,616: Llama-2-7B (the published count of meta-llama/Llama-2-7b-hf and -chat-hf alike).
+  CHECK(CountParams(testing::PresetGraph("llama-2-7b")).total == 6'738'415'616);
+}
+
 TEST_CASE("lookup: org/name, org/name@main and a hash resolve in a fake Hugging Face cache") {
   TempDir tmp;
   const std::string hash = "0123456789abcdef0123456789abcdef01234567";

@@ -13,6 +13,7 @@
 #include "config/load_config.h"
 #include "graph/layer_names.h"
 #include "report/format.h"
+#include "util/any_case.h"
 #include "util/dtype.h"
 #include "util/error.h"
 
@@ -28,6 +29,7 @@ void CheckRoundTrip(size_t n_values) {
   for (const NameEntry<E>& e : NameTable<E>()) {
     CAPTURE(e.name);
     CHECK(FindName<E>(e.name) == e.value);
+    CHECK(Lower(e.name) == e.name);  // lower case: ParseNameAnyCase lowers what it is given
     CHECK(std::string(Name(e.value)) == e.name);
     CHECK(names.insert(std::string(e.name)).second);
     CHECK(values.insert(e.value).second);
@@ -50,12 +52,12 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<Quant>(6);
   CheckRoundTrip<Family>(2);
   CheckRoundTrip<AttentionKind>(5);
-  CheckRoundTrip<MlpKind>(4);
+  CheckRoundTrip<MlpKind>(6);
   CheckRoundTrip<NormKind>(2);
   CheckRoundTrip<PositionKind>(4);
   CheckRoundTrip<ActivationKind>(8);
   CheckRoundTrip<DropoutMask>(2);
-  CheckRoundTrip<LayerKind>(18);
+  CheckRoundTrip<LayerKind>(20);
   CheckRoundTrip<Component>(19);
   CheckRoundTrip<Solve>(3);
 }
@@ -66,6 +68,23 @@ TEST_CASE("names: aliases parse, print as the canonical name") {
   CHECK(FindName<DType>("half") == DType::kFp16);
   CHECK(std::string(Name(*FindName<DType>("float32"))) == "fp32");
   CHECK(!FindName<DType>("fp64").has_value());
+}
+
+TEST_CASE("names: the flags read them without regard to case") {
+  CHECK(ParseNameAnyCase<DType>("BF16", "--kv-dtype") == DType::kBf16);
+  CHECK(ParseNameAnyCase<DType>("Fp8_E4M3", "--kv-dtype") == DType::kFp8E4m3);
+  CHECK(ParseNameAnyCase<DType>("BFloat16", "--kv-dtype") == DType::kBf16);  // an alias too
+  CHECK(ParseNameAnyCase<Precision>("Mixed-BF16", "--precision") == Precision::kMixedBf16);
+  CHECK(ParseNameAnyCase<Optimizer>("AdamW", "--optimizer") == Optimizer::kAdamw);
+  CHECK(ParseNameAnyCase<Quant>("NF4", "--quant") == Quant::kNf4);
+  CHECK(ParseDType("BF16", "kv-dtype") == DType::kBf16);
+  CHECK(FindNameAnyCase<DType>("FP32") == DType::kFp32);
+  CHECK_FALSE(FindNameAnyCase<DType>("BF1").has_value());
+  // The error quotes the text as written.
+  CHECK_THROWS_WITH_AS(ParseNameAnyCase<Quant>("NF5", "--quant"),
+                       doctest::Contains("--quant: unknown value 'NF5' (did you mean"), InputError);
+  // A restricted list still refuses a real dtype outside it, whatever its case.
+  CHECK_THROWS_AS(ParseDType("INT4", "param-dtype", {DType::kFp32, DType::kBf16}), InputError);
 }
 
 TEST_CASE("names: unknown names list the choices with a suggestion") {

@@ -60,7 +60,7 @@ TEST_CASE("offload: --offload params keeps on the device only the weights gather
   CHECK(m["gradients"] == 0);
 }
 
-TEST_CASE("offload: the updated weights' upload is exposed; the gradients go down under the compute") {
+TEST_CASE("offload: the updated weights' upload is exposed — the gradients go down under the compute") {
   // H100 SXM, PCIe Gen5 at 50e9 B/s per direction (configs/hardware/h100-sxm.yaml). ZeRO-2 over 8
   // ranks, 2 micro-batches of 4,096 tokens: each micro-batch sends the rank's bf16 gradient
   // partition down (P / 8 · 2 bytes = 1,684,603,904 B, 33.7 ms, well under the ~0.3 s of compute a

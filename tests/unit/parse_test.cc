@@ -1,5 +1,5 @@
 // util/parse.h: every number form and every error text, asserted word for word. Expected values are
-// the arithmetic of the forms themselves (SI 10^3n, IEC 2^10n, k = 1,024 for lengths), done by hand.
+// the arithmetic of the forms themselves (SI 10^3n, IEC 2^10n, for counts and lengths alike), done by hand.
 #include "util/parse.h"
 
 #include <doctest/doctest.h>
@@ -12,7 +12,7 @@
 namespace tally {
 namespace {
 
-const std::string kCountForms = "; expected a positive whole number such as 8, 4096, 1.5e3, 2k or 7B";
+const std::string kCountForms = "; expected a positive whole number such as 8, 4096, 1.5e3, 2k, 4Ki or 7B";
 const std::string kSizeForms = "; expected a size such as 80GiB, 80GB, 512MiB, 1.5TiB or 4096B";
 
 TEST_CASE("parse: counts take decimal SI multipliers up to P") {
@@ -57,19 +57,45 @@ TEST_CASE("parse: count errors name the flag and the accepted forms") {
   CHECK_THROWS_AS(ParseCount("k", "--seq"), InputError);
 }
 
-TEST_CASE("parse: lengths read k as 1,024") {
+TEST_CASE("parse: one suffix convention: k, M, G decimal, Ki, Mi, Gi binary, for counts and lengths") {
+  CHECK(ParseCount("4Ki", "--batch") == 4096);                   // 4 · 2^10
+  CHECK(ParseCount("2Mi", "--batch") == 2'097'152);              // 2 · 2^20
+  CHECK(ParseCount("1Gi", "--batch") == 1'073'741'824);          // 2^30
+  CHECK(ParseCount("1Ti", "--batch") == 1'099'511'627'776);      // 2^40
+  CHECK(ParseCount("1Pi", "--batch") == 1'125'899'906'842'624);  // 2^50
+  CHECK(ParseCount("1.5Ki", "--batch") == 1536);                 // 1.5 · 1,024
   CHECK(ParseLength("2048", "--seq") == 2048);
-  CHECK(ParseLength("32k", "--seq") == 32'768);    // 32 · 1,024
-  CHECK(ParseLength("128K", "--seq") == 131'072);  // 128 · 1,024
-  CHECK(ParseLength("1.5k", "--seq") == 1536);     // 1.5 · 1,024
-  CHECK(ParseLength("1M", "--seq") == 1'048'576);  // 1,024^2
-  CHECK(ParseLength("1e3", "--seq") == 1000);      // no multiplier: decimal
-  CHECK_THROWS_WITH_AS(ParseLength("0.3k", "--prompt"),
-                       "tally: error: --prompt: '0.3k' is not a whole number; expected a length in tokens such as 512, "
-                       "4096 or 32k (k = 1,024: 32k is 32,768)",
-                       InputError);
+  CHECK(ParseLength("32k", "--seq") == 32'000);    // 32 · 1,000: k is SI here too
+  CHECK(ParseLength("32Ki", "--seq") == 32'768);   // 32 · 1,024
+  CHECK(ParseLength("128K", "--seq") == 128'000);  // K is k
+  CHECK(ParseLength("1.5Ki", "--seq") == 1536);    // 1.5 · 1,024
+  CHECK(ParseLength("1.5k", "--seq") == 1500);
+  CHECK(ParseLength("1M", "--seq") == 1'000'000);
+  CHECK(ParseLength("1Mi", "--seq") == 1'048'576);  // 1,024^2
+  CHECK(ParseLength("1e3", "--seq") == 1000);
+  CHECK_THROWS_WITH_AS(
+      ParseLength("0.3Ki", "--prompt"),  // 307.2
+      "tally: error: --prompt: '0.3Ki' is not a whole number; expected a length in tokens such as 512, "
+      "4096, 8Ki (8,192) or 8k (8,000)",
+      InputError);
   // Lengths take no B, G, T: "2B" tokens in one sequence is a typo for --tokens.
   CHECK_THROWS_AS(ParseLength("2B", "--seq"), InputError);
+  CHECK_THROWS_AS(ParseLength("2Gi", "--seq"), InputError);
+  // Limits and rates take them too.
+  CHECK(ParseSiNumber("64Ki", "params.total").exact == 65'536);
+  CHECK(ParseReal("2Ki", "--achieved", {.lo = 0, .si = true}) == 2048.0);
+}
+
+TEST_CASE("parse: a decimal length that a binary suffix would make a power of two gets a note") {
+  CHECK(LengthSuffixNote("8k", "--seq") == "--seq 8k = 8,000 tokens; write 8Ki for 8,192");
+  CHECK(LengthSuffixNote("32K", "--seq") == "--seq 32K = 32,000 tokens; write 32Ki for 32,768");
+  CHECK(LengthSuffixNote("1M", "--prompt") == "--prompt 1M = 1,000,000 tokens; write 1Mi for 1,048,576");
+  CHECK(LengthSuffixNote("1k", "--generate") == "--generate 1k = 1,000 tokens; write 1Ki for 1,024");
+  CHECK_FALSE(LengthSuffixNote("8Ki", "--seq"));   // binary already
+  CHECK_FALSE(LengthSuffixNote("8192", "--seq"));  // no suffix
+  CHECK_FALSE(LengthSuffixNote("3k", "--seq"));    // 3,072 is no power of two either
+  CHECK_FALSE(LengthSuffixNote("1.5k", "--seq"));  // 1,536: no power of two
+  CHECK_FALSE(LengthSuffixNote("0k", "--seq"));
 }
 
 TEST_CASE("parse: reals, ratios and probabilities") {
@@ -101,9 +127,9 @@ TEST_CASE("parse: SI numbers for limits are exact where whole") {
   CHECK(!ratio.exact.has_value());
   CHECK(ratio.value == 0.35);
   CHECK(ParseSiNumber("1e290T", "--tokens").value == 1e290 * 1e12);
-  CHECK_THROWS_WITH_AS(ParseSiNumber("-1", "params.total"),
-                       "tally: error: params.total: '-1' is not a number; expected e.g. 7B, 1.5e12, 2T, 80k or 0.35",
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      ParseSiNumber("-1", "params.total"),
+      "tally: error: params.total: '-1' is not a number; expected e.g. 7B, 1.5e12, 2T, 80k, 64Ki or 0.35", InputError);
 }
 
 TEST_CASE("parse: percentages") {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "config/load_config.h"
+#include "config/resolve.h"
 #include "estimate/roofline.h"
 #include "graph/build_graph.h"
 #include "sections/estimate_report.h"
@@ -81,7 +82,7 @@ TEST_CASE("quantization: GPTQ and AWQ 4-bit, group 128, on a 4096 x 4096 project
         }) == "c.json: error: quantization_config.bits must be 2, 4 or 8, got 3");
 }
 
-TEST_CASE("quantization: a config's method reaches the report; others are a note") {
+TEST_CASE("quantization: a config's method reaches the report — others are a note") {
   CHECK_FALSE([] {
     QuantizationSpec q;
     return ReadQuantization("c.json", R"({"quantization_config": {"quant_method": "hqq"}})", q);
@@ -96,7 +97,7 @@ TEST_CASE("quantization: a config's method reaches the report; others are a note
   REQUIRE(spec.quantization.has_value());
   CHECK(spec.quantization->method == QuantMethod::kAwq);
   Evaluation evaluation(spec);
-  const Report r = EstimateReport(evaluation, {}, {});
+  const Report r = EstimateReport(evaluation, ResolveSettings({}, evaluation.spec()), {});
   CHECK(std::get<std::string>(r.Find("model.quantization")->value) == "awq");
   config.replace(config.find("awq"), 3, "hqq");
   WriteFile(tmp.path() / "config.json", config);

@@ -237,7 +237,7 @@ TEST_CASE("safetensors: a sharded Llama-3.1-8B reproduces its index total_size f
             FormatGrouped(size - 1000) + ", 1,000 bytes missing");
 }
 
-TEST_CASE("safetensors: an index without its shards is a note; with some of them, an error") {
+TEST_CASE("safetensors: an index without its shards is a note — with some of them, an error") {
   TempDir tmp;
   fs::copy_file(fs::path(TALLY_TEST_DATA) / "hf" / "gpt2.json", tmp.path() / "config.json");
   const Json index = {{"weight_map", {{"a", "model-1.safetensors"}, {"b", "model-2.safetensors"}}}};
@@ -319,7 +319,7 @@ TEST_CASE("safetensors: an index entry with a '..' component is refused, naming 
         index + ": error: 'weight_map' entry 'w' names '" + deep.substr(0, 80) + "..." + outside);
 }
 
-TEST_CASE("safetensors: a FIFO shard is not a regular file; a link loop is named as one") {
+TEST_CASE("safetensors: a FIFO shard is not a regular file — a link loop is named as one") {
   TempDir tmp;
   const std::string fifo = (tmp.path() / "fifo.safetensors").string();
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);

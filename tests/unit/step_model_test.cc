@@ -191,6 +191,26 @@ TEST_CASE("step: --tp-overlap hides tensor-parallel collectives under the tensor
   CHECK(slow.step_seconds == doctest::Approx(slow.compute + slow.communication + slow.pipeline_bubble));
 }
 
+TEST_CASE("step: --no-dp-overlap exposes the whole data-parallel reduction") {
+  // Llama-2-7B on 8 A100 of one node, data parallel 8, 4 micro-batches: by default the gradients'
+  // all-reduce runs under the last micro-batch's backward, so only its last bucket (or what
+  // outlasts that backward) shows; without the overlap the step waits for all of it.
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  Settings s = Parallel(1, 1, 8, 4);
+  const ModelSpec spec = ResolveModel("llama-2-7b");
+  Settings micro = s;
+  micro.batch = 1;
+  const LayerGraph g = ResolvedGraph(spec, micro);
+  const uint64_t params = CountParams(g).trainable;
+  const StepTime overlap = TrainingStep(g, s, a100, 312e12, 0.8, params, {});
+  const StepTime serial = TrainingStep(g, s, a100, 312e12, 0.8, params, {.dp_overlap = false});
+  CHECK(overlap.dp_comm > 0);
+  CHECK(overlap.dp_exposed < overlap.dp_comm);
+  CHECK(serial.dp_comm == overlap.dp_comm);
+  CHECK(serial.dp_exposed == serial.dp_comm);
+  CHECK(serial.step_seconds == doctest::Approx(overlap.step_seconds + overlap.dp_comm - overlap.dp_exposed));
+}
+
 TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configuration alone") {
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective

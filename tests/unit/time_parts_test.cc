@@ -1,7 +1,8 @@
 // The step model's measured and published parts against their sources: each eager op's bytes and
 // kernels and AdamW's bytes against the H200 measurements they were taken from, the GEMM shape table
 // against the sweep it was generated from, NCCL's algorithm choice by hand from its tuning model, and
-// the pipeline bubbles of 1F1B, interleaved 1F1B, ZB-H1 and DualPipe by hand from their papers.
+// the pipeline bubbles of 1F1B, interleaved 1F1B, ZB-H1 and DualPipe by hand from their papers, and
+// decode's kernel floors and bandwidth against the H200 decode sweep.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/hardware.h"
 #include "estimate/collectives.h"
 #include "estimate/gemm_shape.h"
 #include "estimate/kernel_costs.h"
@@ -167,6 +169,43 @@ TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound
   CHECK(GemmAlignmentFactor(GemmDType::kBf16, 50257, 768) == doctest::Approx(median).epsilon(0.005));
   CHECK(GemmAlignmentFactor(GemmDType::kBf16, 50304, 768) == 1);
   CHECK(GemmAlignmentFactor(GemmDType::kFp32, 50257, 768) == 1);  // fp32 ran at its aligned rate
+}
+
+TEST_CASE("time parts: decode's kernel floors and bandwidth are the H200 decode sweep's") {
+  // docs/data/h200-decode-sweep.json (scripts/gpu/decode_sweep.py): the least-squares line
+  // t = floor + bytes / rate through the bf16 decode GEMMs at M = 1..64 over weights of 100 MB and
+  // more (past the L2 cache); its intercept is the GEMM floor, its slope over 4.8 TB/s the H200's
+  // decode_bandwidth_efficiency in configs/hardware/h200.yaml.
+  const nlohmann::json d = Data("h200-decode-sweep.json");
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& w : d["weights"]) {
+    const double rows = w[0].get<double>(), cols = w[1].get<double>();
+    if (2 * rows * cols < 100e6) continue;
+    for (const auto& mj : d["m"]) {
+      const double m = mj.get<double>();
+      if (m > 64) continue;
+      const std::string key =
+          std::to_string(mj.get<int>()) + "," + std::to_string(w[0].get<int>()) + "," + std::to_string(w[1].get<int>());
+      const double x = 2 * (rows * cols + m * cols + m * rows), y = d["gemm"]["bf16"][key].get<double>();
+      n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+  }
+  CHECK(n == 84);
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx), intercept = (sy - slope * sx) / n;
+  CHECK(kGpuKernelFloors.gemm == doctest::Approx(intercept).epsilon(0.005));
+  const HardwareSpec h200 = ResolveHardware("h200");
+  CHECK(h200.memory_bandwidth == 4.8e12);
+  CHECK(h200.decode_bandwidth_efficiency == doctest::Approx(1 / slope / h200.memory_bandwidth).epsilon(0.001));
+  // The elementwise floor: the median of the add kernels over 1 to 256 KiB operands.
+  std::vector<double> small;
+  for (const auto& [bytes, seconds] : d["stream"].items()) {
+    if (std::stod(bytes) <= 256 * 1024) small.push_back(seconds.get<double>());
+  }
+  REQUIRE(small.size() == 5);
+  std::sort(small.begin(), small.end());
+  CHECK(kGpuKernelFloors.elementwise == doctest::Approx(small[2]).epsilon(0.005));
+  // The attention floor: SDPA's decode kernel at batch 1 over 128 cached positions.
+  CHECK(kGpuKernelFloors.attention == doctest::Approx(d["attention"]["1,128"].get<double>()).epsilon(0.005));
 }
 
 TEST_CASE("time parts: NCCL picks the tree for a large all-reduce across nodes, LL for a small one inside") {

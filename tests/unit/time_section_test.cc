@@ -66,7 +66,7 @@ TEST_CASE("time section: the reader knows every time.* key and reads the report'
       {"llama-3-8b", {.batch = "8", .hardware = "h100"}, {}},
       {"llama-3-8b", {.batch = "16", .gpus = "16", .tp = "2", .pp = "2", .zero = "1", .hardware = "a100-80gb"}, {}},
       {"mixtral-8x7b", {.batch = "16", .gpus = "16", .tp = "2", .ep = "4", .zero = "3", .hardware = "h100"}, {}},
-      {"llama-3-8b", {.batch = "4", .seq = "16k", .mode = "train", .gpus = "8", .cp = "4", .hardware = "h100"}, {}},
+      {"llama-3-8b", {.batch = "4", .seq = "16Ki", .mode = "train", .gpus = "8", .cp = "4", .hardware = "h100"}, {}},
       {"llama-3-8b", {.batch = "8", .gpus = "8", .zero = "3", .hardware = "h100", .offload = "optimizer"}, {}},
       {"gpt2-small", {.batch = "4", .mode = "infer", .hardware = "h100"}, {}},
       {"llama-2-7b", {.batch = "8", .mode = "infer", .gpus = "2", .tp = "2", .hardware = "a100-80gb"}, {}},

@@ -117,7 +117,7 @@ TEST_CASE("validation: NVIDIA NIM's Llama-3.3-70B on 2 H100, fp8, TP 2, one requ
     int prompt, generate;
     double ttft, itl, ttft_tolerance, itl_tolerance;
   };
-  const Case cases[] = {{5000, 500, 0.40677, 0.01858, 0.10, 0.30}, {500, 2000, 0.04777, 0.01891, 0.20, 0.30}};
+  const Case cases[] = {{5000, 500, 0.40677, 0.01858, 0.10, 0.20}, {500, 2000, 0.04777, 0.01891, 0.20, 0.20}};
   for (const Case& c : cases) {
     CAPTURE(c.prompt);
     const nlohmann::json j = RunJson({"time", "llama-3.3-70b", "--mode", "infer", "--hardware", "h100-sxm", "--gpus",

@@ -228,7 +228,7 @@ TEST_CASE("zamba2: every command through the consistency checks") {
   CHECK(testing::RunTally({"estimate", file, "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);
   CHECK(testing::RunTally({"estimate", file, "--mode", "infer", "--seq", "256", "--layers"}).code == 0);
   CHECK(testing::RunTally(
-            {"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--prompt", "1k", "--generate", "64"})
+            {"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--prompt", "1Ki", "--generate", "64"})
             .code == 0);
   CHECK(testing::RunTally({"flops", file, "--seq", "256"}).code == 0);
   CHECK(testing::RunTally({"time", file, "--hardware", "h100-sxm", "--mode", "infer", "--seq", "512"}).code == 0);
