@@ -1,5 +1,6 @@
 #include "measure/gemm_shape.h"
 
+#include "util/any_case.h"
 #include "util/checked_math.h"
 #include "util/error.h"
 #include "util/parse.h"
@@ -8,7 +9,7 @@
 namespace tally {
 
 GemmDType ParseGemmDType(const std::string& text, std::string_view flag) {
-  return ParseName<GemmDType>(
+  return ParseNameAnyCase<GemmDType>(
       text, flag,
       {GemmDType::kFp32, GemmDType::kFp64, GemmDType::kBf16, GemmDType::kFp16, GemmDType::kTf32, GemmDType::kFp8},
       "dtype");

@@ -24,6 +24,8 @@ TEST_CASE("measure output: shapes and dtypes from the command line") {
   CHECK_THROWS_AS(ParseGemmShape("0x1x1", "shapes"), InputError);
   CHECK(ParseGemmDType("bfloat16") == GemmDType::kBf16);
   CHECK(ParseGemmDType("double") == GemmDType::kFp64);
+  CHECK(ParseGemmDType("BF16") == GemmDType::kBf16);  // as --precision and --kv-dtype read it
+  CHECK(ParseGemmDType("FP8") == GemmDType::kFp8);
   // int8 is a catalog peak (hardware files key it), not a type measure times.
   CHECK_THROWS_WITH_AS(ParseGemmDType("int8"),
                        "tally: error: --dtype: unknown dtype 'int8'; use one of fp32, fp64, bf16, fp16, tf32, fp8",
