@@ -60,9 +60,11 @@ constexpr uint64_t kKdaFlopsPerHead = 1;
 // Lightning attention per block of B tokens and head of d (MiniMaxLightningAttention.forward's
 // prefill loop; MiniMax-01 §2.1's split into an intra-block left product and an inter-block right
 // product): (Q·Kᵀ)·V inside the block, 2·B²·d each product, Q·KV against the state and the state's
-// update Kᵀ·V, 2·B·d² each; per token and head 4·B·d + 4·d² FLOPs, as GEMMs. Beside them, per token
-// and head, the decay mask on the B scores and the query and key decays (B + 2·d) and the sum of
-// the two outputs (d).
+// update Kᵀ·V, 2·B·d² each; per token and head 4·B·d + 4·d² FLOPs, as GEMMs. At the released
+// B = 256 = 2·d this is 12·d², MiniMax-01's own count: its table of FLOPs gives lightning attention
+// 72·b·n·l·D²·(1 + 1/(2h) + 5/(18D)) over 3 passes (model width D, h heads), whose attention term is
+// 12·D²/h² = 12·d² per token, head and layer forward. Beside them, per token and head, the decay
+// mask on the B scores and the query and key decays (B + 2·d) and the sum of the two outputs (d).
 constexpr uint64_t kLightningFlopsPerChannel = 3;
 
 // RecurrentGemmaRglru.forward per channel and token: the two gates' sigmoids (2), log a =

@@ -466,7 +466,9 @@ TEST_CASE("hybrids: MiniMax's lightning attention by hand") {
   // lightning products (MiniMaxLightningAttention.forward) per head: Q·Kᵀ and its product with V
   // inside a block of b = min(256, seq) tokens, 2 · 2 · b · 128, Q·KV and Kᵀ·V 2 · 2 · 128²:
   // at seq 8, 4 · 8 · 128 + 65,536 = 69,632, for 64 heads 4,456,448; at seq 512 (b = 256)
-  // 131,072 + 65,536 = 196,608, for 64 heads 12,582,912. Beside them 64 · b decay-masked scores
+  // 131,072 + 65,536 = 196,608 = 12 · 128², the attention term of MiniMax-01's FLOPs table
+  // (72·b·n·l·D²/(2h) over three passes; quoted in index id 60363724054), for 64 heads 12,582,912.
+  // Beside them 64 · b decay-masked scores
   // and 3 · 8192 decays and sums: 25,088 per token at seq 8.
   for (const uint64_t seq : {8ULL, 512ULL}) {
     CAPTURE(seq);
