@@ -97,6 +97,8 @@ void ReadGraniteMoeHybrid(HfReader& r, const std::string& type);  // Mamba-2
 void ReadNemotronH(HfReader& r, const std::string& type);         // Mamba-2
 void ReadLfm2(HfReader& r, const std::string& type);              // short convolutions
 void ReadFalconH1(HfReader& r, const std::string& type);          // attention and Mamba-2 side by side
+void ReadKimiLinear(HfReader& r, const std::string& type);        // Kimi Delta Attention and MLA
+void ReadMiniMax(HfReader& r, const std::string& type);           // lightning attention (minimax, minimax_m1)
 // config/hf_multimodal.cc: a language model in text_config and a vision tower.
 void ReadGemma3(HfReader& r, const std::string& type);
 void ReadLlama4(HfReader& r, const std::string& type);

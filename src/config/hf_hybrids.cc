@@ -486,4 +486,198 @@ void ReadFalconH1(HfReader& r, const std::string&) {
   r.UniformAttention(AttentionKind::kFull, 0);
 }
 
+namespace {
+
+// linear_attn_config's kda_layers: the Kimi Delta Attention layers, numbered from 1
+// (KimiLinearConfig.is_kda_layer: (layer_idx + 1) in kda_layers).
+std::vector<bool> KdaLayers(const ConfigMap& lac, uint64_t layers) {
+  std::vector<bool> kda(layers, false);
+  if (!lac.Has("kda_layers")) return kda;
+  const YAML::Node& list = lac.Get("kda_layers");
+  if (!list.IsSequence()) {
+    throw InputError(lac.Loc("kda_layers"), "'kda_layers' must be a list of layer numbers, got " + Describe(list));
+  }
+  for (const YAML::Node& v : list) {
+    const uint64_t n = ReadPositiveInt(v, lac.file(), "an entry of 'kda_layers'");
+    if (n > layers) {
+      throw InputError(LocOf(v, lac.file()), "'kda_layers' has " + std::to_string(n) + ", past the " +
+                                                 std::to_string(layers) + " layers (they are numbered from 1)");
+    }
+    kda[n - 1] = true;
+  }
+  return kda;
+}
+
+}  // namespace
+
+// configuration_kimi.py, modeling_kimi.py of moonshotai/Kimi-Linear-48B-A3B (Kimi Team 2025, "Kimi
+// Linear", arXiv:2510.26692): each block is input_layernorm, a token mixer, post_attention_layernorm
+// and a feed-forward. The mixer is Kimi Delta Attention (graph/build_ssm.cc) on the layers
+// linear_attn_config's kda_layers names (numbered from 1: num_heads heads of head_dim,
+// short_conv_kernel_size taps), else DeepSeek-V3's multi-head latent attention without the query
+// LoRA (q_proj of a·(nope + rope), kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; no
+// biases) whose rope part is left unrotated under mla_use_nope (NoPE). The feed-forward is
+// DeepSeek-V3's MoE (num_experts of moe_intermediate_size, num_experts_per_token per token, a router
+// with its e_score_correction_bias parameter, num_shared_experts as one MLP of their summed width)
+// from first_k_dense_replace on every moe_layer_freq-th layer, else a SwiGLU MLP of
+// intermediate_size. The head is untied. Kimi K3's additions to the same model_type (SiTU
+// activation, the MLA output gate, full-rank KDA gates, latent experts) are refused.
+void ReadKimiLinear(HfReader& r, const std::string&) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 163840);
+  t.d_model = m.PositiveInt("hidden_size", 4096);
+  t.d_ff = m.PositiveInt("intermediate_size", 11008);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
+  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  t.context_length =
+      m.Has("model_max_length") ? m.PositiveInt("model_max_length") : r.Context("max_position_embeddings");
+  t.position = m.Bool("mla_use_nope", false) ? PositionKind::kNone : PositionKind::kRope;
+  t.norm = NormKind::kRmsNorm;
+  const std::string act = m.String("hidden_act", "silu");
+  if (act != "silu") throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
+  t.mlp = MlpKind::kSwiglu;
+  r.SetBiases(false, false, false);
+  t.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  for (const char* key : {"mla_use_output_gate", "routed_expert_hidden_size"}) {
+    if (m.Has(key) && !(m.Get(key).IsScalar() && m.Get(key).Scalar() == "false")) {
+      throw InputError(m.Loc(key), "'" + std::string(key) + "' is Kimi K3's, which tally does not read");
+    }
+  }
+  MlaSpec& mla = t.mla;
+  if (m.Has("q_lora_rank")) {
+    throw InputError(m.Loc("q_lora_rank"), "KimiMLAAttention has no query LoRA ('q_lora_rank' must be null)");
+  }
+  mla.kv_lora_rank = m.PositiveInt("kv_lora_rank");
+  mla.qk_nope_head_dim = m.PositiveInt("qk_nope_head_dim");
+  mla.qk_rope_head_dim = m.PositiveInt("qk_rope_head_dim");
+  mla.v_head_dim = m.PositiveInt("v_head_dim");
+  t.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  t.n_kv_heads = t.n_heads;  // the latent expands to every head
+  r.kv_key.clear();
+  const uint64_t experts = m.NonNegativeInt("num_experts", 0);
+  if (experts > 0) {
+    t.n_experts = experts;
+    t.top_k = m.PositiveInt("num_experts_per_token");
+    if (t.top_k > experts) {
+      throw InputError(m.Loc("num_experts_per_token"), "'num_experts_per_token' is more than 'num_experts'");
+    }
+    t.moe_d_ff = m.PositiveInt("moe_intermediate_size");
+    t.shared_expert_d_ff = CheckedMul(m.NonNegativeInt("num_shared_experts", 0), t.moe_d_ff, "the shared experts");
+    t.router_score_bias = true;  // KimiMoEGate.e_score_correction_bias, an nn.Parameter
+    const uint64_t first = m.NonNegativeInt("first_k_dense_replace", 0);
+    const uint64_t freq = m.PositiveInt("moe_layer_freq", 1);
+    r.PerLayer();
+    r.moe.assign(t.n_layers, false);
+    for (uint64_t i = first; i < t.n_layers; ++i) r.moe[i] = i % freq == 0;
+  }
+  if (m.NonNegativeInt("num_nextn_predict_layers", 0) > 0) {
+    r.spec.notes.push_back("the checkpoint's multi-token-prediction layers (num_nextn_predict_layers) are not counted");
+  }
+  if (m.Has("linear_attn_config")) {
+    const ConfigMap lac(m.Get("linear_attn_config"), m.file(), "linear_attn_config",
+                        {"kda_layers", "num_heads", "head_dim", "short_conv_kernel_size", "use_full_rank_gate"},
+                        UnknownKeys::kIgnore);
+    if (lac.Bool("use_full_rank_gate", false)) {
+      throw InputError(lac.Loc("use_full_rank_gate"), "Kimi K3's full-rank KDA gates are not read");
+    }
+    SsmSpec& s = t.ssm;
+    s.kind = MixerKind::kKimiDelta;
+    s.n_heads = lac.PositiveInt("num_heads");
+    s.n_groups = s.n_heads;
+    s.d_state = lac.PositiveInt("head_dim");
+    s.d_inner = CheckedMul(s.n_heads, s.d_state, "the KDA width");
+    s.conv_kernel = lac.PositiveInt("short_conv_kernel_size");
+    s.conv_bias = false;
+    r.PerLayer();
+    const std::vector<bool> kda = KdaLayers(lac, t.n_layers);
+    r.mixers.assign(t.n_layers, MixerKind::kAttention);
+    for (uint64_t i = 0; i < t.n_layers; ++i) {
+      if (kda[i]) r.mixers[i] = MixerKind::kKimiDelta;
+    }
+  }
+  r.UniformAttention(AttentionKind::kLatent, 0);
+}
+
+// MiniMax-Text-01's and MiniMax-M1's hybrid (MiniMax 2025, "MiniMax-01", arXiv:2501.08313):
+// transformers' configuration_minimax.py and modular_minimax.py (model_type minimax), and the
+// checkpoints' own configuration_minimax_m1.py and modeling_minimax_m1.py (minimax_m1). Each block
+// is input_layernorm, a token mixer, post_attention_layernorm and Mixtral's experts on every layer
+// (num_local_experts SwiGLU experts w1, w3, w2 of intermediate_size, num_experts_per_tok per token,
+// a router without a bias). The mixer is lightning attention (graph/build_ssm.cc: qkv_proj,
+// output_gate, the norm over a·d, out_proj; a·d = num_attention_heads · head_dim, head_dim else
+// h / a; blocks of block_size) on the layers layer_types names "linear_attention" (by default the
+// odd ones), or whose attn_type_list entry is 0 (minimax_m1); else softmax attention (Mixtral's: q,
+// k, v, o without biases, num_key_value_heads, RoPE on rotary_dim of each head when the config
+// names it). The DeepNorm-style alpha and beta factors and postnorm (the residual carries the
+// normalized stream) are scalars; the decay rates are buffers. Untied head.
+void ReadMiniMax(HfReader& r, const std::string& type) {
+  const ConfigMap& m = r.m;
+  TransformerSpec& t = r.t;
+  t.vocab_size = m.PositiveInt("vocab_size", 32000);
+  t.d_model = m.PositiveInt("hidden_size", 4096);
+  t.d_ff = m.PositiveInt("intermediate_size", 14336);
+  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
+  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  t.n_kv_heads = r.KvHeads(8);
+  t.head_dim = m.PositiveInt("head_dim", 0);
+  t.context_length = m.PositiveInt("max_position_embeddings", 4096 * 32);
+  t.position = PositionKind::kRope;
+  r.ReadRotaryFraction(0);
+  t.rotary_dim = m.NonNegativeInt("rotary_dim", 0);
+  t.norm = NormKind::kRmsNorm;
+  const std::string act = m.String("hidden_act", "silu");
+  if (act != "silu") throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
+  t.mlp = MlpKind::kSwiglu;
+  r.SetBiases(false, false, false);
+  t.tied_embeddings = m.Bool("tie_word_embeddings", false);
+  const uint64_t experts = m.PositiveInt("num_local_experts", 8);
+  t.n_experts = experts;
+  t.top_k = m.PositiveInt("num_experts_per_tok", 2);
+  if (t.top_k > experts) {
+    throw InputError(m.Loc("num_experts_per_tok"), "'num_experts_per_tok' is more than 'num_local_experts'");
+  }
+  t.moe_d_ff = t.d_ff;
+  if (m.NonNegativeInt("shared_intermediate_size", 0) != 0) {
+    throw InputError(
+        m.Loc("shared_intermediate_size"),
+        "MiniMax's shared expert (shared_intermediate_size) is not read; the released checkpoints have none");
+  }
+  if (t.head_dim == 0 && t.d_model % t.n_heads != 0) {
+    throw InputError(m.Loc("num_attention_heads"), "hidden_size " + std::to_string(t.d_model) +
+                                                       " is not divisible by the " + std::to_string(t.n_heads) +
+                                                       " attention heads");
+  }
+  SsmSpec& s = t.ssm;
+  s.kind = MixerKind::kLightning;
+  s.n_heads = t.n_heads;
+  s.n_groups = t.n_heads;
+  s.d_state = t.head_dim > 0 ? t.head_dim : t.d_model / t.n_heads;
+  s.d_inner = CheckedMul(s.n_heads, s.d_state, "the lightning-attention width");
+  s.block = m.PositiveInt("block_size", 256);  // modeling_minimax_m1.py's BLOCK
+  r.PerLayer();
+  r.mixer_types = {{"linear_attention", MixerKind::kLightning}};
+  if (!m.Has("layer_types")) {
+    r.mixers.assign(t.n_layers, MixerKind::kAttention);
+    if (m.Has("attn_type_list")) {
+      const std::vector<uint64_t> kinds = r.IntList("attn_type_list", 2);
+      if (kinds.size() != t.n_layers) {
+        throw InputError(m.Loc("attn_type_list"), "'attn_type_list' must list the " + std::to_string(t.n_layers) +
+                                                      " layers, got " + std::to_string(kinds.size()));
+      }
+      for (uint64_t i = 0; i < t.n_layers; ++i) {
+        if (kinds[i] == 0) r.mixers[i] = MixerKind::kLightning;
+      }
+    } else if (type == "minimax_m1") {
+      throw InputError(m.MapLoc(), "a MiniMax-M1 config needs its layers' kinds: 'attn_type_list'");
+    } else {
+      // MiniMaxConfig's default layer_types: full attention on the even layers.
+      for (uint64_t i = 0; i < t.n_layers; ++i) {
+        if ((i + 1) % 2 == 0) r.mixers[i] = MixerKind::kLightning;
+      }
+    }
+  }
+  r.UniformAttention(AttentionKind::kFull, 0);
+}
+
 }  // namespace tally

@@ -241,9 +241,9 @@ void ReadMiniMaxM2(HfReader& r, const std::string&) {
   if (m.Has("attn_type_list")) {
     for (uint64_t kind : r.IntList("attn_type_list", 2)) {
       if (kind == 0)
-        throw InputError(
-            m.Loc("attn_type_list"),
-            "lightning-attention layers (0 in 'attn_type_list') are MiniMax-M1's, which tally does not read");
+        throw InputError(m.Loc("attn_type_list"),
+                         "lightning-attention layers (0 in 'attn_type_list') are MiniMax-M1's: model_type minimax_m1, "
+                         "not minimax_m2");
     }
   }
   r.UniformAttention(AttentionKind::kFull, 0);

@@ -57,6 +57,8 @@ const std::vector<std::string> kUsedKeys = {
     "conv_kernel", "use_conv_bias", "mlp_hidden_act", "moe_shared_expert_intermediate_size", "moe_latent_size",
     "tie_embedding", "block_ff_dim", "block_auto_adjust_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of",
     "conv_L_cache", "conv_bias", "full_attn_idxs", "mamba_d_ssm", "projectors_bias", "mamba_rms_norm",
+    "linear_attn_config", "num_experts_per_token", "mla_use_nope", "mla_use_output_gate", "model_max_length",
+    "routed_expert_hidden_size", "block_size",
     // encoders (issue 30): modernbert, deberta-v2
     "global_attn_every_n_layers", "local_attention", "norm_bias", "classifier_bias", "classifier_activation",
     "decoder_bias", "relative_attention", "max_relative_positions", "position_buckets", "pos_att_type", "share_att_key",

@@ -49,10 +49,11 @@ enum class AttentionKind { kFull, kSliding, kChunked, kLatent, kCross };
 
 // What mixes the tokens of a block: attention, or a recurrent mixer whose shapes are
 // TransformerSpec::ssm: a selective state-space model (Mamba: Gu & Dao 2023; Mamba-2: Dao & Gu
-// 2024), the gated delta rule (Gated DeltaNet: Yang et al. 2024, Qwen3-Next), or Griffin's RG-LRU
-// (De et al. 2024, RecurrentGemma), or LFM2's gated short convolution; or none, a block of its norm
-// and MLP alone (Nemotron-H's "-").
-enum class MixerKind { kAttention, kMamba, kMamba2, kGatedDeltaNet, kRgLru, kShortConv, kNone };
+// 2024), the gated delta rule (Gated DeltaNet: Yang et al. 2024, Qwen3-Next), its channel-wise
+// gated form (Kimi Delta Attention: Kimi Team 2025, Kimi Linear), lightning attention (MiniMax
+// 2025, MiniMax-01), or Griffin's RG-LRU (De et al. 2024, RecurrentGemma), or LFM2's gated short
+// convolution; or none, a block of its norm and MLP alone (Nemotron-H's "-").
+enum class MixerKind { kAttention, kMamba, kMamba2, kGatedDeltaNet, kKimiDelta, kLightning, kRgLru, kShortConv, kNone };
 
 // What sets one transformer block apart from another: its mixer, its attention and whether its MLP
 // is a mixture of experts. Blocks with equal LayerSpecs are built once (graph/layer_graph.h).
@@ -87,7 +88,10 @@ struct LayerSpec {
 // reads its shapes as Mamba-2's, the analogy of Yang et al. 2024 (§3): its value heads are n_heads
 // of d_inner / n_heads channels (linear_value_head_dim), its key heads are the n_groups that share
 // q and k (Mamba-2's C and B) of d_state each (linear_key_head_dim); the state per head is
-// [d_state, head_dim]. RG-LRU: d_inner is lru_width, n_heads the blocks of its block-diagonal gates.
+// [d_state, head_dim]. Kimi Delta Attention: n_heads (= n_groups) heads of d_state for q, k and v
+// alike, d_inner = n_heads · d_state. Lightning attention: n_heads heads of d_state, d_inner =
+// n_heads · d_state, computed in blocks of `block` tokens. RG-LRU: d_inner is lru_width, n_heads the
+// blocks of its block-diagonal gates.
 struct SsmSpec {
   MixerKind kind = MixerKind::kAttention;  // kMamba / kMamba2: every block's mixer, unless layer_specs say
   uint64_t d_inner = 0;                    // expand · d_model
@@ -108,6 +112,7 @@ struct SsmSpec {
   // bias on out_proj alone (Falcon-H1's projectors_bias).
   bool gated_norm = true;
   bool out_bias = false;
+  uint64_t block = 0;  // lightning attention: block_size, the tokens of one intra-block product
   auto operator<=>(const SsmSpec&) const = default;
 };
 

@@ -1,8 +1,10 @@
 // Mamba's mixer (Gu & Dao 2023; transformers modeling_mamba.py, MambaMixer), Mamba-2's (Dao & Gu
 // 2024; modeling_mamba2.py, Mamba2Mixer), Gated DeltaNet (Yang et al. 2024; modeling_qwen3_next.py,
-// Qwen3NextGatedDeltaNet), Griffin's recurrent block (De et al. 2024; modeling_recurrent_gemma.py,
-// RecurrentGemmaRecurrentBlock) and LFM2's short convolution (modeling_lfm2.py, Lfm2ShortConv) as
-// nodes.
+// Qwen3NextGatedDeltaNet), Kimi Delta Attention (Kimi Team 2025, "Kimi Linear", arXiv:2510.26692;
+// the checkpoint's modeling_kimi.py, KimiDeltaAttention), Griffin's recurrent block (De et al. 2024;
+// modeling_recurrent_gemma.py, RecurrentGemmaRecurrentBlock) and LFM2's short convolution
+// (modeling_lfm2.py, Lfm2ShortConv) and lightning attention (MiniMax 2025, "MiniMax-01",
+// arXiv:2501.08313, §2.1; modeling_minimax.py, MiniMaxLightningAttention) as nodes.
 //
 // Saved tensors follow the fused kernels transformers trains with on CUDA, not its slow path (which
 // keeps several [b, d_inner, s, N] fp32 tensors per block): mamba_ssm's MambaInnerFn at its default
@@ -12,6 +14,8 @@
 // MambaSplitConv1dScanCombinedFn (ops/triton/ssd_combined.py) keeps zxbcdt, the scan output and the
 // gated norm's fp32 rstd per row and group. Their weights are not activations.
 #include "graph/build_ssm.h"
+
+#include <algorithm>
 
 #include "graph/node_costs.h"
 
@@ -42,6 +46,26 @@ constexpr uint64_t kDeltaFlopsPerKey = 7;
 // fla's chunk_gated_delta_rule works in chunks of 64 tokens and keeps, per token and head, one row
 // of the chunk's 64 x 64 lower-triangular matrix A for backward.
 constexpr uint64_t kDeltaChunk = 64;
+
+// Kimi Delta Attention's chunkwise kernel per head and sequence of T tokens, head dimension d_h
+// (d_k = d_v) and chunk C = 64 (Kimi Linear §6.3, Eq. 13; fla's chunk_kda): 6·T·d_h² + 3·T·C·d_h +
+// T·C² FLOPs, all of them products of small matrices (the WY/UT transform of §3.1), counted here as
+// GEMMs. Beside them, per key channel: the gate α = f(W↑W↓x) as the code writes it,
+// −exp(A_log)·softplus(x + dt_bias) and its exp (4), the L2 norms of q and k (3 each) and q's
+// scale (1); per head β = sigmoid(b) (1).
+constexpr uint64_t kKdaChunk = 64;
+constexpr uint64_t kKdaFlopsPerKey = 11;
+constexpr uint64_t kKdaFlopsPerHead = 1;
+
+// Lightning attention per block of B tokens and head of d (MiniMaxLightningAttention.forward's
+// prefill loop; MiniMax-01 §2.1's split into an intra-block left product and an inter-block right
+// product): (Q·Kᵀ)·V inside the block, 2·B²·d each product, Q·KV against the state and the state's
+// update Kᵀ·V, 2·B·d² each; per token and head 4·B·d + 4·d² FLOPs, as GEMMs. At the released
+// B = 256 = 2·d this is 12·d², MiniMax-01's own count: its table of FLOPs gives lightning attention
+// 72·b·n·l·D²·(1 + 1/(2h) + 5/(18D)) over 3 passes (model width D, h heads), whose attention term is
+// 12·D²/h² = 12·d² per token, head and layer forward. Beside them, per token and head, the decay
+// mask on the B scores and the query and key decays (B + 2·d) and the sum of the two outputs (d).
+constexpr uint64_t kLightningFlopsPerChannel = 3;
 
 // RecurrentGemmaRglru.forward per channel and token: the two gates' sigmoids (2), log a =
 // −8·r·softplus(Λ) (2), a = exp(log a) and a² = exp(2·log a) (3), the gated input x·i (1), its
@@ -191,6 +215,130 @@ class SsmBuilder {
                   {.id = P("norm:z"), .elements = Count(P(""), {rows_, di})},
                   {.id = P("norm:rstd"), .elements = Count(P(""), {rows_, heads}), .cls = SavedClass::kFp32}};
     Add(std::move(norm), di);
+    Linear("out_proj", di, h, false, true);
+    return std::move(layers_);
+  }
+
+  // KimiDeltaAttention (modeling_kimi.py; Kimi Linear §3.2, Eq. 10): q_proj, k_proj (key heads of
+  // d_state) and v_proj (d_inner), each through its own causal depthwise ShortConvolution of
+  // conv_kernel taps without a bias and SiLU (one conv1d node over the three); the channel-wise
+  // forget gate through the rank-d_state pair f_a_proj, f_b_proj (with dt_bias [heads·d_state] and
+  // A_log [heads]); β by b_proj, one per head; the delta rule S ← (I − β·k·kᵀ)·Diag(α)·S + β·k·vᵀ,
+  // o = Sᵀq (§3, Eq. 1); the head-wise RMSNorm (weight d_inner / heads) gated by
+  // sigmoid(g_b_proj(g_a_proj(x))), then o_proj. Training follows fla's chunk_kda, which keeps q, k,
+  // v, the fp32 gate per key channel, β, the chunk's two 64-wide matrices Akk and Aqk per token and
+  // head, and the fp32 rstd of q and k.
+  std::vector<Layer> KimiDelta() {
+    const uint64_t h = p_.d_model, di = ssm_.d_inner, n = ssm_.d_state, heads = ssm_.n_heads;
+    const uint64_t keys = Count(P(""), {heads, n});
+    const uint64_t conv_dim = CheckedAdd(Count(P(""), {2, keys}), di, "the width of " + P("conv1d"));
+    const std::string input = cur_;
+    const std::string q = Linear("q_proj", h, keys, false, true);
+    cur_ = input;
+    const std::string k = Linear("k_proj", h, keys, false, true);
+    cur_ = input;
+    const std::string v = Linear("v_proj", h, di, false, true);
+    Conv(conv_dim, q, Count(P(""), {rows_, keys}));
+    layers_.back().saved = {{.id = q, .elements = Count(P(""), {rows_, keys})},
+                            {.id = k, .elements = Count(P(""), {rows_, keys})},
+                            {.id = v, .elements = Count(P(""), {rows_, di})}};
+    Add(MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, conv_dim}),
+                        kFlopsPerElementwise),
+        conv_dim);
+    const std::string qkv = cur_;
+    cur_ = input;
+    Linear("f_a_proj", h, n, false, true);
+    Linear("f_b_proj", n, keys, false, true);
+    cur_ = input;
+    Linear("b_proj", h, heads, false, true);
+    cur_ = input;
+    Linear("g_a_proj", h, n, false, true);
+    const std::string gate = Linear("g_b_proj", n, di, false, true);
+    cur_ = qkv;
+    Layer rule;
+    rule.path = P("delta_rule");
+    rule.kind = LayerKind::kDeltaRule;
+    rule.component = Component::kSsm;
+    AddParamTensor(rule, {keys}, false);   // dt_bias
+    AddParamTensor(rule, {heads}, false);  // A_log
+    // Eq. 13 as GEMMs over the batch's rows: 6·T·d² as three d x d products per head, 3·T·C·d as a
+    // C-wide and a C/2-wide product of depth d, T·C² as a C/2-wide product of depth C.
+    rule.gemms = {{.m = rows_, .n = n, .k = n, .count = Count(rule.path, {3, heads})},
+                  {.m = rows_, .n = kKdaChunk, .k = n, .count = heads},
+                  {.m = rows_, .n = kKdaChunk / 2, .k = n, .count = heads},
+                  {.m = rows_, .n = kKdaChunk / 2, .k = kKdaChunk, .count = heads}};
+    rule.non_matmul_flops = CheckedAdd(Count(rule.path, {rows_, keys, kKdaFlopsPerKey}),
+                                       Count(rule.path, {rows_, heads, kKdaFlopsPerHead}), "the FLOPs of " + rule.path);
+    rule.saved = {
+        {.id = P("delta_rule:q"), .elements = Count(rule.path, {rows_, keys})},
+        {.id = P("delta_rule:k"), .elements = Count(rule.path, {rows_, keys})},
+        {.id = P("delta_rule:v"), .elements = Count(rule.path, {rows_, di})},
+        {.id = P("delta_rule:g"), .elements = Count(rule.path, {rows_, keys}), .cls = SavedClass::kFp32},
+        {.id = P("delta_rule:beta"), .elements = Count(rule.path, {rows_, heads})},
+        {.id = P("delta_rule:A"), .elements = Count(rule.path, {rows_, heads, 2, kKdaChunk})},
+        {.id = P("delta_rule:rstd"), .elements = Count(rule.path, {rows_, heads, 2}), .cls = SavedClass::kFp32}};
+    // KimiDynamicCache: the three ShortConvolutions' states [channels, conv_kernel] and the
+    // recurrent state [heads, d_k, d_v].
+    rule.state_elements_per_sequence = StateElements(conv_dim, di, n);
+    Add(std::move(rule), di);
+    // fla's FusedRMSNormGated with a sigmoid gate: the norm (4 FLOPs per element with its weight),
+    // then · sigmoid(g) (2).
+    Layer norm = MakeElementwise(P("o_norm"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, di}),
+                                 2 + kFlopsPerRmsNormElement);
+    AddParamTensor(norm, {di / heads}, false);
+    norm.saved = {{.id = cur_, .elements = Count(P(""), {rows_, di})},
+                  {.id = gate, .elements = Count(P(""), {rows_, di})},
+                  {.id = P("o_norm:rstd"), .elements = Count(P(""), {rows_, heads}), .cls = SavedClass::kFp32}};
+    Add(std::move(norm), di);
+    Linear("o_proj", di, h, false, true);
+    return std::move(layers_);
+  }
+
+  // MiniMaxLightningAttention (modeling_minimax.py; the remote modeling_minimax_m1.py of MiniMax-M1
+  // alike): qkv_proj h → 3·a·d and SiLU; the blockwise linear attention with a fixed per-head decay
+  // (slope_rate, a buffer); an RMSNorm over all a·d channels with a weight of a·d; times
+  // sigmoid(output_gate(x)), output_gate h → a·d; out_proj. No biases. The cache keeps the state
+  // Kᵀ·V, [heads, d, d] per sequence. Eager autograd keeps the activated q, k, v, each block's scores
+  // before and after the decay mask and each block's incoming state.
+  std::vector<Layer> Lightning() {
+    const uint64_t h = p_.d_model, di = ssm_.d_inner, d = ssm_.d_state, heads = ssm_.n_heads;
+    const uint64_t b = std::min(ssm_.block, p_.seq);  // the last (or only) block may be shorter
+    const std::string input = cur_;
+    const std::string qkv = Linear("qkv_proj", h, Count(P(""), {3, di}), false, true);
+    Layer act = MakeElementwise(P("act"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, 3, di}),
+                                kFlopsPerElementwise);
+    act.saved = {{.id = qkv, .elements = Count(P(""), {rows_, 3, di})}};
+    Add(std::move(act), Count(P(""), {3, di}));
+    Layer core;
+    core.path = P("lightning");
+    core.kind = LayerKind::kLightning;
+    core.component = Component::kSsm;
+    core.gemms = {{.m = rows_, .n = b, .k = d, .count = heads},
+                  {.m = rows_, .n = d, .k = b, .count = heads},
+                  {.m = rows_, .n = d, .k = d, .count = Count(core.path, {2, heads})}};
+    core.non_matmul_flops =
+        CheckedAdd(Count(core.path, {rows_, heads, b}), Count(core.path, {rows_, di, kLightningFlopsPerChannel}),
+                   "the FLOPs of " + core.path);
+    const uint64_t blocks = (p_.seq + ssm_.block - 1) / ssm_.block;
+    core.saved = {{.id = cur_, .elements = Count(core.path, {rows_, 3, di})},
+                  {.id = P("lightning:scores"), .elements = Count(core.path, {rows_, heads, 2, b})},
+                  {.id = P("lightning:states"), .elements = Count(core.path, {p_.batch, blocks, heads, d, d})}};
+    // MiniMaxCache's linear_cache: the state [heads, d, d] per sequence, whatever the context.
+    core.state_elements_per_sequence = Count(core.path, {heads, d, d});
+    Add(std::move(core), di);
+    Layer norm = MakeElementwise(P("norm"), LayerKind::kNorm, Component::kSsm, Count(P(""), {rows_, di}),
+                                 kFlopsPerRmsNormElement);
+    AddParamTensor(norm, {di}, false);
+    SaveRmsNorm(norm, cur_, Count(P(""), {rows_, di}), rows_, true);
+    Add(std::move(norm), di);
+    const std::string normed = cur_;
+    cur_ = input;
+    const std::string gate = Linear("output_gate", h, di, false, true);
+    // sigmoid(gate) · normed: 2 FLOPs per element; autograd keeps both operands.
+    Layer gated = MakeElementwise(P("gate"), LayerKind::kActivation, Component::kSsm, Count(P(""), {rows_, di}), 2);
+    gated.saved = {{.id = gate, .elements = Count(P(""), {rows_, di})},
+                   {.id = normed, .elements = Count(P(""), {rows_, di})}};
+    Add(std::move(gated), di);
     Linear("out_proj", di, h, false, true);
     return std::move(layers_);
   }
@@ -358,6 +506,10 @@ std::vector<Layer> SsmMixer(const SsmSpec& ssm, MixerKind kind, const SsmPlace& 
       return b.Mamba2();
     case MixerKind::kGatedDeltaNet:
       return b.DeltaNet();
+    case MixerKind::kKimiDelta:
+      return b.KimiDelta();
+    case MixerKind::kLightning:
+      return b.Lightning();
     case MixerKind::kRgLru:
       return b.RgLru();
     case MixerKind::kShortConv:

@@ -30,7 +30,8 @@ enum class LayerKind {
   kMultiply,   // branches multiplied elementwise, broadcasting (squeeze-excitation)
   kConv1d,     // a causal depthwise convolution along the sequence (Mamba)
   kScan,       // the selective state-space recurrence (Mamba's S6, Mamba-2's SSD)
-  kDeltaRule,  // the gated delta rule's recurrence (Gated DeltaNet)
+  kDeltaRule,  // the gated delta rule's recurrence (Gated DeltaNet, Kimi Delta Attention)
+  kLightning,  // lightning attention's blockwise linear attention (MiniMax-01)
   kLru,        // Griffin's real-gated linear recurrent unit (RG-LRU), its gates included
 };
 

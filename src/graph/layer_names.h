@@ -29,6 +29,7 @@ struct EnumNames<LayerKind> {
       {LayerKind::kConv1d, "conv1d"},
       {LayerKind::kScan, "selective_scan"},
       {LayerKind::kDeltaRule, "gated_delta_rule"},
+      {LayerKind::kLightning, "lightning_attention"},
       {LayerKind::kLru, "rg_lru"},
   };
 };

@@ -325,15 +325,15 @@ TEST_CASE("families: issue 30's remaining MoE layouts") {
   CHECK(with_mtp.total == 16'255'643'392ULL);
   CHECK(with_mtp.mtp == 10'486'016ULL + 4'096 + 808'976'640 + 2ULL * 2048 * 2048 + 3 * 2048);
   // MiniMax-M2: q/k norms over the whole projections, RoPE on 64 of 128 dimensions; lightning
-  // attention (MiniMax-M1) refused.
+  // attention (MiniMax-M1's, read as minimax_m1) refused.
   const TransformerSpec m2 = LoadModelFile(Hf("minimax-m2.json")).transformer;
   CHECK(m2.qk_norm == QkNorm::kProjection);
   CHECK(m2.rotary_dim == 64);
   CHECK(m2.router_score_bias);
   CHECK_THROWS_WITH_AS(LoadModelText("m.json", R"({"model_type": "minimax_m2", "vocab_size": 10, "hidden_size": 8,
       "intermediate_size": 4, "num_hidden_layers": 2, "num_attention_heads": 4, "attn_type_list": [0, 1]})"),
-                       "m.json:2:99: error: lightning-attention layers (0 in 'attn_type_list') are MiniMax-M1's, "
-                       "which tally does not read",
+                       "m.json:2:99: error: lightning-attention layers (0 in 'attn_type_list') are MiniMax-M1's: "
+                       "model_type minimax_m1, not minimax_m2",
                        InputError);
 }
 

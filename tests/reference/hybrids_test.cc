@@ -346,10 +346,189 @@ TEST_CASE("hybrids: Falcon-H1-0.5B against its published count") {
         std::to_string(2ULL * 36 * 203'776 * 2) + "\n");
 }
 
+TEST_CASE("hybrids: Kimi-Linear-48B-A3B against its checkpoint") {
+  // moonshotai/Kimi-Linear-48B-A3B-Instruct (https://huggingface.co/moonshotai/Kimi-Linear-48B-A3B-Instruct):
+  // 49,122,681,728 parameters, its HF safetensors total (index ids 69615480373, 62691149540; the
+  // model card says "48B"). By hand from the checkpoint's modeling_kimi.py, each tensor in the weight
+  // list of index id 62691149540 (h 2304, V 163840, 27 layers; kda_layers 1–3, 5–7, …, 25, 26
+  // numbered from 1, so MLA on layers 3, 7, 11, 15, 19, 23 and 26; layer 0 dense, 1–26 MoE):
+  //   KDA self_attn: q_proj, k_proj, v_proj [4096, 2304] 3 · 9,437,184; q_conv1d, k_conv1d, v_conv1d
+  //     [4096, 1, 4] 3 · 16,384; A_log [1, 1, 32, 1]; dt_bias [4096]; f_a_proj, g_a_proj [128, 2304]
+  //     2 · 294,912; f_b_proj, g_b_proj [4096, 128] 2 · 524,288; b_proj [32, 2304] 73,728; o_norm
+  //     [128]; o_proj [2304, 4096] 9,437,184                                     → 39,514,272
+  //   MLA self_attn: q_proj [6144, 2304] 14,155,776; kv_a_proj_with_mqa [576, 2304] 1,327,104;
+  //     kv_a_layernorm [512]; kv_b_proj [8192, 512] 4,194,304; o_proj [2304, 4096] → 29,114,880
+  //   layer 0's mlp: gate_proj, up_proj [9216, 2304], down_proj [2304, 9216]    →     63,700,992
+  //   block_sparse_moe: gate [256, 2304] 589,824 and e_score_correction_bias [256]; 256 experts of
+  //     w1, w3 [1024, 2304] and w2 [2304, 1024] 256 · 7,077,888; shared_experts 7,077,888
+  //                                                                            → 1,819,607,296
+  //   input_layernorm, post_attention_layernorm 2 · 2304
+  //   20 · 39,514,272 + 7 · 29,114,880 + 63,700,992 + 26 · 1,819,607,296 + 27 · 4,608
+  //     + embed_tokens and lm_head 2 · 163840 · 2304 + norm 2304 = 49,122,681,728.
+  const ModelSpec spec = LoadModelFile(Hf("kimi-linear-48b-a3b-instruct.json"));
+  const ParamCounts p = CountParams(GraphOf(spec, 16));
+  CHECK(p.total == 49'122'681'728ULL);
+  // Active per token: 8 of the 256 experts in each of the 26 MoE layers, the router and the shared
+  // expert whole: 49,122,681,728 − 26 · 248 · 7,077,888 = 3,484,459,904 ("A3B"); without the input
+  // embedding 3,106,972,544, which is a ledger's 3,106,750,464 active matrix and conv weights (index
+  // id 56747956596) plus the 222,080 norm, dt_bias, A_log and score-bias values it leaves out.
+  CHECK(p.active == 3'484'459'904ULL);
+  CHECK(p.active_non_embedding == 3'106'972'544ULL);
+  CHECK(testing::RunTally({"params", Hf("kimi-linear-48b-a3b-instruct.json"), "--get", "params.total"}).out ==
+        "49122681728\n");
+}
+
+TEST_CASE("hybrids: Kimi-Linear's KDA block by hand") {
+  // Block 0 (KDA with the dense MLP), per token, 2 FLOPs per multiply-add: q, k, v 3 · 2 · 2304 ·
+  // 4096 = 56,623,104; the three short convolutions 2 · 4 · 12288 = 98,304; f_a, g_a 2 · 2 · 2304 ·
+  // 128 = 1,179,648; f_b, g_b 2 · 2 · 128 · 4096 = 2,097,152; b_proj 2 · 2304 · 32 = 147,456; the
+  // chunkwise delta rule, Kimi Linear §6.3 Eq. 13 per head 6 · 128² + 3 · 64 · 128 + 64² = 126,976,
+  // for 32 heads 4,063,232; o_proj 2 · 4096 · 2304 = 18,874,368; the MLP 2 · 3 · 2304 · 9216 =
+  // 127,401,984: 210,485,248. The gate, L2 norms and β beside them: 11 · 4096 + 32 = 45,088.
+  const uint64_t seq = 8;
+  const LayerGraph g = GraphOf(LoadModelFile(Hf("kimi-linear-48b-a3b-instruct.json")), seq);
+  uint64_t params = 0, matmul = 0, rule = 0;
+  for (const Layer& l : g.layers) {
+    if (l.block != 0) continue;
+    params += l.params;
+    for (const Gemm& gemm : l.gemms) matmul += 2 * gemm.m * gemm.n * gemm.k * gemm.count;
+    if (l.kind == LayerKind::kDeltaRule) rule += l.non_matmul_flops;
+  }
+  CHECK(params == 39'514'272ULL + 63'700'992ULL + 2 * 2304);
+  CHECK(matmul == 210'485'248ULL * seq);
+  CHECK(rule == 45'088ULL * seq);
+}
+
+TEST_CASE("hybrids: Kimi-Linear keeps a latent cache on its MLA layers and a constant state on KDA") {
+  // KV per token: 7 MLA layers · (kv_lora_rank 512 + rope 64) · 2 bytes = 8,064. Per KDA layer and
+  // sequence KimiDynamicCache keeps the three conv states [4096, 4] and the recurrent state [32,
+  // 128, 128]: 573,440 elements; 20 layers at bf16: 22,937,600 bytes, whatever the context.
+  const ModelSpec spec = LoadModelFile(Hf("kimi-linear-48b-a3b-instruct.json"));
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 8'064);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 22'937'600);
+  CHECK(InferKey("kimi-linear-48b-a3b-instruct.json", "4096", "memory.infer.kv_cache") ==
+        std::to_string(2ULL * 4096 * 8'064) + "\n");
+  CHECK(InferKey("kimi-linear-48b-a3b-instruct.json", "4096", "memory.infer.ssm_state") == "45875200\n");
+  CHECK(InferKey("kimi-linear-48b-a3b-instruct.json", "131072", "memory.infer.ssm_state") == "45875200\n");
+}
+
+TEST_CASE("hybrids: Kimi-Linear's layer numbering and what is refused") {
+  // kda_layers counts from 1: naming layer 27 makes the last layer KDA (39,514,272 for 29,114,880).
+  const ModelSpec last = EditedHf("kimi-linear-48b-a3b-instruct.json", "      26\n    ]", "      26,\n      27\n    ]");
+  CHECK(CountParams(GraphOf(last, 16)).total == 49'122'681'728ULL - 29'114'880ULL + 39'514'272ULL);
+  CHECK_THROWS_WITH_AS(EditedHf("kimi-linear-48b-a3b-instruct.json", "      26\n    ]", "      26,\n      28\n    ]"),
+                       doctest::Contains("'kda_layers' has 28, past the 27 layers"), InputError);
+  CHECK_THROWS_WITH_AS(EditedHf("kimi-linear-48b-a3b-instruct.json", "\"q_lora_rank\": null", "\"q_lora_rank\": 8"),
+                       doctest::Contains("no query LoRA"), InputError);
+  CHECK_THROWS_WITH_AS(
+      EditedHf("kimi-linear-48b-a3b-instruct.json", "\"hidden_act\": \"silu\"", "\"hidden_act\": \"situ\""),
+      doctest::Contains("unsupported hidden_act 'situ'"), InputError);
+  // Without linear_attn_config every layer is MLA.
+  const ModelSpec mla =
+      EditedHf("kimi-linear-48b-a3b-instruct.json", "\"linear_attn_config\"", "\"no_linear_attn_config\"");
+  CHECK(CountParams(GraphOf(mla, 16)).total == 49'122'681'728ULL - 20ULL * (39'514'272ULL - 29'114'880ULL));
+}
+
+TEST_CASE("hybrids: MiniMax-M1 against its checkpoint") {
+  // MiniMaxAI/MiniMax-M1-40k and -80k (https://huggingface.co/MiniMaxAI/MiniMax-M1-40k): 456,089,655,296
+  // parameters in a table of HF totals (index id 69468411049; the card says "456B"). By hand from the
+  // checkpoint's modeling_minimax_m1.py (h 6144, V 200064, 80 layers, 64 heads of 128, 8 K/V heads;
+  // attn_type_list 0 (lightning) seven times then 1 (softmax), ten times over; every layer 32 experts):
+  //   lightning self_attn: qkv_proj [24576, 6144] 150,994,944; output_gate [8192, 6144] 50,331,648;
+  //     norm [8192]; out_proj [6144, 8192] 50,331,648                         →   251,666,432
+  //   softmax self_attn: q_proj [8192, 6144], o_proj [6144, 8192] 2 · 50,331,648; k_proj, v_proj
+  //     [1024, 6144] 2 · 6,291,456                                             →   113,246,208
+  //   block_sparse_moe: gate [32, 6144] 196,608; 32 experts of w1, w3 [9216, 6144] and w2 [6144,
+  //     9216] 32 · 169,869,312                                                 → 5,436,014,592
+  //   input_layernorm, post_attention_layernorm 2 · 6144
+  //   70 · 251,666,432 + 10 · 113,246,208 + 80 · (5,436,014,592 + 12,288)
+  //     + embed_tokens and lm_head 2 · 200064 · 6144 + norm 6144 = 456,089,655,296.
+  const ModelSpec spec = LoadModelFile(Hf("minimax-m1-40k.json"));
+  const ParamCounts p = CountParams(GraphOf(spec, 16));
+  CHECK(p.total == 456'089'655'296ULL);
+  // Active per token: 2 of the 32 experts in each of the 80 layers: 456,089,655,296 − 80 · 30 ·
+  // 169,869,312 = 48,403,306,496; less both tables 45,944,920,064, the card's "45.9 billion
+  // activated"; tally's active_non_embedding leaves out the input table only.
+  CHECK(p.active == 48'403'306'496ULL);
+  CHECK(p.active_non_embedding == 48'403'306'496ULL - 200064ULL * 6144);
+  CHECK(p.active_non_embedding - 200064ULL * 6144 == 45'944'920'064ULL);
+  // transformers' minimax reads MiniMax-Text-01 (the same architecture) from layer_types.
+  CHECK(CountParams(GraphOf(LoadModelFile(Hf("minimax-text-01-hf.json")), 16)).total == 456'089'655'296ULL);
+}
+
+TEST_CASE("hybrids: MiniMax's lightning attention by hand") {
+  // Block 0 (lightning attention and the experts), per token, 2 FLOPs per multiply-add: qkv_proj
+  // 2 · 6144 · 24576 = 301,989,888; output_gate and out_proj 2 · 2 · 6144 · 8192 = 201,326,592;
+  // the router 2 · 6144 · 32 = 393,216; 2 experts 2 · 2 · 3 · 6144 · 9216 = 679,477,248. The
+  // lightning products (MiniMaxLightningAttention.forward) per head: Q·Kᵀ and its product with V
+  // inside a block of b = min(256, seq) tokens, 2 · 2 · b · 128, Q·KV and Kᵀ·V 2 · 2 · 128²:
+  // at seq 8, 4 · 8 · 128 + 65,536 = 69,632, for 64 heads 4,456,448; at seq 512 (b = 256)
+  // 131,072 + 65,536 = 196,608 = 12 · 128², the attention term of MiniMax-01's FLOPs table
+  // (72·b·n·l·D²/(2h) over three passes; quoted in index id 60363724054), for 64 heads 12,582,912.
+  // Beside them 64 · b decay-masked scores
+  // and 3 · 8192 decays and sums: 25,088 per token at seq 8.
+  for (const uint64_t seq : {8ULL, 512ULL}) {
+    CAPTURE(seq);
+    const LayerGraph g = GraphOf(LoadModelFile(Hf("minimax-m1-40k.json")), seq);
+    uint64_t params = 0, matmul = 0, lightning = 0, extra = 0;
+    for (const Layer& l : g.layers) {
+      if (l.block != 0) continue;
+      params += l.params;
+      for (const Gemm& gemm : l.gemms) {
+        matmul += 2 * gemm.m * gemm.n * gemm.k * gemm.count;
+        if (l.kind == LayerKind::kLightning) lightning += 2 * gemm.m * gemm.n * gemm.k * gemm.count;
+      }
+      if (l.kind == LayerKind::kLightning) extra += l.non_matmul_flops;
+    }
+    CHECK(params == 251'666'432ULL + 5'436'014'592ULL + 2 * 6144);
+    const uint64_t core = seq == 8 ? 4'456'448ULL : 12'582'912ULL;
+    CHECK(lightning == core * seq);
+    CHECK(matmul == (301'989'888ULL + 201'326'592ULL + 393'216ULL + 679'477'248ULL + core) * seq);
+    if (seq == 8) CHECK(extra == 25'088ULL * seq);
+  }
+}
+
+TEST_CASE("hybrids: MiniMax keeps KV on its softmax layers and a constant state on lightning") {
+  // KV per token: 10 softmax layers · 2 (K, V) · 8 heads · 128 · 2 bytes = 40,960. MiniMaxCache's
+  // linear_cache per lightning layer and sequence: Kᵀ·V [64, 128, 128], 1,048,576 elements; 70
+  // layers at bf16: 146,800,640 bytes, whatever the context.
+  const ModelSpec spec = LoadModelFile(Hf("minimax-m1-40k.json"));
+  Settings s;
+  s.seq = 4096;
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  CHECK(KvBytesPerToken(m, DType::kBf16) == 40'960);
+  CHECK(SsmStateBytes(m, 1, s, 0) == 146'800'640);
+  CHECK(InferKey("minimax-m1-40k.json", "4096", "memory.infer.ssm_state") == "293601280\n");
+  CHECK(InferKey("minimax-m1-40k.json", "131072", "memory.infer.ssm_state") == "293601280\n");
+}
+
+TEST_CASE("hybrids: MiniMax's layer kinds and what is refused") {
+  // attn_type_list and layer_types name the same layers; without either, transformers'
+  // MiniMaxConfig puts full attention on the even layers (40 lightning, 40 softmax).
+  const ModelSpec hf = LoadModelFile(Hf("minimax-text-01-hf.json"));
+  CHECK(hf.transformer.layer_specs == LoadModelFile(Hf("minimax-m1-40k.json")).transformer.layer_specs);
+  std::string both;
+  for (int i = 0; i < 80; ++i)
+    both += std::string(i == 0 ? "" : ", ") + (i % 2 == 0 ? "\"full_attention\"" : "\"linear_attention\"");
+  const ModelSpec alternate =
+      EditedHf("minimax-text-01-hf.json", "\"layer_types\"", "\"layer_types\": [" + both + "], \"no_layer_types\"");
+  const ModelSpec fallback = EditedHf("minimax-text-01-hf.json", "\"layer_types\"", "\"no_layer_types\"");
+  CHECK(CountParams(GraphOf(fallback, 16)).total == CountParams(GraphOf(alternate, 16)).total);
+  CHECK(CountParams(GraphOf(fallback, 16)).total == 456'089'655'296ULL - 30ULL * (251'666'432ULL - 113'246'208ULL));
+  CHECK_THROWS_WITH_AS(EditedHf("minimax-m1-40k.json", "\"attn_type_list\"", "\"no_attn_type_list\""),
+                       doctest::Contains("needs its layers' kinds: 'attn_type_list'"), InputError);
+  CHECK_THROWS_WITH_AS(
+      EditedHf("minimax-m1-40k.json", "\"shared_intermediate_size\": 0", "\"shared_intermediate_size\": 512"),
+      doctest::Contains("shared expert (shared_intermediate_size) is not read"), InputError);
+}
+
 TEST_CASE("hybrids: every command through the consistency checks") {
-  for (const char* file :
-       {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json", "granite-4.0-h-tiny.json",
-        "nemotron-nano-9b-v2.json", "lfm2-1.2b.json", "falcon-h1-0.5b.json"}) {
+  for (const char* file : {"falcon-mamba-7b.json", "recurrentgemma-2b.json", "qwen3-next-80b-a3b-instruct.json",
+                           "granite-4.0-h-tiny.json", "nemotron-nano-9b-v2.json", "lfm2-1.2b.json",
+                           "falcon-h1-0.5b.json", "kimi-linear-48b-a3b-instruct.json", "minimax-m1-40k.json"}) {
     CAPTURE(file);
     const bool trains = std::string(file).rfind("recurrentgemma", 0) != 0;  // RG-LRU: inference only
     CHECK(testing::RunTally({"estimate", Hf(file), "--mode", "infer", "--seq", "256", "--batch", "2"}).code == 0);
