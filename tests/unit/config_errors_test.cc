@@ -60,16 +60,16 @@ const BadCase kCases[] = {
     {"hf_unknown_model_type.json", Stage::kLoad,
      "3:17: error: unsupported model_type 'xlnet' (and not a generic decoder: no 'hidden_size', "
      "'num_attention_heads', 'num_hidden_layers', 'intermediate_size' or 'vocab_size'); tally reads "
-     "apertus, bailing_moe_v2, bart, bert, bloom, cohere, cohere2, dbrx, deberta-v2, deepseek_v2, "
-     "deepseek_v3, distilbert, dots1, ernie4_5, ernie4_5_moe, exaone, exaone4, falcon, falcon_h1, "
-     "falcon_mamba, gemma, gemma2, gemma3, gemma3_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, gpt_neox, "
-     "gpt_oss, gptj, granite, granitemoe, granitemoehybrid, hunyuan_v1_dense, hunyuan_v1_moe, idefics3, "
-     "internlm2, internvl, jamba, kimi_k2, lfm2, llama, llama4, llama4_text, llava, mamba, mamba2, "
-     "minicpm, minimax_m2, mistral, mistral3, mixtral, mllama, modernbert, mt5, nemotron, nemotron_h, "
-     "olmo, olmo2, olmo3, olmoe, opt, phi, phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, "
-     "qwen3, qwen3_moe, qwen3_next, qwen3_vl, qwen3_vl_moe, recurrent_gemma, RefinedWeb, RefinedWebModel, "
-     "roberta, seed_oss, smollm3, smolvlm, stablelm, starcoder2, t5, umt5, vit, whisper, xlm-roberta, "
-     "zamba2; for another model, write a tally YAML config (docs/models.md, \"Model configs\")"},
+     "apertus, bailing_moe_v2, bart, bert, bloom, cohere, cohere2, dbrx, deberta-v2, deepseek_v2, deepseek_v3, "
+     "distilbert, dots1, ernie4_5, ernie4_5_moe, exaone, exaone4, falcon, falcon_h1, falcon_mamba, gemma, gemma2, "
+     "gemma3, gemma3_text, gemma3n, gemma3n_text, glm, glm4, glm4_moe, gpt2, gpt_bigcode, gpt_neox, gpt_oss, gptj, "
+     "granite, granitemoe, granitemoehybrid, hunyuan_v1_dense, hunyuan_v1_moe, idefics3, internlm2, internvl, "
+     "jamba, kimi_k2, lfm2, llama, llama4, llama4_text, llava, mamba, mamba2, minicpm, minimax_m2, mistral, "
+     "mistral3, mixtral, mllama, modernbert, mt5, nemotron, nemotron_h, olmo, olmo2, olmo3, olmoe, opt, phi, "
+     "phi-msft, phi3, phimoe, qwen2, qwen2_5_vl, qwen2_moe, qwen2_vl, qwen3, qwen3_moe, qwen3_next, qwen3_vl, "
+     "qwen3_vl_moe, recurrent_gemma, RefinedWeb, RefinedWebModel, roberta, seed_oss, smollm3, smolvlm, stablelm, "
+     "starcoder2, t5, umt5, vit, whisper, xlm-roberta, zamba2; for another model, write a tally YAML config "
+     "(docs/models.md, \"Model configs\")"},
     {"hf_t5_missing_d_kv.json", Stage::kLoad, "1:1: error: missing required key 'd_kv' in 'config.json'"},
     {"hf_quoted_heads.json", Stage::kLoad,
      "7:26: error: 'num_attention_heads' must be a positive whole number, got the string \"32\""},
