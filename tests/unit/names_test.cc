@@ -58,7 +58,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<ActivationKind>(8);
   CheckRoundTrip<DropoutMask>(2);
   CheckRoundTrip<LayerKind>(20);
-  CheckRoundTrip<Component>(19);
+  CheckRoundTrip<Component>(20);
   CheckRoundTrip<Solve>(3);
 }
 
