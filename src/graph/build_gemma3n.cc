@@ -207,11 +207,13 @@ void AddGemma3nBlock(TransformerContext& ctx) {
   Norm(ctx, "mlp.post_norm", h);
   ctx.Residual(ctx.P("mlp.residual"), 1);
   // Gemma3nTextAltUp.correct: the router again (its weights counted above), correction_coefs
-  // (n -> n, no bias), the innovation (output - active prediction), each stream + innovation ·
-  // (coefficient + 1): 1 + 3n per element of h.
+  // (n -> n, no bias) + 1 per token and stream, the innovation (output - active prediction: 1 per
+  // element of h), then each stream + innovation · its coefficient (2 per element of each stream).
   Router(ctx, "altup.correct", false);
   Layer correct = MakeLinear(ctx.P("altup.correct.coefs"), Component::kRouter, ctx.rows, n, n, false, ctx.cur, true);
-  correct.non_matmul_flops = Count(ctx.P("altup"), {hidden, CheckedAdd(1, CheckedMul(3, n, "altup"), "altup")});
+  correct.non_matmul_flops =
+      CheckedAdd(Count(ctx.P("altup"), {ctx.rows, n}),
+                 Count(ctx.P("altup"), {hidden, CheckedAdd(1, CheckedMul(2, n, "altup"), "altup")}), "altup");
   ctx.Add(std::move(correct), Streams(ctx, n));
   // correct_output_scale (a weight of h) on the first corrected stream; per_layer_input_gate
   // (h -> P), the activation and · this layer's per-layer input; per_layer_projection (P -> h),
