@@ -138,6 +138,10 @@ TEST_CASE("gemma3n: what is not modelled or not valid is refused") {
   CHECK_THROWS_WITH_AS(
       EditedHf("gemma-3n-e2b-it.json", "\"activation_sparsity_pattern\": [", "\"activation_sparsity_pattern\": [0.5, "),
       doctest::Contains("must list the 30 layers' sparsities"), InputError);
+  // Inference is modelled: the whole report, its ledgers and JSON checked by RunTally.
+  CHECK(testing::RunTally({"estimate", Hf("gemma-3n-e2b-it.json"), "--mode", "infer", "--seq", "2048", "--hardware",
+                           "h100-sxm", "--format", "json"})
+            .code == 0);
   const testing::TallyRun train = testing::RunTally({"memory", Hf("gemma-3n-e2b-it.json")});
   CHECK(train.code == 2);
   CHECK(train.err.find("training activations of 'gemma-3n-e2b-it' (Gemma 3n") != std::string::npos);
