@@ -31,6 +31,8 @@ constexpr HfFamily kFamilies[] = {
     {"gemma2", ReadHfTransformer<ReadLlamaLike>},
     {"gemma3", ReadHfTransformer<ReadGemma3>},
     {"gemma3_text", ReadHfTransformer<ReadLlamaLike>},
+    {"gemma3n", ReadHfGemma3n},
+    {"gemma3n_text", ReadHfGemma3n},
     {"glm", ReadHfTransformer<ReadRecentLlama>},
     {"glm4", ReadHfTransformer<ReadRecentLlama>},
     {"glm4_moe", ReadHfTransformer<ReadGlm4Moe>},
@@ -104,7 +106,7 @@ constexpr HfFamily kFamilies[] = {
     {"zamba2", ReadHfZamba2},
 };
 
-constexpr std::string_view kLookalikes[] = {"gpt_neo", "gemma3n", "gemma3n_text", "phi4mm"};
+constexpr std::string_view kLookalikes[] = {"gpt_neo", "phi4mm"};
 
 // transformers' model classes (the `architectures` a config names) of the rows above: how a config
 // whose model_type is missing or is no row is read (config/hf_config.cc says so in a note).
@@ -139,6 +141,8 @@ constexpr HfArchitecture kArchitectures[] = {
     {"Gemma2ForCausalLM", "gemma2"},
     {"Gemma3ForCausalLM", "gemma3_text"},
     {"Gemma3ForConditionalGeneration", "gemma3"},
+    {"Gemma3nForCausalLM", "gemma3n_text"},
+    {"Gemma3nForConditionalGeneration", "gemma3n"},
     {"GemmaForCausalLM", "gemma"},
     {"Glm4ForCausalLM", "glm4"},
     {"Glm4MoeForCausalLM", "glm4_moe"},

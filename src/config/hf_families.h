@@ -113,6 +113,10 @@ void ReadInternVl(HfReader& r, const std::string& type);
 ModelSpec ReadHfEncoder(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_multimodal.cc: mllama (Llama 3.2 Vision), whose cross-attention layers differ.
 ModelSpec ReadHfMllama(const YAML::Node& root, const std::string& file, const std::string& type);
+// config/hf_gemma3n.cc: gemma3n (Gemma3nForConditionalGeneration) and gemma3n_text
+// (Gemma3nForCausalLM): per-layer embeddings, AltUp, LAuReL, KV sharing, MatFormer widths
+// (Gemma3nSpec in config/model_spec.h).
+ModelSpec ReadHfGemma3n(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_vit.cc: ViT as a sequential model.
 ModelSpec ReadHfVit(const YAML::Node& root, const std::string& file, const std::string& type);
 // config/hf_ssm.cc: mamba (MambaForCausalLM), falcon_mamba (FalconMambaForCausalLM: Mamba's with

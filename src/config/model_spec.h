@@ -81,6 +81,12 @@ struct LayerSpec {
   bool gated_cross = false;
   // DeBERTa-v2's ConvLayer (DisentangledSpec::conv_kernel) runs after this block: block 0.
   bool conv = false;
+  // Gemma 3n (Gemma3nSpec): the block reads the K and V of an earlier layer of its kind and caches
+  // none of its own (num_kv_shared_layers); its MLP's width when not d_ff (MatFormer's per-layer
+  // intermediate_size; 0: d_ff); and a Gaussian top-k over the gate (activation_sparsity_pattern > 0).
+  bool kv_shared = false;
+  uint64_t d_ff = 0;
+  bool sparse_gate = false;
   auto operator<=>(const LayerSpec&) const = default;
 };
 
@@ -162,6 +168,36 @@ struct DisentangledSpec {
   uint64_t conv_kernel = 0;
   uint64_t conv_groups = 1;
   auto operator<=>(const DisentangledSpec&) const = default;
+};
+
+// Gemma 3n (transformers modeling_gemma3n.py, Gemma3nTextModel; configuration_gemma3n.py): the
+// hidden state is `altup_inputs` streams (AltUp, Baykal et al. 2023) of which each block computes
+// one; each block has a LAuReL residual of rank `laurel_rank` (Menghani et al. 2024) and reads its
+// slice of width `per_layer_width` of the per-layer embedding (a table of `per_layer_vocab` rows
+// and n_layers·per_layer_width columns, plus a projection of the token embedding). The multimodal
+// wrapper's audio tower (Gemma3nAudioEncoder, AudioSpec) and the two embedders that map the audio
+// and vision soft tokens into the text width (Gemma3nMultimodalEmbedder) are counted; its vision
+// tower (timm's MobileNetV5) is not. altup_inputs 0: not Gemma 3n.
+struct Gemma3nSpec {
+  uint64_t altup_inputs = 0;
+  uint64_t laurel_rank = 0;
+  uint64_t per_layer_width = 0;
+  uint64_t per_layer_vocab = 0;
+  // Gemma3nAudioConfig: hidden_size, conf_num_hidden_layers, input_feat_size, conf_conv_kernel_size,
+  // sscp_conv_channel_size and the two convolutions' kernels and strides, vocab_size; 0 width: none.
+  uint64_t audio_width = 0;
+  uint64_t audio_layers = 0;
+  uint64_t audio_mel_bins = 0;
+  uint64_t audio_conv_kernel = 0;
+  uint64_t audio_heads = 0;
+  std::vector<uint64_t> sscp_channels;              // two
+  std::vector<std::vector<uint64_t>> sscp_kernels;  // two (time, frequency) pairs
+  std::vector<std::vector<uint64_t>> sscp_strides;
+  uint64_t audio_vocab = 0;
+  // Gemma3nVisionConfig: hidden_size and vocab_size, which embed_vision reads; 0 width: none.
+  uint64_t vision_width = 0;
+  uint64_t vision_vocab = 0;
+  std::string vision_architecture;  // the timm model the tower is (not counted)
 };
 
 // The most blocks a per-block pattern may spell out (uniform models have no such limit).
@@ -290,6 +326,7 @@ struct TransformerSpec {
   NormPlacement norm_placement = NormPlacement::kPre;
   NormParams norm_params = NormParams::kAffine;
   QkNorm qk_norm = QkNorm::kNone;
+  bool v_norm = false;           // Gemma 3n: an RMSNorm without a weight over each value head (v_norm)
   bool attention_sinks = false;  // one learned logit per head that joins every softmax (gpt-oss)
   // Qwen3-Next's gated attention (modeling_qwen3_next.py, Qwen3NextAttention): q_proj also makes a
   // gate of a·d, and the attention's output is multiplied by its sigmoid before o_proj.
@@ -356,6 +393,7 @@ struct TransformerSpec {
   bool k_bias = true;                 // with qkv_bias: whether the key projection has one (Whisper's has none)
   uint64_t extra_embedding_rows = 0;  // token embedding rows beyond vocab_size (Mllama: 8), no logits
   std::optional<VisionSpec> vision;   // a multimodal checkpoint's vision tower and projector
+  Gemma3nSpec gemma3n;
 };
 
 enum class SeqOp {

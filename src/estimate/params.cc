@@ -27,8 +27,17 @@ ParamCounts CountParams(const LayerGraph& graph) {
     if (l.kind == LayerKind::kEmbedding && l.path == "embed.tokens") p.active_non_embedding -= l.params;
   }
   p.active_text = p.active;
-  for (Component c : {Component::kVision, Component::kProjector}) {
+  for (Component c : {Component::kVision, Component::kProjector, Component::kAudio}) {
     if (auto it = p.by_component.find(c); it != p.by_component.end()) p.active_text -= it->second;
+  }
+  for (const Layer& l : graph.layers) {
+    if (l.path == "embed.per_layer") p.per_layer_embedding = l.params;
+  }
+  if (p.per_layer_embedding > 0) {
+    p.effective = p.active_non_embedding - p.per_layer_embedding;
+    for (Component c : {Component::kVision, Component::kProjector, Component::kAudio}) {
+      if (auto it = p.by_component.find(c); it != p.by_component.end()) p.effective -= it->second;
+    }
   }
   p.mtp = graph.mtp_params;
   return p;

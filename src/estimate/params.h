@@ -24,6 +24,12 @@ struct ParamCounts {
   // `active` less a multimodal model's vision tower and projector, which run once per image, not per
   // token: what Meta's "17B active" counts for Llama 4 Scout.
   uint64_t active_text = 0;
+  // Gemma 3n: the per-layer embedding table (embed_tokens_per_layer), which Google keeps off the
+  // accelerator (PLE caching), and the "effective" parameters of the E2B/E4B names: the total less
+  // that table, the token embedding, the audio and vision towers and their embedders, as Google's
+  // Gemma 3n overview counts them (E2B: 1.91B of over 5B loaded). 0 for every other model.
+  uint64_t per_layer_embedding = 0;
+  uint64_t effective = 0;
   uint64_t mtp = 0;        // DeepSeek-V3's and GLM-4.5's multi-token-prediction modules, outside `total`
   uint64_t trainable = 0;  // parameters that get gradients (all, unless frozen or LoRA)
   std::map<Component, uint64_t> by_component;

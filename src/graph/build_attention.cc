@@ -114,6 +114,13 @@ Core HeadProjections(TransformerContext& ctx) {
     ctx.Add(ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in", true),
             {ctx.batch, ctx.seq, qkv_width}, qkv);
   }
+  if (ctx.t.v_norm) {
+    // modeling_gemma3n.py, Gemma3nTextAttention.v_norm: Gemma3nRMSNorm(head_dim, with_scale=False).
+    Layer v_norm = MakeElementwise(ctx.P("attn.v_norm"), LayerKind::kNorm, Component::kNorm,
+                                   Count(ctx.P("attn.v_norm"), {ctx.rows, kv_width}), kFlopsPerRmsNormElement - 1);
+    v_norm.op = ElementwiseOp::kRmsNorm;
+    ctx.Add(std::move(v_norm), {ctx.batch, ctx.seq, qkv_width}, qkv);
+  }
   Rope(ctx, a + g, ctx.t.rotary_dim == 0 ? d : ctx.t.rotary_dim, Count(ctx.P("attn.rope"), {a + g, d}), qkv);
   return {.qkv = qkv,
           .qk_dim = d,
@@ -201,8 +208,9 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
       {.id = k_id, .elements = Count(ctx.P(name), {k_rows, k_width}), .tp_sharded = true, .tp_max_shards = kv_shards}};
   qk.attention = c.cache_kind;
   qk.attention_span = c.cache_kind == AttentionKind::kCross ? keys : ctx.layer.span;
-  // An encoder runs once over its whole input: nothing is cached.
-  const uint64_t cache_per_token = ctx.bidirectional ? 0 : c.cache_per_token;
+  // An encoder runs once over its whole input: nothing is cached; nor does a Gemma 3n layer that
+  // reads an earlier layer's K and V (LayerSpec::kv_shared).
+  const uint64_t cache_per_token = ctx.bidirectional || ctx.layer.kv_shared ? 0 : c.cache_per_token;
   qk.kv_elements_per_token = cache_per_token;
   qk.kv_tp_max_shards = c.cache_shards;
   ctx.Add(std::move(qk), {ctx.batch, a, ctx.seq, keys});

@@ -108,7 +108,7 @@ void SharedExpertGate(TransformerContext& ctx, const std::string& input) {
 void AddMlp(TransformerContext& ctx) {
   const uint64_t h = ctx.t.d_model;
   if (!ctx.layer.moe) {
-    MlpLayers(ctx, "mlp.", ctx.rows, {ctx.batch, ctx.seq}, ctx.t.d_ff, 0, 0);
+    MlpLayers(ctx, "mlp.", ctx.rows, {ctx.batch, ctx.seq}, ctx.layer.d_ff == 0 ? ctx.t.d_ff : ctx.layer.d_ff, 0, 0);
   } else {
     // Mixtral (Jiang et al. 2024, §2.1): a router scores E experts per token and each token runs
     // through its top-k; the expert GEMMs together see rows·k token rows.

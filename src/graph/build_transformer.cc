@@ -19,6 +19,7 @@
 
 #include "graph/build_attention.h"
 #include "graph/build_embeddings.h"
+#include "graph/build_gemma3n.h"
 #include "graph/build_graph.h"
 #include "graph/build_heads.h"
 #include "graph/build_mlp.h"
@@ -50,6 +51,7 @@ class TransformerBuilder {
   // Each distinct block is built once, at the first block of its kind; `runs` order them all.
   void Build(LayerGraph& g) {
     AddEmbeddings(ctx_);
+    if (t_.gemma3n.altup_inputs > 0) AddGemma3nInputs(ctx_);
     // A multimodal model's vision tower and projector: their output takes the image tokens' places
     // in the embedded sequence.
     if (t_.vision) {
@@ -82,6 +84,7 @@ class TransformerBuilder {
       ctx_.layers[i].repeat = g.BlocksOfType(ctx_.layers[i].block_type, 0, t_.n_layers);
     }
     if (t_.encoder_layers > 0) ctx_.Stack(true);  // the final norm and head are the decoder's
+    if (t_.gemma3n.altup_inputs > 0) AddGemma3nOutputs(ctx_);
     if (t_.final_norm) ctx_.Add(ctx_.Norm("final_norm"), ctx_.Hidden());
     if (t_.stack_dropout)
       ctx_.Dropout("final_dropout", Count("final_dropout", {ctx_.rows, t_.d_model}), Component::kNorm);
@@ -145,7 +148,9 @@ class TransformerBuilder {
     // A causal kernel skips the masked half only when the queries see the whole sequence.
     ctx_.causal = ctx_.settings.causal && !ctx_.bidirectional && ctx_.kv == ctx_.seq;
     const std::string input = ctx_.cur;
-    if (spec.gated_cross) {
+    if (t_.gemma3n.altup_inputs > 0) {
+      AddGemma3nBlock(ctx_);  // graph/build_gemma3n.cc
+    } else if (spec.gated_cross) {
       GatedCrossBlock();
     } else if (spec.mixer == MixerKind::kNone) {
       // modeling_nemotron_h.py, NemotronHBlock with an MLP mixer: x + mlp(RMSNorm(x)).
@@ -414,6 +419,12 @@ LayerGraph BuildTransformerGraph(const ModelSpec& spec, const GraphSettings& set
     // graph/build_zamba2.cc saves nothing: the shared blocks' activations at each use are not modelled.
     g.training_refused = "training activations of '" + spec.name +
                          "' (Zamba2: shared transformer blocks reused at the hybrid layers) are not modelled; --mode "
+                         "infer gives its inference memory";
+  }
+  if (t.gemma3n.altup_inputs > 0) {
+    // graph/build_gemma3n.cc does not model what autograd saves in AltUp's streams.
+    g.training_refused = "training activations of '" + spec.name +
+                         "' (Gemma 3n: AltUp's streams, LAuReL and the per-layer inputs) are not modelled; --mode "
                          "infer gives its inference memory";
   }
   for (const auto& run : LayerRuns(t)) {

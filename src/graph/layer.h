@@ -57,6 +57,7 @@ enum class Component {
   kSsm,              // a state-space mixer: its projections, convolution and scan
   kVision,           // a multimodal model's vision tower: every node of it (graph/build_vision.cc)
   kProjector,        // the projector from the vision tower into the language model
+  kAudio,            // a multimodal model's audio tower (Gemma 3n: its parameters alone)
   kLinear,           // sequential models from here on
   kConv2d,
   kPool,

@@ -51,6 +51,7 @@ struct EnumNames<Component> {
       {Component::kSsm, "ssm"},
       {Component::kVision, "vision"},
       {Component::kProjector, "projector"},
+      {Component::kAudio, "audio"},
       {Component::kLinear, "linear"},
       {Component::kConv2d, "conv2d"},
       {Component::kPool, "pool"},

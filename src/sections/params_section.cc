@@ -11,7 +11,7 @@ bool Parametric(Component c) {
   return c == Component::kEmbedding || c == Component::kAttention || c == Component::kMlp || c == Component::kNorm ||
          c == Component::kLmHead || c == Component::kLinear || c == Component::kConv2d || c == Component::kRouter ||
          c == Component::kEmbedProjection || c == Component::kLora || c == Component::kHead || c == Component::kSsm ||
-         c == Component::kVision || c == Component::kProjector;
+         c == Component::kVision || c == Component::kProjector || c == Component::kAudio;
 }
 
 // The first block's parameters node by node: "attn_norm 1,536 + attn.qkv 1,771,776 + ... = 7,087,872".
@@ -108,6 +108,24 @@ const KeyTable<ModelEstimate>& ParamsKeys() {
              return Grouped(P(e).active) +
                     " less the vision tower and projector, which run once per image = " + Grouped(P(e).active_text) +
                     ": Meta's 'active' parameters of Llama 4";
+           }},
+      {.key = "params.per_layer_embedding",
+       .label = "per-layer embedding (PLE, host-cacheable)",
+       .unit = Unit::kCount,
+       .value = [](E e) { return When(e.transformer() && P(e).per_layer_embedding > 0, P(e).per_layer_embedding); },
+       .explain = [](E) -> std::string {
+         return "Gemma 3n's embed_tokens_per_layer: in params.total and in the weights tally loads, but Google's PLE "
+                "caching keeps it in host memory and fetches each token's rows";
+       }},
+      {.key = "params.effective",
+       .label = "effective (Gemma 3n's E2B/E4B count)",
+       .unit = Unit::kCount,
+       .value = [](E e) { return When(e.transformer() && P(e).per_layer_embedding > 0, P(e).effective); },
+       .explain =
+           [](E e) {
+             return Grouped(P(e).total) +
+                    " less the token and per-layer embeddings, the audio and vision towers and their embedders = " +
+                    Grouped(P(e).effective) + ": the parameters Google's Gemma 3n overview calls effective";
            }},
       {.key = "params.mtp",
        .label = "multi-token prediction (not in total)",
