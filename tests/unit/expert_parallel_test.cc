@@ -227,6 +227,14 @@ TEST_CASE("etp: ep above dp, the experts' grid folded over the tensor-parallel r
   CHECK(z1["optimizer"] == (8 * kTinyRestTp2 + 7) / 8 + 8 * (kTinyExperts / 4) / 4);
 }
 
+TEST_CASE("etp: with the default etp = tp, ep may span context-parallel ranks") {
+  // 4 devices, --cp 2: dp 2, and ep 4 x etp 1 divides tp x cp x dp = 4 (Megatron-Core's expert grid
+  // ignores cp); each device holds E / 4 of Mixtral's experts. Before --etp, ep had to divide dp.
+  const nlohmann::json m = Train("mixtral-8x7b", {"--gpus", "4", "--cp", "2", "--ep", "4"});
+  CHECK(m["weights"] == 2 * (kMixtralExperts / 4 + kMixtralRest));
+  CHECK(m["weights"] == 25'759'850'496);
+}
+
 TEST_CASE("etp: the all-to-all of an expert group that spans tensor-parallel ranks") {
   // The synthetic MoE, micro-batch 1 of 256 tokens, --tp 2 --sp: a device holds 256 / 2 = 128 tokens
   // and sends their top-2 copies at hidden 64, bf16: 128 · 2 · 64 · 2 B per all-to-all, 3/4 of it off
@@ -293,6 +301,8 @@ TEST_CASE("etp: refusals name --ep and --etp and exit 2") {
   refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "16", "--tp", "2", "--ep", "8", "--etp", "1"},
          "--etp: 1 differs from --tp 2, which needs --sp: without sequence parallelism every tensor-parallel rank "
          "holds the same tokens");
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--etp", "0"},
+         "--etp: '0' is zero; expected a positive whole number such as 8, 4096, 1.5e3, 2k, 4Ki or 7B");
   refuse({"memory", "llama-2-7b", "--seq", "256", "--gpus", "2", "--etp", "2"},
          "--etp: 'llama-2-7b' has no mixture-of-experts blocks to split over an expert grid of ep x etp = 1 x 2 ranks");
   refuse({"time", "mixtral-8x7b", "--mode", "infer", "--gpus", "2", "--etp", "2", "--hardware", "h100-sxm"},
