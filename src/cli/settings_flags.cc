@@ -87,7 +87,8 @@ void ReadParallelism(const WorkloadFlags& f, Settings& s) {
   s.tp = Count(f.tp, "--tp", 1);
   s.pp = Count(f.pp, "--pp", 1);
   s.cp = Count(f.cp, "--cp", 1);
-  s.ep = Count(f.ep, "--ep", 1);  // checked against the model and dp by CheckExpertParallel
+  s.ep = Count(f.ep, "--ep", 1);     // checked against the model and dp by CheckExpertParallel
+  s.etp = Count(f.etp, "--etp", 0);  // 0: --tp (Settings::expert_tp); checked by CheckExpertParallel
   // Without --gpus, one data-parallel rank: as many devices as one model replica needs.
   s.gpus = f.gpus ? ParseCount(*f.gpus, "--gpus") : CheckedProduct({s.tp, s.pp, s.cp}, "--tp x --pp x --cp");
   s.sp = f.sp;
@@ -175,6 +176,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"pp", &WorkloadFlags::pp},
       {"cp", &WorkloadFlags::cp},
       {"ep", &WorkloadFlags::ep},
+      {"etp", &WorkloadFlags::etp},
       {"zero", &WorkloadFlags::zero},
       {"kv_dtype", &WorkloadFlags::kv_dtype},
       {"quant", &WorkloadFlags::quant},
@@ -265,7 +267,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--tp", f.tp, "tensor-parallel degree; default 1", "N");
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");
   opt("--cp", f.cp, "context-parallel degree (ring attention over the sequence); default 1", "N");
-  opt("--ep", f.ep, "expert-parallel degree: MoE experts split over N ranks carved from data parallel; default 1", "N");
+  opt("--ep", f.ep, "expert-parallel degree: MoE experts split over N ranks; ep x etp divides tp x cp x dp; default 1",
+      "N");
+  opt("--etp", f.etp,
+      "expert tensor-parallel degree: each routed expert split over N ranks (MoE parallel folding); default --tp", "N");
   cmd->add_flag("--sp", f.sp, "sequence parallelism within the tensor-parallel group")->group("Workload");
   opt("--zero", f.zero, "ZeRO stage 0-3 over data-parallel ranks (3 = FSDP full shard); default 0", "STAGE");
   opt("--offload", f.offload,

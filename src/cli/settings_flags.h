@@ -22,7 +22,7 @@ struct WorkloadFlags {
   std::optional<std::string> recompute, attention, dropout, lora, lora_targets;
   std::optional<std::string> dropout_mask, input, mlp_kernel, optimizer_impl, loss_kernel;
   std::optional<std::string> cuda_context, cublas_workspace, nccl_buffers, fragmentation;
-  std::optional<std::string> gpus, tp, pp, cp, ep, zero, kv_dtype, quant, overhead, hardware, reserve;
+  std::optional<std::string> gpus, tp, pp, cp, ep, etp, zero, kv_dtype, quant, overhead, hardware, reserve;
   std::optional<std::string> max_batched_tokens, kv_block, gpu_memory_utilization, offload;
   std::vector<std::string> trainable;
   bool causal = false;

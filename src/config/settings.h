@@ -98,12 +98,15 @@ struct Settings {
   // nothing (a sweep makes one per point).
   std::vector<std::string> lora_targets;
 
-  // Parallelism: gpus = dp · tp · pp · cp. Experts are split over `ep` ranks carved from dp.
+  // Parallelism: gpus = dp · tp · pp · cp. The routed experts have their own grid over the same
+  // devices, etp · ep · edp · pp with etp · ep · edp = tp · cp · dp (estimate/expert_parallel.h).
   uint64_t gpus = 1;
   uint64_t tp = 1;
   uint64_t pp = 1;
-  uint64_t cp = 1;                   // --cp: context parallelism, the sequence split over cp ranks (ring attention)
-  uint64_t ep = 1;                   // --ep: expert parallelism, each MoE layer's experts split over ep ranks
+  uint64_t cp = 1;  // --cp: context parallelism, the sequence split over cp ranks (ring attention)
+  uint64_t ep = 1;  // --ep: expert parallelism, each MoE layer's experts split over ep ranks
+  // --etp: expert tensor parallelism, each routed expert split over etp ranks (0: --tp, see expert_tp()).
+  uint64_t etp = 0;
   bool sp = false;                   // sequence parallelism inside the tensor-parallel group
   uint64_t zero = 0;                 // ZeRO stage 0-3 over the data-parallel ranks (FSDP full shard = 3)
   Offload offload = Offload::kNone;  // --offload: needs --zero 2 (optimizer) or 3 (params)
@@ -141,6 +144,9 @@ struct Settings {
   uint64_t grad_accum() const { return batch / micro_batch; }
   bool autocast() const { return precision == Precision::kAmpFp16 || precision == Precision::kAmpBf16; }
   uint64_t dp() const { return gpus / (tp * pp * cp); }
+  // The routed experts' tensor-parallel degree: --etp, else --tp (Megatron-Core's default for
+  // --expert-tensor-parallel-size, which keeps each expert split as the dense layers are).
+  uint64_t expert_tp() const { return etp != 0 ? etp : tp; }
   uint64_t global_batch() const { return batch * dp(); }
 };
 

@@ -1,6 +1,7 @@
 #include "estimate/expert_parallel.h"
 
 #include <algorithm>
+#include <string>
 
 #include "estimate/context_parallel.h"
 #include "estimate/roofline.h"
@@ -24,34 +25,57 @@ bool HasMoeBlocks(const ModelSpec& spec) {
 bool RoutedDownProjection(const Layer& l) { return l.n_experts > 0 && RowParallel(l); }
 
 void CheckExpertParallel(const ModelSpec& spec, const Settings& s) {
-  if (s.ep == 1) return;
+  if (s.ep == 1 && s.etp == 0) return;
+  const std::string flag = s.etp == 0 ? "--ep" : s.ep == 1 ? "--etp" : "--ep/--etp";
   if (!HasMoeBlocks(spec)) {
-    throw InputError("--ep: '" + spec.name + "' has no mixture-of-experts blocks to split over " +
-                     std::to_string(s.ep) + " expert-parallel ranks");
+    throw InputError(flag + ": '" + spec.name + "' has no mixture-of-experts blocks to split over " +
+                     (s.etp == 0 ? std::to_string(s.ep) + " expert-parallel ranks"
+                                 : "an expert grid of ep x etp = " + std::to_string(s.ep) + " x " +
+                                       std::to_string(s.etp) + " ranks"));
   }
-  const uint64_t dp = s.dp();
-  if (dp % s.ep != 0) {
-    throw InputError("--ep: " + std::to_string(s.ep) +
-                     " must divide the data-parallel ranks it is carved from; --gpus " + std::to_string(s.gpus) +
-                     " gives dp = gpus / (tp x pp x cp) = " + std::to_string(dp));
+  const uint64_t etp = s.expert_tp();
+  // The expert grid etp x ep x edp covers the tp x cp x dp devices of a pipeline stage (Megatron-Core's
+  // expert RankGenerator; Liu et al. 2025, §3): ep · etp must divide them.
+  const uint64_t ranks = s.gpus / s.pp, group = CheckedMul(s.ep, etp, "--ep x --etp");
+  if (ranks % group != 0) {
+    throw InputError(flag + ": ep x etp = " + std::to_string(s.ep) + " x " + std::to_string(etp) + " = " +
+                     std::to_string(group) + " must divide the " + std::to_string(ranks) +
+                     " devices of a pipeline stage (tp x cp x dp = " + std::to_string(s.tp) + " x " +
+                     std::to_string(s.cp) + " x " + std::to_string(s.dp()) + ")" +
+                     (s.etp == 0 ? "; --etp defaults to --tp" : ""));
   }
   const uint64_t experts = spec.transformer.n_experts;
   if (experts % s.ep != 0) {
     throw InputError("--ep: " + std::to_string(s.ep) + " does not divide the " + std::to_string(experts) +
                      " routed experts of '" + spec.name + "'");
   }
+  const TransformerSpec& t = spec.transformer;
+  const uint64_t width = t.moe_d_ff == 0 ? t.d_ff : t.moe_d_ff;
+  if (s.etp != 0 && width % etp != 0) {
+    throw InputError("--etp: " + std::to_string(etp) + " does not divide the routed experts' width " +
+                     std::to_string(width) + " of '" + spec.name + "'");
+  }
+  // With etp other than tp an expert group takes each tensor-parallel rank's own tokens, which
+  // sequence parallelism gives (Megatron-Core requires --sequence-parallel for MoE with tp > 1).
+  if (etp != s.tp && s.tp > 1 && !s.sp) {
+    throw InputError("--etp: " + std::to_string(etp) + " differs from --tp " + std::to_string(s.tp) +
+                     ", which needs --sp: without sequence parallelism every tensor-parallel rank holds the same "
+                     "tokens");
+  }
 }
 
 uint64_t ExpertDataParallel(const Settings& s) {
-  // Megatron-Core reduces expert gradients over the data- and context-parallel ranks that hold the same
-  // experts: dp·cp / ep (its data-modulo-expert-parallel group with context parallelism).
-  const uint64_t dp = s.dp();
+  // Megatron-Core reduces expert gradients over the ranks of the expert grid that hold the same
+  // expert shard: tp · cp · dp / (ep · etp); with etp = tp, dp · cp / ep (its data-modulo-expert-
+  // parallel group with context parallelism).
+  const uint64_t ranks = CheckedMul(GradientRanks(s), s.tp, "the expert-data-parallel group");
+  const uint64_t group = CheckedMul(s.ep, s.expert_tp(), "--ep x --etp");
   // Every path to a ledger passes CheckExpertParallel first; this guards the ones that change --gpus.
-  if (dp % s.ep != 0) {
-    throw InputError("--ep: " + std::to_string(s.ep) + " does not divide the " + std::to_string(dp) +
-                     " data-parallel ranks of " + std::to_string(s.gpus) + " devices");
+  if (ranks % group != 0) {
+    throw InputError("--ep: ep x etp = " + std::to_string(group) + " does not divide the " + std::to_string(ranks) +
+                     " devices of a pipeline stage of " + std::to_string(s.gpus) + " devices");
   }
-  return GradientRanks(s) / s.ep;
+  return ranks / group;
 }
 
 const ParamEntry& ExpertShare(const ParamEntry& t, uint64_t ep, std::optional<ParamEntry>& local) {
@@ -63,20 +87,23 @@ const ParamEntry& ExpertShare(const ParamEntry& t, uint64_t ep, std::optional<Pa
 }
 
 uint64_t ZeroShare(uint64_t total, uint64_t expert, const Settings& s) {
-  if (s.ep == 1) return CeilDiv(total, GradientRanks(s));
+  if (!ExpertGrid(s)) return CeilDiv(total, GradientRanks(s));
   return CheckedAdd(CeilDiv(total - expert, GradientRanks(s)), CeilDiv(expert, ExpertDataParallel(s)),
                     "the memory ledger");
 }
 
 DeviceParams TrainableParamsPerDevice(const LayerGraph& g, uint64_t trainable, const Settings& s) {
   const double tp_pp = static_cast<double>(s.tp) * static_cast<double>(s.pp);
-  if (s.ep == 1) return {static_cast<double>(trainable) / tp_pp, 0};
+  if (!ExpertGrid(s)) return {static_cast<double>(trainable) / tp_pp, 0};
   double expert = 0;
   for (const Layer& l : g.layers) {
     if (l.n_experts > 0 && l.trainable) expert += static_cast<double>(l.params) * static_cast<double>(l.repeat);
   }
-  return {(static_cast<double>(trainable) - expert) / tp_pp, expert / (tp_pp * static_cast<double>(s.ep))};
+  const double etp_pp = static_cast<double>(s.expert_tp()) * static_cast<double>(s.pp);
+  return {(static_cast<double>(trainable) - expert) / tp_pp, expert / (etp_pp * static_cast<double>(s.ep))};
 }
+
+double ExpertRowShare(const Settings& s) { return static_cast<double>(s.expert_tp()) / static_cast<double>(s.tp); }
 
 double ExpertAllToAllsPerBlock(const Settings& s) { return s.recompute == Recompute::kFull ? 6 : 4; }
 

@@ -1,9 +1,13 @@
-// Expert parallelism (--ep): each mixture-of-experts block's routed experts split over ep ranks
-// carved from the data-parallel ranks, Megatron-Core's convention (Megatron-Core MoE docs,
-// "Expert Parallelism"): ep divides dp = gpus / (tp · pp · cp), a device holds E / ep experts of
-// every MoE block (each still split by --tp), and the experts' data-parallel group is the
-// dp / ep ranks that hold the same experts. Attention, the router, shared experts, norms and
-// embeddings stay replicated over the ep ranks and data-parallel over all dp.
+// Expert parallelism (--ep) and expert tensor parallelism (--etp): Megatron-Core's "MoE parallel
+// folding" (Liu et al. 2025, "MoE Parallel Folding", arXiv 2504.14960; Megatron-Core MoE docs,
+// --expert-model-parallel-size and --expert-tensor-parallel-size). The mixture-of-experts layers get
+// their own grid over the devices of a pipeline stage, etp x ep x edp = tp x cp x dp: a device holds
+// E / ep routed experts of every MoE block, each split over etp ranks (default --tp, Megatron-Core's
+// default, which is the older convention of ep ranks carved from dp), and the experts' data-parallel
+// group is the edp = tp · cp · dp / (ep · etp) ranks that hold the same expert shard. The ep · etp
+// ranks of one expert group are consecutive (Megatron-Core orders the expert grid etp, ep, edp, pp),
+// so with etp < tp an expert group spans tensor-parallel ranks. Attention, the router, shared
+// experts, norms and embeddings keep the dense grid (tp, cp, dp).
 #pragma once
 
 #include <cstdint>
@@ -16,28 +20,42 @@
 
 namespace tally {
 
-// Refuses an --ep the model or the parallelism cannot take (an InputError naming --ep): ep must
-// divide dp and the routed experts of a model that has MoE blocks.
+// Refuses an --ep or --etp the model or the parallelism cannot take (an InputError naming them):
+// ep · etp must divide tp · cp · dp, ep the routed experts and etp their width; etp other than tp
+// with tp > 1 needs --sp (each tensor-parallel rank then holds its own 1 / tp of the tokens).
 void CheckExpertParallel(const ModelSpec& spec, const Settings& s);
 
-// The expert-data-parallel group: the dp / ep ranks holding the same experts.
+// Whether the routed experts have a grid of their own: --ep above 1, or --etp other than --tp.
+inline bool ExpertGrid(const Settings& s) { return s.ep > 1 || s.expert_tp() != s.tp; }
+
+// The expert-data-parallel group: the tp · cp · dp / (ep · etp) ranks holding the same expert shard.
 uint64_t ExpertDataParallel(const Settings& s);
 
 // The part of a parameter tensor one expert-parallel rank holds: a routed-expert tensor [E, ...]
 // keeps E / ep experts; anything else is whole. Returns `t` itself, or `local` set to the share.
 const ParamEntry& ExpertShare(const ParamEntry& t, uint64_t ep, std::optional<ParamEntry>& local);
 
+// The tensor-parallel degree a parameter tensor is split by: etp for a routed expert's, else tp.
+inline uint64_t TensorParallelOf(bool expert, uint64_t tp, uint64_t etp) { return expert ? etp : tp; }
+
 // ZeRO's partition of one category of model states holding `expert` bytes of routed experts in
-// `total`: with --ep the experts' part over the dp / ep ranks that hold them and the rest over dp
-// (each rounded up); with ep = 1 the whole over dp.
+// `total`: the experts' part over the expert-data-parallel ranks that hold them and the rest over
+// dp · cp (each rounded up); without --ep or --etp the whole over dp · cp.
 uint64_t ZeroShare(uint64_t total, uint64_t expert, const Settings& s);
 
 // A device's trainable parameters for the step's data-parallel and optimizer terms: the routed
-// experts' / (tp · pp · ep), the rest / (tp · pp) (with ep = 1 all of them in `dense`).
+// experts' / (etp · pp · ep), the rest / (tp · pp) (without --ep or --etp all of them in `dense`).
 struct DeviceParams {
   double dense = 0, expert = 0;
 };
 DeviceParams TrainableParamsPerDevice(const LayerGraph& g, uint64_t trainable, const Settings& s);
+
+// The share of a micro-batch's routed token copies (the graph's tokens · top_k, / cp) that one
+// device's experts compute: etp / tp. Balanced routing: the ep · etp ranks of an expert group hold
+// ep · etp · tokens / (tp · cp) distinct tokens (each rank its 1 / tp under sequence parallelism, or
+// with etp = tp the tensor-parallel group's tokens whole), whose tokens · top_k copies go to E
+// experts; a device computes its E / ep experts' copies, gathered over its etp ranks.
+double ExpertRowShare(const Settings& s);
 
 // One micro-batch's dispatch-and-combine all-to-alls on one device, whole step's layers (repeats
 // counted): per MoE block, a dispatch and a combine in the forward and again in the backward, and

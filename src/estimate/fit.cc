@@ -1,6 +1,7 @@
 #include "estimate/fit.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "config/hardware.h"
@@ -26,10 +27,15 @@ Settings With(Settings s, Solve solve, uint64_t v) {
     case Solve::kSeq:
       s.seq = v;
       break;
-    case Solve::kGpus:
-      v = CeilDiv(v, s.ep) * s.ep;  // --ep is carved from the data-parallel ranks: a multiple of it
+    case Solve::kGpus: {
+      // The expert grid: ep · etp divides tp · cp · dp (estimate/expert_parallel.h), so dp steps by
+      // ep · etp / gcd(ep · etp, tp · cp).
+      const uint64_t group = CheckedMul(s.ep, s.expert_tp(), "--ep x --etp");
+      const uint64_t step = group / std::gcd(group, CheckedMul(s.tp, s.cp, "--tp x --cp"));
+      v = CheckedMul(CeilDiv(v, step), step, "the device count");
       s.gpus = CheckedProduct({v, s.tp, s.pp, s.cp}, "the device count");
       break;
+    }
   }
   return s;
 }

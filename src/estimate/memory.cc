@@ -88,7 +88,13 @@ uint64_t Overhead(uint64_t subtotal, const Settings& s) {
 }  // namespace
 
 StatesSettings StatesSettingsOf(const Settings& s) {
-  return {.dtypes = s.dtypes, .optimizer = s.optimizer, .quant = s.quant, .tp = s.tp, .pp = s.pp, .ep = s.ep};
+  return {.dtypes = s.dtypes,
+          .optimizer = s.optimizer,
+          .quant = s.quant,
+          .tp = s.tp,
+          .pp = s.pp,
+          .ep = s.ep,
+          .etp = s.expert_tp()};
 }
 
 ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, uint64_t stage) {
@@ -104,13 +110,14 @@ ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, 
     if (copies == 0) continue;
     // A tied head on a later stage keeps its own copy of the embedding weight (Megatron-LM).
     if (t.tied_copy && stage == 0) continue;
-    const uint64_t n = DeviceElements(t, s.tp);
+    const uint64_t tp = TensorParallelOf(t.expert, s.tp, s.etp);  // --etp splits the routed experts
+    const uint64_t n = DeviceElements(t, tp);
     auto times = [&](uint64_t bytes) { return CheckedMul(bytes, copies, "the memory ledger"); };
     // QLoRA (Dettmers et al. 2023): frozen base weights stay quantized while adapters train, and
     // each is dequantized to the compute dtype (the activations') when its layer runs: one buffer of
     // the largest such matrix (one expert's, for experts) is live at a time.
     const QuantizationSpec* frozen = t.trainable ? nullptr : quant;
-    const uint64_t weight = QuantizedBytes(t, frozen, s.tp, d.param);
+    const uint64_t weight = QuantizedBytes(t, frozen, tp, d.param);
     ledger.weights = Add(ledger.weights, times(weight));
     if (t.expert) ledger.expert_weights = Add(ledger.expert_weights, times(weight));
     if (t.block_type >= 0) {
@@ -119,12 +126,12 @@ ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, 
       ledger.outside_blocks = Add(ledger.outside_blocks, times(weight));
     }
     if (Quantized(t, frozen)) {
-      ledger.dequant = std::max(ledger.dequant, BytesOf(MatrixElements(t, s.tp), d.activation, "a dequantized weight"));
+      ledger.dequant = std::max(ledger.dequant, BytesOf(MatrixElements(t, tp), d.activation, "a dequantized weight"));
     }
     if (!t.trainable) continue;
     const uint64_t gradients = times(BytesOf(n, d.grad, "gradients"));
     const uint64_t master = d.master ? times(BytesOf(n, *d.master, "master weights")) : 0;
-    const uint64_t optimizer = times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, s.tp)));
+    const uint64_t optimizer = times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, tp)));
     ledger.gradients = Add(ledger.gradients, gradients);
     ledger.master = Add(ledger.master, master);
     ledger.optimizer = Add(ledger.optimizer, optimizer);
@@ -233,7 +240,8 @@ InferWeightSettings InferWeightSettingsOf(const ModelSpec& spec, const Settings&
           .checkpoint = UsesCheckpointWeights(spec, s),
           .tp = s.tp,
           .pp = s.pp,
-          .ep = s.ep};
+          .ep = s.ep,
+          .etp = s.expert_tp()};
 }
 
 uint64_t StageInferenceWeights(const ModelSpec& spec, const MemoryModel& model, const InferWeightSettings& s,
@@ -252,11 +260,12 @@ uint64_t StageInferenceWeights(const ModelSpec& spec, const MemoryModel& model, 
     if (copies == 0) continue;
     if (t.tied_copy && stage == 0) continue;  // a tied head on a later stage keeps its own copy
     const TensorRole role = GraphRole(t.component, t.block_type >= 0);
+    const uint64_t tp = TensorParallelOf(t.expert, s.tp, s.etp);  // --etp splits the routed experts
     if (rates && rates->Bytes(role, 1)) {
-      role_elements[role] = Add(role_elements[role], CheckedMul(DeviceElements(t, s.tp), copies, "weights"));
+      role_elements[role] = Add(role_elements[role], CheckedMul(DeviceElements(t, tp), copies, "weights"));
       continue;
     }
-    const uint64_t bytes = QuantizedBytes(t, quant ? &*quant : nullptr, s.tp, s.weight);
+    const uint64_t bytes = QuantizedBytes(t, quant ? &*quant : nullptr, tp, s.weight);
     weights = Add(weights, CheckedMul(bytes, copies, "the memory ledger"));
   }
   for (const auto& [role, elements] : role_elements) weights = Add(weights, *rates->Bytes(role, elements));

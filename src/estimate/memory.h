@@ -64,6 +64,7 @@ struct StatesSettings {
   Optimizer optimizer = Optimizer::kAdamw;
   Quant quant = Quant::kNone;
   uint64_t tp = 1, pp = 1, ep = 1;
+  uint64_t etp = 1;  // the routed experts' tensor-parallel degree (Settings::expert_tp)
   auto operator<=>(const StatesSettings&) const = default;
 };
 StatesSettings StatesSettingsOf(const Settings& settings);
@@ -75,6 +76,7 @@ struct InferWeightSettings {
   Quant quant = Quant::kNone;
   bool checkpoint = false;  // UsesCheckpointWeights
   uint64_t tp = 1, pp = 1, ep = 1;
+  uint64_t etp = 1;  // the routed experts' tensor-parallel degree (Settings::expert_tp)
   auto operator<=>(const InferWeightSettings&) const = default;
 };
 InferWeightSettings InferWeightSettingsOf(const ModelSpec& spec, const Settings& settings);

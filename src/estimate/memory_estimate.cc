@@ -64,7 +64,7 @@ void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& 
   const MemoryModel& model = e.model();
   e.train = TrainingMemory(s, model, &e.summary->ledgers);
   if (request.step) e.step = TrainingStepMemory(model, s, *e.train, request.events);
-  if (s.ep > 1 && s.zero > 0) e.expert_data_parallel = ExpertDataParallel(s);  // what ZeRO shards experts over
+  if (ExpertGrid(s) && s.zero > 0) e.expert_data_parallel = ExpertDataParallel(s);  // what ZeRO shards experts over
   const std::optional<QuantizationSpec> frozen = FrozenQuantization(model, s);
   if (frozen && (s.lora_rank > 0 || !s.frozen.empty())) e.frozen = frozen;
   if (!e.transformer) return;

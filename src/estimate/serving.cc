@@ -5,6 +5,7 @@
 #include <string>
 
 #include "estimate/defaults.h"
+#include "estimate/expert_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
 #include "estimate/step_timeline.h"
@@ -59,11 +60,11 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
 
 RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::optional<double> mfu,
                              std::optional<double> mbu) {
-  if (s.ep > 1) {
-    throw InputError(
-        "--ep: inference latency under expert parallelism is not modelled (the roofline has no "
-        "all-to-all and reads every expert on each device); 'tally memory --mode infer --ep' gives its "
-        "memory");
+  if (ExpertGrid(s)) {
+    throw InputError(std::string(s.ep > 1 ? "--ep" : "--etp") +
+                     ": inference latency under expert parallelism is not modelled (the roofline has no "
+                     "all-to-all and reads every expert on each device); 'tally memory --mode infer --ep' gives its "
+                     "memory");
   }
   const GemmDType dtype = ComputeDtype(s.precision);
   std::optional<double> peak = hw.Peak(dtype);
@@ -133,7 +134,7 @@ ServingEstimate EstimateServing(Evaluation& ev, const Settings& s, uint64_t limi
   out.max_seqs = max_seqs;
   out.context = summary->seq;
   out.on_device = hw != nullptr;
-  if (hw == nullptr || s.ep > 1) return out;  // InferenceRates refuses --ep
+  if (hw == nullptr || ExpertGrid(s)) return out;  // InferenceRates refuses --ep
   ServingEstimate::Decode d{.mfu = kDefaultMfu, .mbu = DecodeMbu(*hw, std::nullopt)};
   const RooflineRates rates = InferenceRates(*hw, s, std::nullopt, std::nullopt);
   d.mfu = rates.mfu;

@@ -147,6 +147,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double tp_gemms[3] = {};  // the tensor-parallel linears' GEMMs, which --tp-overlap hides collectives under
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
+  // --etp other than --tp: the routed experts' row-parallel reductions run over the etp ranks instead.
+  double expert_row_bytes = 0, expert_row_calls = 0;
+  const bool expert_tp_apart = s.expert_tp() != s.tp;
+  // The share of a micro-batch's routed token copies a device's experts compute (expert_parallel.h).
+  const double expert_rows = ExpertRowShare(s);
   double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
   double gemm_weights = 0, trainable_weights = 0, param_tensors = 0;  // this device's, for casts and launches
   double fp8_weights = 0;  // the fp8 linears' weights, cast once a step (TE caches them over micro-batches)
@@ -157,7 +162,15 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // A tied head splits as the embedding it shares does (Megatron's vocabulary-parallel head).
     const double div = TpDivisor(l.weights_of ? g.layers[*l.weights_of] : l, s.tp);
     double fwd = 0, bwd = 0, weight_grad = 0, fwd_launches = 0, bwd_launches = 0, gemms = 0;
-    const double experts = l.n_experts > 0 ? static_cast<double>(l.n_experts) : 1;
+    // A routed expert linear (MoE parallel folding, expert_parallel.h): the device runs its E / ep
+    // experts as one grouped GEMM over the copies dispatched to them from the whole expert group,
+    // etp / tp of the micro-batch's (/ cp) routed rows, each expert's width split over etp ranks; its
+    // FLOPs are still the graph's / (tp · cp).
+    const bool routed = l.n_experts > 0 && !l.gemms.empty();
+    const double experts = routed ? static_cast<double>(l.n_experts) / static_cast<double>(s.ep) : 1;
+    const double width_div = routed ? TpDivisor(l, s.expert_tp()) : div;
+    // The weights this device holds of the node: a routed expert's E / ep experts, / etp.
+    const double weight_div = routed ? width_div * static_cast<double>(s.ep) : div;
     const bool in_fp8 = fp8 && part == kBlocks && l.component != Component::kAttentionCore &&
                         l.component != Component::kRouter && l.component != Component::kLmHead;
     const Rate& r = in_fp8 || !fp8 ? main_rate : half_rate;
@@ -168,8 +181,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const double on_chip = flash && core ? m * (l.kind == LayerKind::kAttentionScores ? n : k) : 0;
       const double eff = flash && core ? flash_efficiency : r.efficiency;
       const double count = static_cast<double>(gm.count) / (core ? tp * cp : 1);
-      if (!core) (RowParallel(l) ? k : n) /= div;
+      if (!core) (RowParallel(l) ? k : n) /= width_div;
       if (!core) m /= cp;
+      if (routed) m *= expert_rows;
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
       // The forward's n and k are the operands' leading dimensions in all three products.
       const double aligned = GemmAlignmentFactor(compute_dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
@@ -195,10 +209,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
         bwd_launches += 2;
       }
     }
-    if (in_fp8) fp8_weights += static_cast<double>(l.params) / div * rep;
+    if (in_fp8) fp8_weights += static_cast<double>(l.params) / weight_div * rep;
     if (!l.gemms.empty() && l.component != Component::kAttentionCore) {
-      gemm_weights += static_cast<double>(l.params) / div * rep;
-      if (l.trainable) trainable_weights += static_cast<double>(l.params) / div * rep;
+      gemm_weights += static_cast<double>(l.params) / weight_div * rep;
+      if (l.trainable) trainable_weights += static_cast<double>(l.params) / weight_div * rep;
     }
     if (l.trainable) param_tensors += static_cast<double>(l.param_tensors.size()) * rep;
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
@@ -215,9 +229,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       bwd_launches += traffic.backward_kernels;
     }
     // An MoE layer's tokens are permuted to their experts before the first expert GEMM and back after
-    // the last: each a read and a write of the routed copy, forward and backward.
+    // the last: each a read and a write of the routed copies the device's experts compute, forward and
+    // backward.
     if (RoutedDownProjection(l)) {
-      const double permute = 4 * ShapeElements(l.shape) / cp * act / copy_bandwidth;
+      const double permute = 4 * ShapeElements(l.shape) / cp * expert_rows * act / copy_bandwidth;
       fwd += permute;
       bwd += permute;
       memory_bound += 2 * permute * rep;
@@ -231,17 +246,22 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     }
     backward_all[part] += bwd * rep;
     weight_grads[part] += weight_grad * rep;
-    if (div > 1) tp_gemms[part] += gemms * rep;
+    if (width_div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
     if (s.recompute == Recompute::kFull || (s.recompute == Recompute::kSelective && SelectiveDropped(l))) {
       recompute[part] += fwd * rep;
       launches[part] += fwd_launches * rep;
     }
-    if (RowParallel(l)) {
+    if (RowParallel(l) && routed && expert_tp_apart) {
+      expert_row_bytes += ShapeElements(l.shape) * act / cp * expert_rows * rep;
+      expert_row_calls += rep;
+    } else if (RowParallel(l)) {
       row_parallel_bytes += ShapeElements(l.shape) * act / cp * rep;
       row_parallel_calls += rep;
-      hidden = ShapeElements(l.shape) * act / cp;
     }
+    // The pipeline passes a block's [b, s, hidden] output: a row-parallel linear's, not the routed
+    // experts' top_k copies of it.
+    if (RowParallel(l) && !RoutedDownProjection(l)) hidden = ShapeElements(l.shape) * act / cp;
   }
   // The pipeline runs at its slowest stage: ceil(L / pp) blocks, plus the embedding on the first
   // stage or the head and loss on the last, whichever is heavier (without pipelining, all of it).
@@ -291,18 +311,26 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in a full recompute;
   // sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
   // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
+  const double passes = (s.recompute == Recompute::kFull ? 3 : 2) * micro * stage_share;
   if (s.tp > 1) {
-    const double passes = (s.recompute == Recompute::kFull ? 3 : 2) * micro * stage_share;
     out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, passes * row_parallel_bytes,
                                     passes * row_parallel_calls, link(s.tp));
+  }
+  // --etp other than --tp: the routed experts' tensor-parallel collectives (Megatron-Core's token
+  // dispatcher gathers the dispatched tokens over the expert-tensor-parallel group and reduce-scatters
+  // the experts' output back, the same volume as an all-reduce) over the etp ranks, of the rows the
+  // device's experts compute; none at etp 1.
+  if (expert_tp_apart && s.expert_tp() > 1) {
+    out.tp_comm += CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.expert_tp()),
+                                     passes * expert_row_bytes, passes * expert_row_calls, link(s.expert_tp()));
   }
   // Overlapped, the collectives run in chunks under the tensor-parallel linears' GEMMs (Wang et al.
   // 2022, "Overlap communication with dependent computation via decomposition"; Megatron-LM's
   // --tp-comm-overlap): only what outlasts those GEMMs is exposed.
   out.tp_exposed = o.tp_overlap ? std::max(0.0, out.tp_comm - stage(tp_gemms) * micro) : out.tp_comm;
-  // Expert parallel: each MoE block's dispatch and combine all-to-alls over the tp·ep ranks
-  // (estimate/expert_parallel.h), not overlapped with compute.
-  if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.tp * s.ep).bandwidth) * micro * stage_share;
+  // Expert parallel: each MoE block's dispatch and combine all-to-alls over the expert group, the
+  // etp · ep consecutive ranks (estimate/expert_parallel.h), not overlapped with compute.
+  if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.expert_tp() * s.ep).bandwidth) * micro * stage_share;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
@@ -336,11 +364,13 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // default), each a collective with its latency. The reduction overlaps with the backward except the
   // last bucket; ZeRO-3's gathers, one per block forward and backward, prefetch under compute.
   // Context-parallel ranks hold the same weights and reduce their gradients with the data-parallel
-  // ones; --ep: the routed experts' gradients over the dp·cp / ep ranks holding the same experts.
+  // ones; --ep, --etp: the routed experts' gradients over the tp·cp·dp / (ep·etp) ranks holding the
+  // same expert shard (ExpertDataParallel).
   const uint64_t dp = GradientRanks(s);
-  if (dp > 1) {
+  const uint64_t expert_dp = ExpertGrid(s) ? ExpertDataParallel(s) : dp;
+  if (dp > 1 || expert_dp > 1) {
     const double n = static_cast<double>(dp);
-    const double n_expert = n / static_cast<double>(s.ep);
+    const double n_expert = static_cast<double>(expert_dp);
     const double grads = (device.dense + device.expert) * BytesPerElement(s.dtypes.grad);
     const Link net = link(s.gpus);
     const auto buckets = [](double bytes) { return std::max(1.0, std::ceil(bytes / kBucketBytes)); };

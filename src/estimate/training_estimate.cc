@@ -82,8 +82,8 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .host_bandwidth = hw.host_bandwidth,
                          .ring = ring});
   m.ep_all_to_alls = ExpertAllToAllsPerBlock(s);
-  m.ep_intra_node = s.tp * s.ep <= req.train.gpus_per_node;
-  if (s.ep > 1) {
+  m.ep_intra_node = s.expert_tp() * s.ep <= req.train.gpus_per_node;
+  if (ExpertGrid(s)) {
     m.expert_dp = ExpertDataParallel(s);
     m.gradient_ranks = GradientRanks(s);
   }

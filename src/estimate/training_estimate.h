@@ -45,7 +45,7 @@ TimeFit CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& settin
 struct ModelledStep {
   StepTime time;
   uint64_t gpus_per_node = 8;
-  // --ep: all-to-alls per MoE block and micro-batch, whether tp x ep stays inside a node, and the
+  // --ep: all-to-alls per MoE block and micro-batch, whether etp x ep stays inside a node, and the
   // ranks the routed experts' and the other gradients reduce over.
   double ep_all_to_alls = 0;
   bool ep_intra_node = false;

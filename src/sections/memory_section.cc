@@ -2,6 +2,7 @@
 #include "config/names.h"
 #include "config/quantization.h"
 #include "estimate/defaults.h"
+#include "estimate/expert_parallel.h"
 #include "estimate/optimizer.h"
 #include "estimate/step_timeline.h"
 #include "sections/sections.h"
@@ -26,6 +27,8 @@ Cell Host(E e, uint64_t TrainMemory::*field, bool present = true) {
 std::string TensorParallelShare(E e) {
   const Settings& s = S(e);
   std::string experts = s.ep > 1 ? "; routed experts / " + N(s.ep) + " expert-parallel ranks" : "";
+  // --etp: each routed expert split over etp ranks instead of tp.
+  if (s.expert_tp() != s.tp) experts += "; each routed expert / " + N(s.expert_tp()) + " (--etp)";
   if (s.tp <= 1) return experts;
   const uint64_t kv = e.transformer ? e.spec->transformer.n_kv_heads : s.tp;
   return "; tensor-parallel tensors / " + N(s.tp) + (s.tp > kv ? " (K/V / " + N(kv) + ")" : "") + experts;
@@ -39,8 +42,8 @@ std::string Sharding(E e, uint64_t from_stage) {
     out += "; / " + N(e.gradient_ranks) + (s.cp > 1 ? " data- x context-parallel" : " data-parallel") +
            " ranks (ZeRO-" + N(s.zero) + ")";
   }
-  if (s.zero >= from_stage && s.ep > 1)
-    out += ", the routed experts' / " + N(e.expert_data_parallel) + " (dp x cp / ep)";
+  if (s.zero >= from_stage && ExpertGrid(s))
+    out += ", the routed experts' / " + N(e.expert_data_parallel) + " (tp x cp x dp / (ep x etp))";
   return out;
 }
 

@@ -47,6 +47,7 @@ const KeyTable<MemoryEstimate>& MemorySettingsKeys() {
       {"settings.cp", "context parallel", U::kNumber, [](E e) { return When(S(e).cp > 1, S(e).cp); }},
       {"settings.sp", "sequence parallel", U::kBool, [](E e) -> Cell { return S(e).sp; }},
       {"settings.ep", "expert parallel", U::kNumber, [](E e) { return When(S(e).ep > 1, S(e).ep); }},
+      {"settings.etp", "expert tensor parallel", U::kNumber, [](E e) { return When(S(e).etp != 0, S(e).etp); }},
       {"settings.zero", "ZeRO stage", U::kNumber, [](E e) -> Cell { return S(e).zero; }},
       {"settings.offload", "CPU offload", U::kText,
        [](E e) { return When(S(e).offload != Offload::kNone, std::string(Name(S(e).offload))); }},

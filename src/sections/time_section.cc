@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "estimate/defaults.h"
+#include "estimate/expert_parallel.h"
 #include "sections/sections.h"
 #include "util/units.h"
 
@@ -45,7 +46,7 @@ std::string EpText(E e) {
          " all-to-alls (dispatch and combine, forward and backward" +
          (s.recompute == Recompute::kFull ? ", and the forward's again under --recompute full" : "") +
          "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") + " x (ep - 1) / ep / " +
-         (m.ep_intra_node ? "intra" : "inter") + "-node bandwidth (tp x ep = " + std::to_string(s.tp * s.ep) +
+         (m.ep_intra_node ? "intra" : "inter") + "-node bandwidth (etp x ep = " + std::to_string(s.expert_tp() * s.ep) +
          (m.ep_intra_node ? " <= " : " > ") + "--gpus-per-node " + std::to_string(m.gpus_per_node) +
          "), x grad-accum, layers / pp per device; not overlapped (Lepikhin et al. 2020, GShard; Rajbhandari et "
          "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)";
@@ -60,9 +61,10 @@ std::string DpText(E e) {
          " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 "
          "reduce-scatters "
          "only, plus a parameter all-gather per micro-batch forward and backward)" +
-         (s.ep > 1 ? "; the routed experts' (1 / ep of them per device) over n = dp x cp / ep = " +
-                         std::to_string(m.expert_dp) + " ranks, the rest over " + std::to_string(m.gradient_ranks)
-                   : std::string());
+         (ExpertGrid(s) ? "; the routed experts' (1 / ep of them per device, each / etp) over n = tp x cp x dp / "
+                          "(ep x etp) = " +
+                              std::to_string(m.expert_dp) + " ranks, the rest over " + std::to_string(m.gradient_ranks)
+                        : std::string());
 }
 
 std::string AllReduceText(E) {

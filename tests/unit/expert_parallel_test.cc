@@ -181,10 +181,13 @@ TEST_CASE("ep: refusals name --ep and exit 2") {
     CHECK(run.err.find("tally: error: --ep: " + message) != std::string::npos);
   };
   // Carved from dp = gpus / (tp · pp · cp): must divide it.
+  // The expert grid: ep x etp (etp defaults to tp) must divide tp x cp x dp = gpus / pp.
   refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "8", "--ep", "16"},
-         "16 must divide the data-parallel ranks it is carved from; --gpus 8 gives dp = gpus / (tp x pp x cp) = 8");
+         "ep x etp = 16 x 1 = 16 must divide the 8 devices of a pipeline stage (tp x cp x dp = 1 x 1 x 8); --etp "
+         "defaults to --tp");
   refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "8", "--tp", "2", "--ep", "8"},
-         "8 must divide the data-parallel ranks it is carved from; --gpus 8 gives dp = gpus / (tp x pp x cp) = 4");
+         "ep x etp = 8 x 2 = 16 must divide the 8 devices of a pipeline stage (tp x cp x dp = 2 x 1 x 4); --etp "
+         "defaults to --tp");
   // Must divide the routed experts.
   refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "12", "--ep", "3"},
          "3 does not divide the 8 routed experts of 'mixtral-8x7b'");
@@ -195,6 +198,131 @@ TEST_CASE("ep: refusals name --ep and exit 2") {
   // Inference latency does not model it.
   refuse({"time", "mixtral-8x7b", "--mode", "infer", "--gpus", "2", "--ep", "2", "--hardware", "h100-sxm"},
          "inference latency under expert parallelism is not modelled");
+}
+
+// The synthetic MoE's parameters outside the routed experts on one of 2 tensor-parallel ranks
+// (Megatron: q, k, v, gate, up split by columns, out and down by rows, embedding and head by vocabulary,
+// norms and router replicated).
+constexpr uint64_t kTinyRestTp2 =
+    4ULL * (4 * 64 * 64 / 2 + 2 * 64) + 3 * 64 * 128 / 2 + 3ULL * (64 * 4 + 3 * 64 * 64 / 2) + 2 * 1000 * 64 / 2 + 64;
+
+TEST_CASE("etp: ep above dp, the experts' grid folded over the tensor-parallel ranks") {
+  // 4 devices, --tp 2: dp 2. --ep 4 --etp 1 (MoE parallel folding, Liu et al. 2025): ep x etp = 4
+  // divides tp x cp x dp = 4, so each device holds E / 4 = 1 routed expert of every MoE block, whole;
+  // the dense part stays split by tp 2. Without --etp (etp = tp) the same --ep is refused.
+  const std::vector<std::string> folded = {"--gpus", "4", "--tp", "2", "--sp", "--ep", "4", "--etp", "1"};
+  const nlohmann::json m = Train(Tiny(), folded);
+  CHECK(m["weights"] == 2 * (kTinyRestTp2 + kTinyExperts / 4));
+  CHECK(m["gradients"] == 2 * (kTinyRestTp2 + kTinyExperts / 4));
+  CHECK(m["optimizer"] == 8 * (kTinyRestTp2 + kTinyExperts / 4));
+  // --ep 2 --etp 2 on the same devices: E / 2 experts, each split in two.
+  const nlohmann::json half = Train(Tiny(), {"--gpus", "4", "--tp", "2", "--sp", "--ep", "2", "--etp", "2"});
+  CHECK(half["weights"] == 2 * (kTinyRestTp2 + kTinyExperts / 2 / 2));
+  // ZeRO-1 on 16 devices (dp 8), --ep 4 --etp 1: the experts' data-parallel group is tp x cp x dp /
+  // (ep x etp) = 16 / 4 = 4 ranks, the rest's dp = 8; a 4-byte master and two 4-byte states.
+  const nlohmann::json z1 =
+      Train(Tiny(), {"--gpus", "16", "--tp", "2", "--sp", "--ep", "4", "--etp", "1", "--zero", "1"});
+  CHECK(z1["weights"] == 2 * (kTinyRestTp2 + kTinyExperts / 4));
+  CHECK(z1["master_weights"] == (4 * kTinyRestTp2 + 7) / 8 + 4 * (kTinyExperts / 4) / 4);
+  CHECK(z1["optimizer"] == (8 * kTinyRestTp2 + 7) / 8 + 8 * (kTinyExperts / 4) / 4);
+}
+
+TEST_CASE("etp: with the default etp = tp, ep may span context-parallel ranks") {
+  // 4 devices, --cp 2: dp 2, and ep 4 x etp 1 divides tp x cp x dp = 4 (Megatron-Core's expert grid
+  // ignores cp); each device holds E / 4 of Mixtral's experts. Before --etp, ep had to divide dp.
+  const nlohmann::json m = Train("mixtral-8x7b", {"--gpus", "4", "--cp", "2", "--ep", "4"});
+  CHECK(m["weights"] == 2 * (kMixtralExperts / 4 + kMixtralRest));
+  CHECK(m["weights"] == 25'759'850'496);
+}
+
+TEST_CASE("etp: the all-to-all of an expert group that spans tensor-parallel ranks") {
+  // The synthetic MoE, micro-batch 1 of 256 tokens, --tp 2 --sp: a device holds 256 / 2 = 128 tokens
+  // and sends their top-2 copies at hidden 64, bf16: 128 · 2 · 64 · 2 B per all-to-all, 3/4 of it off
+  // the device at ep 4; 4 per MoE block, 3 blocks. The expert group is ep x etp = 4 devices: NVLink
+  // (450 GB/s) in an 8-device node, InfiniBand (50 GB/s) with 2 devices a node.
+  const double bytes = 128.0 * 2 * 64 * 2 * 3 / 4;
+  const std::vector<std::string> folded = {"--gpus", "4",     "--tp", "2",     "--sp", "--ep",
+                                           "4",      "--etp", "1",    "--seq", "256"};
+  CHECK(Time(Tiny(), folded)["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 3 * bytes / 450e9));
+  std::vector<std::string> spread = folded;
+  spread.insert(spread.end(), {"--gpus-per-node", "2"});
+  CHECK(Time(Tiny(), spread)["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 3 * bytes / 50e9));
+  // Mixtral on 16 devices, --tp 2 --sp --ep 8: with --etp 1 the group is 8 devices (one node, NVLink);
+  // with the default etp = tp it is ep x tp = 16 devices, two nodes: InfiniBand. Each device sends its
+  // 4096 / 2 tokens' top-2 copies.
+  const double mixtral = 2048.0 * 2 * 4096 * 2 * 7 / 8;
+  const nlohmann::json one = Time("mixtral-8x7b", {"--gpus", "16", "--tp", "2", "--sp", "--ep", "8", "--etp", "1"});
+  CHECK(one["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * mixtral / 450e9));
+  const nlohmann::json two = Time("mixtral-8x7b", {"--gpus", "16", "--tp", "2", "--sp", "--ep", "8"});
+  CHECK(two["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * mixtral / 50e9));
+}
+
+TEST_CASE("etp: the experts' tensor-parallel collective runs over etp ranks, none at etp 1") {
+  // Mixtral on 8 devices, --tp 1 --ep 4 --etp 2: each device computes etp / tp = 2 micro-batches' worth
+  // of routed rows (its own 4096 tokens' top-2 copies and its etp partner's), and its experts' output
+  // of 2 · 4096 · 2 · 4096 bf16 values is reduced over the 2 etp ranks in each block's forward and
+  // backward: 64 ring all-reduces over NVLink, 2 steps each, moving 2 (n - 1) / n = 1 times the buffer
+  // (NCCL's Simple protocol, tests/unit/test_util.h).
+  const double buffer = 2.0 * 4096 * 2 * 4096 * 2;
+  const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "8", "--ep", "4", "--etp", "2"});
+  CHECK(t["comm"]["tp_seconds"].get<double>() == doctest::Approx(testing::NcclRing(2, 0, 64, 64 * buffer, 450e9)));
+  // --tp 2 --sp --ep 8 --etp 1: the experts need no tensor-parallel collective; the dense part's
+  // row-parallel all-reduce, attention's output projection of 4096 · 4096 bf16 values per block, stays.
+  const nlohmann::json one = Time("mixtral-8x7b", {"--gpus", "16", "--tp", "2", "--sp", "--ep", "8", "--etp", "1"});
+  const double attention = 4096.0 * 4096 * 2;
+  CHECK(one["comm"]["tp_seconds"].get<double>() == doctest::Approx(testing::NcclRing(2, 0, 64, 64 * attention, 450e9)));
+}
+
+TEST_CASE("etp: --etp equal to --tp gives the answers of no --etp") {
+  for (const std::vector<std::string>& grid : {std::vector<std::string>{"--gpus", "16", "--tp", "2", "--ep", "4"},
+                                               std::vector<std::string>{"--gpus", "8", "--ep", "8", "--zero", "1"}}) {
+    CAPTURE(grid.size());
+    std::vector<std::string> given = grid;
+    const std::string tp = grid[2] == "--tp" ? grid[3] : "1";
+    given.insert(given.end(), {"--etp", tp});
+    const nlohmann::json a = Time("mixtral-8x7b", grid), b = Time("mixtral-8x7b", given);
+    CHECK(a["step_seconds"].get<double>() == b["step_seconds"].get<double>());
+    CHECK(a["breakdown"] == b["breakdown"]);
+    CHECK(a["comm"] == b["comm"]);
+    CHECK(Train("mixtral-8x7b", grid) == Train("mixtral-8x7b", given));
+  }
+}
+
+TEST_CASE("etp: refusals name --ep and --etp and exit 2") {
+  const auto refuse = [](std::vector<std::string> args, const std::string& message) {
+    const testing::TallyRun run = testing::RunTally(args);
+    CHECK(run.code == 2);
+    CHECK(run.err == "tally: error: " + message + "\n");
+  };
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "8", "--ep", "8", "--etp", "2"},
+         "--ep/--etp: ep x etp = 8 x 2 = 16 must divide the 8 devices of a pipeline stage (tp x cp x dp = 1 x 1 x 8)");
+  refuse({"memory", Tiny(), "--seq", "256", "--gpus", "3", "--etp", "3"},
+         "--etp: 3 does not divide the routed experts' width 32 of 'moe_ep'");
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--gpus", "16", "--tp", "2", "--ep", "8", "--etp", "1"},
+         "--etp: 1 differs from --tp 2, which needs --sp: without sequence parallelism every tensor-parallel rank "
+         "holds the same tokens");
+  refuse({"memory", "mixtral-8x7b", "--seq", "256", "--etp", "0"},
+         "--etp: '0' is zero; expected a positive whole number such as 8, 4096, 1.5e3, 2k, 4Ki or 7B");
+  refuse({"memory", "llama-2-7b", "--seq", "256", "--gpus", "2", "--etp", "2"},
+         "--etp: 'llama-2-7b' has no mixture-of-experts blocks to split over an expert grid of ep x etp = 1 x 2 ranks");
+  refuse({"time", "mixtral-8x7b", "--mode", "infer", "--gpus", "2", "--etp", "2", "--hardware", "h100-sxm"},
+         "--etp: inference latency under expert parallelism is not modelled (the roofline has no all-to-all and "
+         "reads every expert on each device); 'tally memory --mode infer --ep' gives its memory");
+}
+
+TEST_CASE("moe: the pipeline passes a block's [b, s, hidden], not the routed experts' top_k copies") {
+  // Mixtral (no shared expert: its last row-parallel linear is the routed down projection), --pp 2:
+  // each micro-batch sends its 4096 x 4096 bf16 activation forward and its gradient back across the
+  // one stage boundary (Narayanan et al. 2021), over NVLink (tp x pp = 2 devices).
+  const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "2", "--pp", "2"});
+  CHECK(t["comm"]["pp_seconds"].get<double>() == doctest::Approx(2 * 4096.0 * 4096 * 2 / 450e9));
+}
+
+TEST_CASE("etp: fit --solve gpus keeps ep x etp dividing tp x cp x dp") {
+  // --tp 2 --ep 4 --etp 1: dp must make 2 · dp a multiple of 4.
+  const nlohmann::json f = RunJson({"fit", Tiny(), "--seq", "256", "--memory", "1GiB", "--solve", "gpus", "--tp", "2",
+                                    "--sp", "--ep", "4", "--etp", "1"})["fit"];
+  CHECK(f["gpus"].get<uint64_t>() % 4 == 0);
 }
 
 TEST_CASE("ep: fit --solve gpus answers a multiple of ep data-parallel ranks") {

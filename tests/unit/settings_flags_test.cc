@@ -43,6 +43,7 @@ const std::map<std::string, Sample>& Samples() {
       {"pp", {"1", "2"}},
       {"cp", {"1", "2"}},
       {"ep", {"1", "2"}},
+      {"etp", {"1", "2"}},
       {"zero", {"0", "1"}},
       {"kv_dtype", {"fp16", "bf16"}},
       {"quant", {"none", "int8"}},
