@@ -131,7 +131,7 @@ TEST_CASE("roofline: a weight-only int4 decode step's GEMMs by hand, as Marlin a
   CHECK(QuantizedGemms(Quant::kInt4, r).seconds == doctest::Approx((weights + acts) / 0.8e12 + 8 * 3.85e-6).scale(0));
 }
 
-TEST_CASE("roofline: a weight-only int8 decode step's GEMMs by hand; tinygemm has no 8-bit figure") {
+TEST_CASE("roofline: a weight-only int8 decode step's GEMMs by hand, and tinygemm has no 8-bit figure") {
   // bitsandbytes LLM.int8 (--quant int8): a byte a weight and an fp32 scale per output row.
   //   qkv 196,608 + 3,072; out 65,536 + 1,024; up 262,144 + 4,096; down 262,144 + 1,024 (B)
   const double weights = 2 * (199'680.0 + 66'560 + 266'240 + 263'168), acts = 16'384;
