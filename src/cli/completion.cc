@@ -42,6 +42,7 @@ std::vector<std::pair<std::string, std::string>> CompletionChoices() {
       {"--recompute", JoinNames<Recompute>(" ")},
       {"--attention", JoinNames<Attention>(" ")},
       {"--quant", JoinNames<Quant>(" ")},
+      {"--dequant-kernel", JoinNames<DequantKernel>(" ")},
       {"--mode", JoinNames<Mode>(" ")},
       {"--solve", JoinNames<Solve>(" ")},
       dtypes("--param-dtype"),

@@ -63,6 +63,7 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
   }
   if (f.mode) s.mode = ParseNameAnyCase<Mode>(*f.mode, "--mode");
   if (f.quant) s.quant = ParseNameAnyCase<Quant>(*f.quant, "--quant");
+  if (f.dequant_kernel) s.dequant_kernel = ParseNameAnyCase<DequantKernel>(*f.dequant_kernel, "--dequant-kernel");
   for (const std::string& item : f.trainable) {
     size_t eq = item.find('=');
     std::string name = item.substr(0, eq);
@@ -196,6 +197,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"kv_block", &WorkloadFlags::kv_block},
       {"gpu_memory_utilization", &WorkloadFlags::gpu_memory_utilization},
       {"offload", &WorkloadFlags::offload},
+      {"dequant_kernel", &WorkloadFlags::dequant_kernel},
   };
   return kFlags;
 }
@@ -304,6 +306,11 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "the caching allocator's reserved memory beyond the peak of live tensors, a percent (default 10%)", "PCT");
   opt("--overhead", f.overhead, "memory not modelled, added per device: a size (2GiB, 2GB) or a percent (10%)",
       "SIZE|PCT");
+  opt("--dequant-kernel", f.dequant_kernel,
+      "inference: the GEMM kernel of weight-only quantized weights (int8, int4, nf4, mxfp4, GPTQ, AWQ): " +
+          choices(JoinNames<DequantKernel>(" | "), Name(defaults.dequant_kernel)) +
+          ", vLLM's; tinygemm is PyTorch's int4 kernel",
+      "KERNEL");
 }
 
 std::shared_ptr<const HardwareSpec> ReadDevice(const std::string& name) {

@@ -24,6 +24,7 @@ struct WorkloadFlags {
   std::optional<std::string> cuda_context, cublas_workspace, nccl_buffers, fragmentation;
   std::optional<std::string> gpus, tp, pp, cp, ep, etp, zero, kv_dtype, quant, overhead, hardware, reserve;
   std::optional<std::string> max_batched_tokens, kv_block, gpu_memory_utilization, offload;
+  std::optional<std::string> dequant_kernel;
   std::vector<std::string> trainable;
   bool causal = false;
   bool no_causal = false;

@@ -165,6 +165,7 @@ void ReadCompressedTensors(const std::string& file, const Json& root, const Json
   ReadWeights(file, group.value("weights", Json()), out);
   ReadScaleDtype(root, a);
   a.kv_cache_scheme = q.contains("kv_cache_scheme") && !q["kv_cache_scheme"].is_null();
+  a.input_activations = group.contains("input_activations") && !group["input_activations"].is_null();
   a.activation_bytes =
       CheckedAdd(ActivationBytes(file, group.value("input_activations", Json()), "input_activations", a.scale_bytes),
                  ActivationBytes(file, group.value("output_activations", Json()), "output_activations", a.scale_bytes),

@@ -92,6 +92,12 @@ struct EnumNames<Quant> {
 };
 
 template <>
+struct EnumNames<DequantKernel> {
+  static constexpr NameEntry<DequantKernel> kTable[] = {{DequantKernel::kMarlin, "marlin"},
+                                                        {DequantKernel::kTinygemm, "tinygemm"}};
+};
+
+template <>
 struct EnumNames<Family> {
   static constexpr NameEntry<Family> kTable[] = {{Family::kTransformer, "transformer"},
                                                  {Family::kSequential, "sequential"}};

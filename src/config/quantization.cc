@@ -169,6 +169,38 @@ QuantizationSpec QuantFlagSpec(Quant q) {
   return s;
 }
 
+bool WeightOnly(const QuantizationSpec& q) {
+  switch (q.method) {
+    case QuantMethod::kFp8Block:
+      return false;
+    case QuantMethod::kCompressedTensors:
+      return !q.ct.is_float && !q.ct.input_activations;
+    case QuantMethod::kMxfp4:
+    case QuantMethod::kBnb4bit:
+    case QuantMethod::kBnb8bit:
+    case QuantMethod::kGptq:
+    case QuantMethod::kAwq:
+      return true;
+  }
+  return false;
+}
+
+uint64_t WeightBits(const QuantizationSpec& q) {
+  switch (q.method) {
+    case QuantMethod::kFp8Block:
+    case QuantMethod::kBnb8bit:
+      return 8;
+    case QuantMethod::kMxfp4:
+    case QuantMethod::kBnb4bit:
+      return 4;
+    case QuantMethod::kGptq:
+    case QuantMethod::kAwq:
+    case QuantMethod::kCompressedTensors:
+      return q.bits;
+  }
+  return q.bits;
+}
+
 bool Quantizes(const QuantizationSpec& q, QuantModule module) {
   bool target = false;
   switch (module) {

@@ -24,8 +24,9 @@ struct CompressedTensorsArgs {
   bool g_idx = false;                // actorder "group": an int32 weight_g_idx per input
   std::string scale_dtype = "bf16";  // the scales' dtype: the model's (torch_dtype), bf16 when it has none
   uint64_t scale_bytes = 2;
-  uint64_t activation_bytes = 0;  // static (not dynamic) input/output activation scales and zeros
-  bool kv_cache_scheme = false;   // a kv_cache_scheme is given (not applied: --kv-dtype says the cache)
+  uint64_t activation_bytes = 0;   // static (not dynamic) input/output activation scales and zeros
+  bool kv_cache_scheme = false;    // a kv_cache_scheme is given (not applied: --kv-dtype says the cache)
+  bool input_activations = false;  // input_activations quantized (W8A8, W4A8): not weight-only
 };
 
 struct QuantizationSpec {
@@ -74,6 +75,15 @@ enum class QuantModule { kAttention, kMlp, kExperts, kRouter, kEmbedding, kHead,
 // that module unquantized in every block (a layer index in the entry is not honoured: the graph
 // holds identical blocks once; compressed-tensors refuses such an entry).
 bool Quantizes(const QuantizationSpec& q, QuantModule module);
+
+// Whether `q` stores weights only, to be dequantized to the activation dtype inside each GEMM
+// (W8A16, W4A16): bitsandbytes, GPTQ, AWQ, mxfp4 and compressed-tensors' integer schemes without
+// quantized input activations. fp8 blocks and compressed-tensors' fp8 run W8A8 on fp8 tensor cores.
+bool WeightOnly(const QuantizationSpec& q);
+
+// Bits of one stored weight value under `q`: bitsandbytes 8-bit 8, 4-bit (nf4, fp4) and mxfp4 4,
+// GPTQ, AWQ and compressed-tensors their `bits`, fp8 8.
+uint64_t WeightBits(const QuantizationSpec& q);
 
 // A short phrase for reports: "mxfp4 (experts)", "nf4 (bitsandbytes, double quant)".
 std::string QuantizationPhrase(const QuantizationSpec& q);

@@ -42,6 +42,10 @@ enum class MlpKernel { kEager, kFused };
 // bitsandbytes LLM.int8, int4 GPTQ group 128, fp8 blocks of 128 x 128, nf4 bitsandbytes with double
 // quantization (QLoRA), mxfp4 OCP microscaling.
 enum class Quant { kNone, kInt8, kInt4, kFp8, kNf4, kMxfp4 };
+// The kernel a weight-only quantized GEMM runs as (--dequant-kernel; estimate/kernel_costs.h holds
+// what each costs): Marlin (Frantar et al. 2024), the one vLLM runs GPTQ, AWQ and compressed-tensors
+// W4A16/W8A16 checkpoints with; tinygemm, PyTorch's own W4A16 kernel (torchao's int4 weight-only).
+enum class DequantKernel { kMarlin, kTinygemm };
 // What a dropout mask costs: CUDA's fused kernel keeps a 1-byte bool per element; on the CPU PyTorch
 // multiplies by a scaled noise tensor of the activation dtype.
 enum class DropoutMask { kCuda, kCpu };
@@ -122,6 +126,7 @@ struct Settings {
   // Inference.
   std::optional<DType> kv_dtype;  // default: the activation dtype
   Quant quant = Quant::kNone;
+  DequantKernel dequant_kernel = DequantKernel::kMarlin;  // weight-only formats' GEMM kernel
   // Serving (estimate/serving.h): the tokens one forward pass takes (chunked prefill), the KV cache in
   // pages of this many tokens, and the fraction of a device's memory a server claims. Unset: the
   // whole batch in one pass, a contiguous cache, all of the memory (fit --mode infer sets vLLM's).

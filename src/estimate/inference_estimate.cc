@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "config/hardware.h"
+#include "config/quantization.h"
 #include "estimate/defaults.h"
 #include "estimate/memory.h"
 #include "estimate/serving.h"
@@ -73,6 +74,13 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
                     ? "the catalog's decode_bandwidth_efficiency ('tally hardware " + hw.name +
                           " --explain' gives its source); --mbu sets another"
                     : "assumed: " + hw.name + " has no measured decode bandwidth; --mbu sets another";
+  if (hw.kind == "gpu") {
+    const std::optional<QuantizationSpec> q = WeightQuantization(spec, s);
+    if (q && WeightOnly(*q)) {
+      e.dequant_kernel = s.dequant_kernel;
+      e.dequant_mbu = e.rates.mbu * e.rates.dequant.bandwidth;
+    }
+  }
   e.batch = InferenceBatch(s);
   // Inference runs without dropout, and a decoder's prefill is causal.
   Settings prefill = s;

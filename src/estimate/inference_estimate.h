@@ -23,7 +23,11 @@ struct InferenceEstimate {
   // (an encoder–decoder's), the prompt, the generated tokens.
   uint64_t batch = 0, source = 0, prompt = 0, generate = 0;
   RooflineRates rates;
-  std::string mbu_basis;         // where rates.mbu comes from, in words
+  std::string mbu_basis;  // where rates.mbu comes from, in words
+  // On a GPU, for a model with weight-only quantized weights: the kernel their GEMMs run as
+  // (--dequant-kernel) and the fraction of the bandwidth its stored bytes stream at.
+  std::optional<DequantKernel> dequant_kernel;
+  double dequant_mbu = 0;
   Roofline prefill;              // time to first token
   Roofline decode;               // one step at the mean context prompt + generate / 2
   double tokens_per_second = 0;  // the batch's generated tokens per second

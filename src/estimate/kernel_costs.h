@@ -60,4 +60,34 @@ struct KernelFloors {
 // batch 1, 4.41 us.
 inline constexpr KernelFloors kGpuKernelFloors{.gemm = 3.85e-6, .elementwise = 1.27e-6, .attention = 4.41e-6};
 
+// What a weight-only quantized GEMM (W8A16, W4A16: --quant int8 | int4 | nf4 | mxfp4, a GPTQ, AWQ or
+// compressed-tensors checkpoint) costs beside a bf16 one of the same shape. It streams its stored
+// bytes (packed values, scales and zeros) at `bandwidth` x the device's decode bandwidth (the bf16
+// GEMMs' MBU), with the GEMM floor; its FLOPs run at the activation dtype's GEMM rate, or, where
+// `compute` > 0, at `compute` x the dense peak of the activation dtype, the rate its in-kernel
+// dequantization allows once more than a few tokens share each weight.
+struct DequantKernelCost {
+  double bandwidth = 1;
+  double compute = 0;  // 0: as the activation dtype's GEMMs (tensor cores, the dequantization hidden)
+};
+// Marlin (Frantar et al. 2024, arXiv 2408.11743; github.com/IST-DASLab/marlin README, "Benchmarks",
+// an A10 at groupsize 128 against PyTorch's FP16 matmul): "essentially ideal speedups at all
+// batchsizes", the full 3.87x of 16 over 4.125 stored bits "up to batchsizes around 16-32", where the
+// ideal is max(bytes / bandwidth, FLOPs / tensor-core peak) for both kernels. So its stored bytes
+// stream at the FP16 GEMM's rate and its FLOPs run at the tensor-core rate. vLLM runs GPTQ, AWQ and
+// compressed-tensors WNA16 checkpoints with Marlin (gptq_marlin, awq_marlin) on compute capability 8.0
+// and later; Marlin's 8-bit variant is assumed to match its 4-bit one (not published apart).
+inline constexpr DequantKernelCost kMarlinCost{.bandwidth = 1, .compute = 0};
+// tinygemm (PyTorch's torch._weight_int4pack_mm, groups of 128 with bf16 scales and zeros), measured on
+// an H200 beside cuBLAS bf16 at the same shapes (scripts/gpu/int4_sweep.py, docs/data/h200-int4-sweep.json;
+// time_parts_test refits both): at M = 1 and 2 tokens over the 7 weights of 100 MB and more (bf16),
+// the slope of t = floor + stored bytes / rate is 0.484 of bf16's t = floor + bytes / rate (2.09 of
+// 4.33 TB/s); from M = 8 to 64 its time grows with the FLOPs at 29.4 TFLOP/s, 0.0297 of the 989.5
+// TFLOP/s bf16 peak (its dequantization, redone for each row of tokens, binds).
+inline constexpr DequantKernelCost kTinygemmCost{.bandwidth = 0.484, .compute = 0.0297};
+
+inline constexpr DequantKernelCost DequantCostOf(DequantKernel k) {
+  return k == DequantKernel::kTinygemm ? kTinygemmCost : kMarlinCost;
+}
+
 }  // namespace tally

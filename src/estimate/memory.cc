@@ -153,8 +153,9 @@ std::optional<QuantizationSpec> WeightQuantization(const ModelSpec& spec, const 
   return QuantizationOf(settings.quant, spec.quantization);
 }
 
-uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
-                              const Settings& settings, DType weight, const CheckpointRates* rates) {
+namespace {
+
+ParamEntry EntryOf(const Layer& layer, const ParamTensor& tensor) {
   ParamEntry e;
   e.shape = tensor.shape;
   e.elements = 1;
@@ -164,8 +165,21 @@ uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, con
   e.block_type = layer.block_type;
   e.component = layer.component;
   e.expert = layer.n_experts > 0;
+  return e;
+}
+
+}  // namespace
+
+uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
+                              const Settings& settings, DType weight, const CheckpointRates* rates) {
   const std::optional<QuantizationSpec> q = WeightQuantization(spec, settings);
-  return InferenceBytes(e, q ? &*q : nullptr, rates, settings.tp, weight);
+  return InferenceBytes(EntryOf(layer, tensor), q ? &*q : nullptr, rates, settings.tp, weight);
+}
+
+bool InferenceWeightOnly(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
+                         const Settings& settings) {
+  const std::optional<QuantizationSpec> q = WeightQuantization(spec, settings);
+  return q && WeightOnly(*q) && Quantized(EntryOf(layer, tensor), &*q);
 }
 
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings) {

@@ -182,6 +182,11 @@ struct CheckpointRates;
 uint64_t InferenceTensorBytes(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
                               const Settings& settings, DType weight, const CheckpointRates* rates = nullptr);
 
+// Whether inference stores `tensor` of `layer` weight-only quantized (config/quantization.h's
+// WeightOnly method, a matrix the method quantizes): dequantized inside its GEMM.
+bool InferenceWeightOnly(const Layer& layer, const ParamTensor& tensor, const ModelSpec& spec,
+                         const Settings& settings);
+
 // The inference weight dtype: --param-dtype when given, else the config's dtype, else the policy's.
 DType InferenceWeightDtype(const ModelSpec& spec, const Settings& settings);
 

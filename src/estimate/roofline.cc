@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "config/quantization.h"
 #include "estimate/checkpoint_weights.h"
 #include "estimate/collectives.h"
 #include "estimate/defaults.h"
@@ -47,7 +48,9 @@ namespace {
 struct OpCost {
   double flops = 0;
   double bytes = 0;
-  double shaped_flops = 0;  // the weight GEMMs' FLOPs / their shape factor, plus the rest as they are
+  double shaped_flops = 0;   // the weight GEMMs' FLOPs / their shape factor, plus the rest as they are
+  double dequant_bytes = 0;  // of `bytes`: weight-only quantized weights, dequantized in the GEMM
+  double dequant_flops = 0;  // the GEMM FLOPs of a node whose weights are weight-only quantized
 };
 
 OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, double act, double kv) {
@@ -99,9 +102,12 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   // Generation needs the logits of the last position only (an encoder–decoder's: of the target).
   const double positions = static_cast<double>(g.target_seq > 0 ? g.target_seq : g.seq);
   const double share = l.component == Component::kLmHead ? 1.0 / positions : 1.0;
-  double weights = 0;
-  for (const ParamTensor& t : l.param_tensors)
-    weights += static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight, rates));
+  double weights = 0, dequant = 0;
+  for (const ParamTensor& t : l.param_tensors) {
+    const double bytes = static_cast<double>(InferenceTensorBytes(l, t, spec, s, weight, rates));
+    weights += bytes;
+    if (InferenceWeightOnly(l, t, spec, s)) dequant += bytes;
+  }
   // A tied head reads the embedding matrix it shares in full.
   if (l.weights_of) {
     const Layer& owner = g.layers[*l.weights_of];
@@ -113,6 +119,7 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
     const double e = static_cast<double>(l.n_experts), k = static_cast<double>(l.active_experts);
     const double tokens = static_cast<double>(l.shape[0] * l.shape[1]);
     weights *= (1 - std::pow(1 - k / e, tokens));
+    dequant *= (1 - std::pow(1 - k / e, tokens));
   }
   if (l.kind == LayerKind::kEmbedding) {
     // A lookup reads one row per token, not the table.
@@ -149,7 +156,22 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   c.flops += static_cast<double>(l.non_matmul_flops) / tp * share;
   c.shaped_flops += static_cast<double>(l.non_matmul_flops) / tp * share;
   c.bytes += weights;
+  c.dequant_bytes = dequant;
+  if (dequant > 0) {
+    for (const Gemm& gemm : l.gemms)
+      c.dequant_flops += static_cast<double>(GemmForwardFlops(gemm, l.path)) / tp * share;
+  }
   return c;
+}
+
+// tinygemm was measured at 4 bits (kernel_costs.h); other widths have no figure.
+void CheckDequantKernel(const ModelSpec& spec, const Settings& s) {
+  if (s.dequant_kernel != DequantKernel::kTinygemm) return;
+  const std::optional<QuantizationSpec> q = WeightQuantization(spec, s);
+  if (q && WeightOnly(*q) && WeightBits(*q) != 4) {
+    throw InputError("--dequant-kernel: tinygemm runs 4-bit weights; '" + spec.name + "' stores " +
+                     std::to_string(WeightBits(*q)) + "-bit weights (" + QuantizationPhrase(*q) + "); use marlin");
+  }
 }
 
 // The fixed time of the kernel a node runs as (one per node; a fused attention's scores, softmax
@@ -184,6 +206,7 @@ GemmDType ComputeDtype(Precision p) {
 }
 
 Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& s, const RooflineRates& r) {
+  CheckDequantKernel(spec, s);
   Roofline out;
   const DType weight = InferenceWeightDtype(spec, s);
   const double act = BytesPerElement(s.dtypes.activation);
@@ -205,9 +228,16 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     c.bytes *= static_cast<double>(l.repeat);
     const bool block_matrix =
         l.kind == LayerKind::kLinear && l.block_type >= 0 && l.component != Component::kRouter && r.linear_peak > 0;
-    const double compute = c.shaped_flops * static_cast<double>(l.repeat) /
-                           (block_matrix ? r.linear_peak * (r.linear_mfu > 0 ? r.linear_mfu : r.mfu) : r.peak * r.mfu);
-    const double memory = c.bytes / (r.bandwidth * r.mbu);
+    double compute = c.shaped_flops * static_cast<double>(l.repeat) /
+                     (block_matrix ? r.linear_peak * (r.linear_mfu > 0 ? r.linear_mfu : r.mfu) : r.peak * r.mfu);
+    // A weight-only quantized GEMM (kernel_costs.h, DequantKernelCost): its stored bytes at its
+    // kernel's share of the bf16 GEMMs' bandwidth; its FLOPs at its kernel's rate where that binds.
+    const double dequant_bytes = c.dequant_bytes * static_cast<double>(l.repeat);
+    if (c.dequant_flops > 0 && r.dequant.compute > 0) {
+      compute = std::max(compute, c.dequant_flops * static_cast<double>(l.repeat) / (r.peak * r.dequant.compute));
+    }
+    const double memory =
+        (c.bytes - dequant_bytes) / (r.bandwidth * r.mbu) + dequant_bytes / (r.bandwidth * r.mbu * r.dequant.bandwidth);
     // A node with no work here (a cross-attention K/V projection in a decode step) runs no kernel.
     const double floor = c.bytes > 0 || c.flops > 0 ? KernelFloor(l, s, r.floors) * static_cast<double>(l.repeat) : 0;
     out.nodes.push_back({l.path, l.repeat, c.flops, c.bytes, compute, memory});

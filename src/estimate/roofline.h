@@ -67,11 +67,17 @@ struct RooflineRates {
   std::optional<GemmDType> shaped;
   double linear_mfu = 0;
   KernelFloors floors;  // a GPU kernel's fixed time, by kind; zero: none
+  // The GEMM kernel of weight-only quantized weights (W8A16, W4A16): its stored bytes stream at
+  // mbu x dequant.bandwidth, its FLOPs at dequant.compute x peak where that binds. Default: as bf16.
+  DequantKernelCost dequant;
 };
 
 // One forward pass of `graph` on one device: each node takes max(FLOPs / (peak · mfu),
 // bytes / (bandwidth · mbu) + its kernel's floor), where bytes are its weights, its inputs and outputs and, in
 // attention, the K and V it reads. Only the last position's logits are computed (what generation needs).
+// A GEMM of weight-only quantized weights takes its stored bytes at rates.dequant's share of the
+// bandwidth and, past the tokens that hide it, its FLOPs at rates.dequant's compute rate. Throws
+// InputError for --dequant-kernel tinygemm on weights of other than 4 bits (measured at 4 only).
 Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& settings,
                          const RooflineRates& rates);
 

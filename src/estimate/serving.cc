@@ -73,7 +73,10 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
                      " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
   }
   RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, DecodeMbu(hw, mbu), hw.interconnect_bandwidth};
-  if (hw.kind == "gpu") r.floors = kGpuKernelFloors;
+  if (hw.kind == "gpu") {
+    r.floors = kGpuKernelFloors;
+    r.dequant = DequantCostOf(s.dequant_kernel);  // GPU kernels; elsewhere weights stream as bf16's
+  }
   // Without --mfu, a device whose GEMM efficiency the catalog gives runs each GEMM at its shape's
   // share of it, as a training step does (estimate/gemm_shape.h).
   const auto efficiency = hw.gemm_efficiency.find(dtype);

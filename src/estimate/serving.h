@@ -46,7 +46,8 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& settings, cons
 // The roofline rates of a forward pass on `hw`: the precision policy's dense peak, and for the block
 // matrices under --quant fp8 the fp8 peak (W8A8: fp8 weights and activations into fp8 tensor cores,
 // where the device lists one); weight-only methods (int8, int4, nf4, mxfp4: W8A16, W4A16) dequantize
-// to the activation dtype and run at its peak. `mfu` nullopt (no --mfu): the device's GEMM efficiency
+// to the activation dtype and run at its peak, on a GPU by settings.dequant_kernel's costs
+// (estimate/kernel_costs.h). `mfu` nullopt (no --mfu): the device's GEMM efficiency
 // by shape where the catalog gives one, else kDefaultMfu.
 RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& settings, std::optional<double> mfu,
                              std::optional<double> mbu);

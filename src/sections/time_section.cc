@@ -1,5 +1,6 @@
 #include <cmath>
 
+#include "config/names.h"
 #include "estimate/defaults.h"
 #include "estimate/expert_parallel.h"
 #include "sections/sections.h"
@@ -507,6 +508,28 @@ KeyTable<TimeEstimate> InferenceRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Infer(e), [](I i) { return i.decode.allreduce_seconds; }); },
        .explain = AllReduceText},
+      {.key = "time.decode.dequant_kernel",
+       .label = "weight-only quantized GEMMs run as",
+       .value = [](E e) -> Cell {
+         return e.inference && e.inference->dequant_kernel ? Cell(std::string(Name(*e.inference->dequant_kernel)))
+                                                           : std::nullopt;
+       },
+       .explain = [](E e) -> std::string {
+         return *e.inference->dequant_kernel == DequantKernel::kTinygemm
+                    ? "PyTorch's int4 kernel (tinygemm), measured on an H200 (docs/data/h200-int4-sweep.json): its "
+                      "stored bytes at 0.484 of bf16's bandwidth, its FLOPs at 0.0297 of the bf16 peak where that "
+                      "binds; --dequant-kernel marlin for vLLM's"
+                    : "Marlin, vLLM's kernel for GPTQ, AWQ and compressed-tensors checkpoints: stored bytes at the "
+                      "bf16 GEMMs' bandwidth, FLOPs on tensor cores (Frantar et al. 2024: ideal speedups to batch "
+                      "16-32); --dequant-kernel tinygemm for PyTorch's";
+       }},
+      {.key = "time.decode.dequant_mbu",
+       .label = "their stored bytes' bandwidth utilization",
+       .unit = Unit::kRatio,
+       .value = [](E e) -> Cell {
+         return e.inference && e.inference->dequant_kernel ? Cell(e.inference->dequant_mbu) : std::nullopt;
+       },
+       .explain = [](E) -> std::string { return "MBU x the kernel's share of the bf16 GEMMs' bandwidth"; }},
       {.key = "time.decode_compute_bound_batch",
        .label = "decode step turns compute-bound from batch",
        .unit = Unit::kCount,

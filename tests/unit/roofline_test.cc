@@ -5,6 +5,7 @@
 
 #include "config/hardware.h"
 #include "estimate/flops.h"
+#include "estimate/kernel_costs.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
 #include "unit/test_util.h"
@@ -78,6 +79,70 @@ TEST_CASE("roofline: tensor-parallel all-reduce per row-parallel linear") {
   const double low_latency = 3.6e-6 + 2 * 0.47e-6 + bytes / 25e9, simple = 8.4e-6 + 2 * 3.4e-6 + bytes / 100e9;
   REQUIRE(low_latency < simple);
   CHECK(r.allreduce_seconds == doctest::Approx(64 * low_latency).scale(0));
+}
+
+// A two-block model (d 256, 4 heads, a GELU MLP of 1,024, no biases) decoding one token against 64
+// cached ones at --quant QUANT: the blocks' four weight GEMMs, each its own kernel, repeated twice.
+Roofline QuantizedGemms(Quant quant, const RooflineRates& rates, DequantKernel kernel = DequantKernel::kMarlin) {
+  const ModelSpec spec = LoadModelText("tiny.yaml",
+                                       "family: transformer\nvocab_size: 512\ncontext_length: 256\nd_model: 256\n"
+                                       "n_layers: 2\nn_heads: 4\nd_ff: 1024\nmlp: gelu\nnorm: rmsnorm\n"
+                                       "bias: false\nposition: rope\ntied_embeddings: false\n");
+  Settings s;
+  s.mode = Mode::kInfer;
+  s.dtypes = PolicyDtypes(Precision::kMixedBf16);
+  s.seq = 1;
+  s.context = 64;
+  s.quant = quant;
+  s.dequant_kernel = kernel;
+  LayerGraph g = ResolvedGraph(spec, s);
+  std::erase_if(g.layers, [](const Layer& l) { return l.kind != LayerKind::kLinear || l.block_type < 0; });
+  REQUIRE(g.layers.size() == 4);
+  return ForwardRoofline(g, spec, s, rates);
+}
+
+TEST_CASE("roofline: a weight-only int4 decode step's GEMMs by hand, as Marlin and as tinygemm run them") {
+  // GPTQ 4-bit, groups of 128 (--quant int4): in x out / 2 B of packed values, groups x out / 2 of
+  // zeros, groups x out x 2 of fp16 scales, in x 4 of g_idx.
+  //   qkv  256 -> 768:  98,304 + 768 + 3,072 + 1,024 = 103,168 B; in and out 2 (256 + 768) = 2,048 B
+  //   out  256 -> 256:  32,768 + 256 + 1,024 + 1,024 =  35,072 B;                           1,024 B
+  //   up   256 -> 1024: 131,072 + 1,024 + 4,096 + 1,024 = 137,216 B;                        2,560 B
+  //   down 1024 -> 256: 131,072 + 1,024 + 4,096 + 4,096 = 140,288 B (8 groups);             2,560 B
+  // Twice (two blocks): 831,488 B of stored weights, 16,384 B of activations; 2 x 2 x 786,432 FLOPs.
+  const double weights = 2 * (103'168.0 + 35'072 + 137'216 + 140'288), acts = 16'384;
+  RooflineRates r{.peak = 1e15, .mfu = 1, .bandwidth = 1e12, .mbu = 0.8, .floors = kGpuKernelFloors};
+  const Roofline marlin = QuantizedGemms(Quant::kInt4, r);
+  CHECK(marlin.bytes == weights + acts);
+  CHECK(marlin.flops == 2 * 2 * 786'432.0);
+  // Marlin: the stored bytes at the bf16 GEMMs' 0.8 of the bandwidth, and 8 kernels at 3.85 us.
+  CHECK(marlin.seconds == doctest::Approx((weights + acts) / 0.8e12 + 8 * 3.85e-6).scale(0));
+  CHECK(marlin.floor_seconds == doctest::Approx(8 * 3.85e-6).scale(0));
+  // tinygemm: the stored bytes at 0.484 of that; still memory-bound at a peak of 1 PFLOP/s.
+  r.dequant = kTinygemmCost;
+  const Roofline tinygemm = QuantizedGemms(Quant::kInt4, r, DequantKernel::kTinygemm);
+  CHECK(tinygemm.seconds == doctest::Approx(acts / 0.8e12 + weights / (0.8e12 * 0.484) + 8 * 3.85e-6).scale(0));
+  // At a peak of 1 TFLOP/s its dequantization binds: 0.0297 of it, 29.7 GFLOP/s, gives qkv 13.2 us
+  // against 2,048 / 0.8e12 + 103,168 / (0.8e12 x 0.484) + 3.85 us = 4.12 us, out 4.41 against 3.94, up
+  // and down 17.7 against 4.2: every GEMM is compute-bound. Marlin's FLOPs run at the peak (1.57 us a block).
+  r.peak = 1e12;
+  CHECK(QuantizedGemms(Quant::kInt4, r, DequantKernel::kTinygemm).seconds ==
+        doctest::Approx(2 * 2 * 786'432.0 / (1e12 * 0.0297)).scale(0));
+  r.dequant = kMarlinCost;
+  CHECK(QuantizedGemms(Quant::kInt4, r).seconds == doctest::Approx((weights + acts) / 0.8e12 + 8 * 3.85e-6).scale(0));
+}
+
+TEST_CASE("roofline: a weight-only int8 decode step's GEMMs by hand, and tinygemm has no 8-bit figure") {
+  // bitsandbytes LLM.int8 (--quant int8): a byte a weight and an fp32 scale per output row.
+  //   qkv 196,608 + 3,072; out 65,536 + 1,024; up 262,144 + 4,096; down 262,144 + 1,024 (B)
+  const double weights = 2 * (199'680.0 + 66'560 + 266'240 + 263'168), acts = 16'384;
+  const RooflineRates r{.peak = 1e15, .mfu = 1, .bandwidth = 1e12, .mbu = 0.8, .floors = kGpuKernelFloors};
+  const Roofline marlin = QuantizedGemms(Quant::kInt8, r);
+  CHECK(marlin.bytes == weights + acts);
+  CHECK(marlin.seconds == doctest::Approx((weights + acts) / 0.8e12 + 8 * 3.85e-6).scale(0));
+  CHECK_THROWS_WITH_AS(QuantizedGemms(Quant::kInt8, r, DequantKernel::kTinygemm),
+                       "tally: error: --dequant-kernel: tinygemm runs 4-bit weights; 'tiny' stores 8-bit weights "
+                       "(bitsandbytes int8, an fp32 scale per row); use marlin",
+                       InputError);
 }
 
 }  // namespace

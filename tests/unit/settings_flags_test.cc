@@ -63,6 +63,7 @@ const std::map<std::string, Sample>& Samples() {
       {"kv_block", {"16", "32"}},
       {"gpu_memory_utilization", {"0.9", "0.8"}},
       {"offload", {"none", "optimizer", {{"zero", "2"}}}},
+      {"dequant_kernel", {"marlin", "tinygemm"}},
   };
   return kSamples;
 }

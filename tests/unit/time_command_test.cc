@@ -47,3 +47,36 @@ TEST_CASE("time command: one token in a day needs one device, not zero") {
 }
 
 }  // namespace tally
+
+namespace tally {
+namespace {
+
+TEST_CASE("time command: the weight-only quantized GEMMs' kernel is named, with its bandwidth utilization") {
+  const std::vector<std::string> infer = {"time", "llama-2-7b", "--mode", "infer", "--hardware", "h200"};
+  // Marlin by default: the stored bytes at the H200's measured 0.879 (configs/hardware/h200.yaml).
+  nlohmann::json t = testing::RunJson(With(infer, {"--quant", "int4"}))["time"];
+  CHECK(t["decode"]["dequant_kernel"] == "marlin");
+  CHECK(t["decode"]["dequant_mbu"].get<double>() == doctest::Approx(0.879));
+  // tinygemm: 0.484 of it (estimate/kernel_costs.h), and a slower step (the kernels' floors, 1 ms of
+  // Marlin's 1.9, do not change).
+  const nlohmann::json tiny =
+      testing::RunJson(With(infer, {"--quant", "int4", "--dequant-kernel", "tinygemm"}))["time"];
+  CHECK(tiny["decode"]["dequant_kernel"] == "tinygemm");
+  CHECK(tiny["decode"]["dequant_mbu"].get<double>() == doctest::Approx(0.879 * 0.484));
+  CHECK(tiny["tpot_seconds"].get<double>() > 1.3 * t["tpot_seconds"].get<double>());
+  // No weight-only weights, no key: bf16, and fp8 (W8A8 on fp8 tensor cores).
+  for (const char* quant : {"none", "fp8"}) {
+    CAPTURE(quant);
+    t = testing::RunJson(With(infer, {"--quant", quant}))["time"];
+    CHECK_FALSE(t["decode"].contains("dequant_kernel"));
+  }
+  CheckRefused(With(infer, {"--quant", "int8", "--dequant-kernel", "tinygemm"}),
+               "tally: error: --dequant-kernel: tinygemm runs 4-bit weights; 'llama-2-7b' stores 8-bit weights "
+               "(bitsandbytes int8, an fp32 scale per row); use marlin");
+  CheckRefused(With(infer, {"--dequant-kernel", "marlinn"}),
+               "tally: error: --dequant-kernel: unknown value 'marlinn' (did you mean 'marlin'?); use one of marlin, "
+               "tinygemm");
+}
+
+}  // namespace
+}  // namespace tally

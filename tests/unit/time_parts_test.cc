@@ -208,6 +208,46 @@ TEST_CASE("time parts: decode's kernel floors and bandwidth are the H200 decode 
   CHECK(kGpuKernelFloors.attention == doctest::Approx(d["attention"]["1,128"].get<double>()).epsilon(0.005));
 }
 
+TEST_CASE("time parts: tinygemm's bandwidth and compute rate are the H200 int4 sweep's") {
+  // docs/data/h200-int4-sweep.json (scripts/gpu/int4_sweep.py): PyTorch's W4A16 kernel and cuBLAS bf16
+  // at the same decode shapes, over the weights of 100 MB and more in bf16 (as the bf16 line above).
+  // At M = 1 and 2 tokens both stream: the ratio of the slopes of t = floor + bytes / rate, with
+  // tinygemm's bytes those it stores (n k / 2 packed, a bf16 scale and zero per group of 128 and
+  // output), is kTinygemmCost.bandwidth. From M = 8 to 64 its time grows with the FLOPs: the slope
+  // of t = a + 2 m n k / rate over the bf16 peak is kTinygemmCost.compute.
+  const nlohmann::json d = Data("h200-int4-sweep.json");
+  REQUIRE(d["group"].get<double>() == 128);
+  struct Line {
+    double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    void Add(double x, double y) { n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y; }
+    double Slope() const { return (n * sxy - sx * sy) / (n * sxx - sx * sx); }
+    double Intercept() const { return (sy - Slope() * sx) / n; }
+  };
+  Line int4, bf16, flops;
+  for (const auto& w : d["weights"]) {
+    const double rows = w[0].get<double>(), cols = w[1].get<double>();
+    if (2 * rows * cols < 100e6) continue;
+    for (const auto& mj : d["m"]) {
+      const double m = mj.get<double>();
+      const std::string key =
+          std::to_string(mj.get<int>()) + "," + std::to_string(w[0].get<int>()) + "," + std::to_string(w[1].get<int>());
+      const double io = 2 * (m * cols + m * rows), t4 = d["int4"][key].get<double>();
+      if (m <= 2) {
+        int4.Add(rows * cols / 2 + cols / 128 * rows * 2 * 2 + io, t4);
+        bf16.Add(2 * rows * cols + io, d["bf16"][key].get<double>());
+      }
+      if (m >= 8) flops.Add(2 * m * rows * cols, t4);
+    }
+  }
+  CHECK(int4.n == 14);
+  CHECK(flops.n == 28);
+  CHECK(kTinygemmCost.bandwidth == doctest::Approx(bf16.Slope() / int4.Slope()).epsilon(0.002));
+  const HardwareSpec h200 = ResolveHardware("h200");
+  CHECK(kTinygemmCost.compute == doctest::Approx(1 / flops.Slope() / *h200.Peak(GemmDType::kBf16)).epsilon(0.002));
+  // Its floor (3.57 us) is within 10% of the bf16 GEMM's, so tally keeps the one GEMM floor.
+  CHECK(int4.Intercept() == doctest::Approx(kGpuKernelFloors.gemm).epsilon(0.1));
+}
+
 TEST_CASE("time parts: NCCL picks the tree for a large all-reduce across nodes, LL for a small one inside") {
   // NVIDIA/nccl src/graph/tuning.cc, by hand. 25 MiB over 1,024 ranks of 8 a node at 50 GB/s:
   // ring Simple 8.4 + 1,792 x 3.4 + 254 x 9.6 us = 8.54 ms of latency alone; tree Simple
