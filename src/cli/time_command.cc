@@ -62,6 +62,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
                 "training: data-parallel gradient reductions and ZeRO-3 gathers wait for the backward and forward "
                 "(Megatron-LM without --overlap-grad-reduce); default overlapped, as PyTorch DDP and FSDP run them")
       ->group("Time");
+  cmd->add_flag("--ep-overlap", f.ep_overlap,
+                "training: the MoE all-to-alls of one micro-batch run under another's compute (Megatron-Core's "
+                "--overlap-moe-expert-parallel-comm, DeepSeek-V3's DualPipe); default exposed whole")
+      ->group("Time");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -91,6 +95,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.kernels) r.train.kernels = ParseName<Kernels>(*f.kernels, "--kernels");
   r.train.tp_overlap = f.tp_overlap;
   r.train.dp_overlap = !f.no_dp_overlap;
+  r.train.ep_overlap = f.ep_overlap;
   r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
   if (f.pp_schedule) {
     r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");

@@ -16,6 +16,7 @@ struct TimeFlags {
       kernels, pp_schedule;
   bool tp_overlap = false;
   bool no_dp_overlap = false;
+  bool ep_overlap = false;
 };
 
 void AddTimeFlags(CLI::App* cmd, TimeFlags& flags);

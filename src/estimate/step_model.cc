@@ -329,8 +329,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // --tp-comm-overlap): only what outlasts those GEMMs is exposed.
   out.tp_exposed = o.tp_overlap ? std::max(0.0, out.tp_comm - stage(tp_gemms) * micro) : out.tp_comm;
   // Expert parallel: each MoE block's dispatch and combine all-to-alls over the expert group, the
-  // etp · ep consecutive ranks (estimate/expert_parallel.h), not overlapped with compute.
+  // etp · ep consecutive ranks (estimate/expert_parallel.h). Overlapped (--ep-overlap), each
+  // micro-batch's all-to-alls run under the compute of another micro-batch in flight, so only what
+  // outlasts the step's GPU compute is exposed; with one micro-batch there is no other to hide under.
   if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.expert_tp() * s.ep).bandwidth) * micro * stage_share;
+  out.ep_exposed = o.ep_overlap && micro >= 2 ? std::max(0.0, out.ep_comm - gpu) : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
@@ -353,7 +356,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
         (forwards * std::max(0.0, forward - core_forward) + std::max(0.0, backward - core_backward)) * blocks;
   }
   // The pipeline bubble: its stage-times (BubbleStages) of one micro-batch's share of the busy time.
-  const double busy = out.compute - out.optimizer + out.tp_exposed + out.pp_comm + out.ep_comm + out.cp_exposed;
+  const double busy = out.compute - out.optimizer + out.tp_exposed + out.pp_comm + out.ep_exposed + out.cp_exposed;
   const double f_stage = stage(forward_all), b_stage = stage(backward_all) + stage(recompute);
   const double bubble = BubbleStages(o.schedule, pp, static_cast<double>(o.vp), f_stage, b_stage, stage(weight_grads));
   out.pipeline_bubble = bubble * busy / micro;
@@ -401,7 +404,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     }
     out.dp_exposed = o.dp_overlap ? exposed : out.dp_comm;
   }
-  out.communication = out.tp_exposed + out.pp_comm + out.dp_exposed + out.ep_comm + out.cp_exposed;
+  out.communication = out.tp_exposed + out.pp_comm + out.dp_exposed + out.ep_exposed + out.cp_exposed;
   // CPU offload: PCIe is full duplex, so a micro-batch's transfers take the larger direction; they run
   // on their own stream under that micro-batch's compute (ZeRO-Offload, Ren et al. 2021, §4.2; ZeRO-3
   // prefetch), and only what outlasts it is exposed. The updated weights' upload is exposed whole: the

@@ -27,6 +27,9 @@ struct StepOptions {
   // DDP and FSDP run them by default (Megatron-LM with --overlap-grad-reduce and
   // --overlap-param-gather); false (--no-dp-overlap): after them, exposed whole.
   bool dp_overlap = true;
+  // --ep-overlap: the expert all-to-alls of one micro-batch run under the compute of another in
+  // flight (Megatron-Core's --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe, §3.2.1).
+  bool ep_overlap = false;
   double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
@@ -43,8 +46,9 @@ struct StepTime {
   double tp_comm = 0, pp_comm = 0, dp_comm = 0, dp_exposed = 0;
   double tp_exposed = 0;               // tp_comm less what --tp-overlap hides under the tensor-parallel GEMMs
   double ep_comm = 0;                  // --ep: the MoE dispatch and combine all-to-alls
+  double ep_exposed = 0;               // ep_comm less what --ep-overlap hides under compute
   double cp_comm = 0, cp_exposed = 0;  // --cp: the ring exchange of keys and values, and its exposed part
-  double communication = 0;            // exposed: tp_exposed + pp + dp_exposed + ep + cp_exposed
+  double communication = 0;            // exposed: tp_exposed + pp + dp_exposed + ep_exposed + cp_exposed
   double pipeline_bubble = 0;
   double bubble_fraction = 0;   // 1F1B: (p - 1) / (v·m + p - 1); less under zero-bubble and DualPipe
   double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole

@@ -26,6 +26,7 @@ struct TrainQuery {
   Kernels kernels = Kernels::kEager;  // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
   bool tp_overlap = false;            // --tp-overlap (estimate/step_model.h)
   bool dp_overlap = true;             // not --no-dp-overlap (estimate/step_model.h)
+  bool ep_overlap = false;            // --ep-overlap (estimate/step_model.h)
   std::optional<double> price;        // per device-hour
 };
 

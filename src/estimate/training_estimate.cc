@@ -77,6 +77,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .schedule = req.train.schedule,
                          .tp_overlap = req.train.tp_overlap,
                          .dp_overlap = req.train.dp_overlap,
+                         .ep_overlap = req.train.ep_overlap,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,

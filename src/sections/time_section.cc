@@ -49,7 +49,7 @@ std::string EpText(E e) {
          "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") + " x (ep - 1) / ep / " +
          (m.ep_intra_node ? "intra" : "inter") + "-node bandwidth (etp x ep = " + std::to_string(s.expert_tp() * s.ep) +
          (m.ep_intra_node ? " <= " : " > ") + "--gpus-per-node " + std::to_string(m.gpus_per_node) +
-         "), x grad-accum, layers / pp per device; not overlapped (Lepikhin et al. 2020, GShard; Rajbhandari et "
+         "), x grad-accum, layers / pp per device (Lepikhin et al. 2020, GShard; Rajbhandari et "
          "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)";
 }
 
@@ -218,14 +218,18 @@ KeyTable<TimeEstimate> StepRows() {
        .explain =
            [](E e) {
              return "tensor-parallel + pipeline point-to-point + the data-parallel part not hidden under the backward" +
-                    std::string(S(e).ep > 1 ? " + the expert-parallel all-to-alls" : "") +
+                    std::string(S(e).ep > 1 ? " + the expert-parallel all-to-alls' exposed part" : "") +
                     std::string(S(e).cp > 1 ? " + the context-parallel ring's exposed part" : "");
            }},
       {.key = "time.breakdown.ep_all_to_all",
        .label = "step: expert-parallel all-to-all",
        .unit = Unit::kSecond,
-       .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->time.ep_comm : 0); },
-       .explain = EpText},
+       .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->time.ep_exposed : 0); },
+       .explain = [](E) -> std::string {
+         return "exposed: all of time.comm.ep_seconds; with --ep-overlap and two or more micro-batches, what "
+                "outlasts the step's GPU compute (each micro-batch's all-to-alls run under another's: Megatron-Core's "
+                "--overlap-moe-expert-parallel-comm; DeepSeek-V3 report, §3.2.1, DualPipe)";
+       }},
       {.key = "time.breakdown.pipeline_bubble",
        .label = "step: pipeline bubble",
        .unit = Unit::kSecond,
@@ -294,6 +298,11 @@ KeyTable<TimeEstimate> StepRows() {
          return "all of it; with --tp-overlap, what outlasts the tensor-parallel linears' GEMMs (Megatron-LM's "
                 "--tp-comm-overlap; Wang et al. 2022)";
        }},
+      {.key = "time.comm.ep_seconds",
+       .label = "expert-parallel all-to-alls (whole)",
+       .unit = Unit::kSecond,
+       .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->time.ep_comm : 0); },
+       .explain = EpText},
       {.key = "time.comm.pp_seconds",
        .label = "pipeline point-to-point",
        .unit = Unit::kSecond,
