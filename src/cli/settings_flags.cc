@@ -308,7 +308,7 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "SIZE|PCT");
   opt("--dequant-kernel", f.dequant_kernel,
       "inference: the GEMM kernel of weight-only quantized weights (int8, int4, nf4, mxfp4, GPTQ, AWQ): " +
-          choices(JoinNames<DequantKernel>(" | "), Name(defaults.dequant_kernel)) +
+          choices(JoinNames<DequantKernel>(" | "), Name(DequantKernel::kMarlin)) +
           ", vLLM's; tinygemm is PyTorch's int4 kernel",
       "KERNEL");
 }

@@ -126,7 +126,8 @@ struct Settings {
   // Inference.
   std::optional<DType> kv_dtype;  // default: the activation dtype
   Quant quant = Quant::kNone;
-  DequantKernel dequant_kernel = DequantKernel::kMarlin;  // weight-only formats' GEMM kernel
+  // Weight-only formats' GEMM kernel (--dequant-kernel); unset: Marlin, vLLM's (estimate/kernel_costs.h).
+  std::optional<DequantKernel> dequant_kernel;
   // Serving (estimate/serving.h): the tokens one forward pass takes (chunked prefill), the KV cache in
   // pages of this many tokens, and the fraction of a device's memory a server claims. Unset: the
   // whole batch in one pass, a contiguous cache, all of the memory (fit --mode infer sets vLLM's).

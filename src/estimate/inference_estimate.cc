@@ -77,9 +77,15 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
   if (hw.kind == "gpu") {
     const std::optional<QuantizationSpec> q = WeightQuantization(spec, s);
     if (q && WeightOnly(*q)) {
-      e.dequant_kernel = s.dequant_kernel;
+      e.dequant_kernel = s.dequant_kernel.value_or(DequantKernel::kMarlin);
       e.dequant_mbu = e.rates.mbu * e.rates.dequant.bandwidth;
     }
+  }
+  if (s.dequant_kernel && !e.dequant_kernel) {
+    e.notes.push_back("--dequant-kernel is ignored: " +
+                      std::string(hw.kind == "gpu" ? "'" + spec.name + "' has no weight-only quantized weights here"
+                                                   : hw.name + " is not a GPU") +
+                      " (--quant int8, int4, nf4 or mxfp4, or a GPTQ, AWQ or integer compressed-tensors checkpoint)");
   }
   e.batch = InferenceBatch(s);
   // Inference runs without dropout, and a decoder's prefill is causal.

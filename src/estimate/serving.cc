@@ -75,7 +75,8 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
   RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, DecodeMbu(hw, mbu), hw.interconnect_bandwidth};
   if (hw.kind == "gpu") {
     r.floors = kGpuKernelFloors;
-    r.dequant = DequantCostOf(s.dequant_kernel);  // GPU kernels; elsewhere weights stream as bf16's
+    r.dequant = DequantCostOf(
+        s.dequant_kernel.value_or(DequantKernel::kMarlin));  // GPU kernels; elsewhere weights stream as bf16's
   }
   // Without --mfu, a device whose GEMM efficiency the catalog gives runs each GEMM at its shape's
   // share of it, as a training step does (estimate/gemm_shape.h).

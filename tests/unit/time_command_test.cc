@@ -70,6 +70,10 @@ TEST_CASE("time command: the weight-only quantized GEMMs' kernel is named, with 
     t = testing::RunJson(With(infer, {"--quant", quant}))["time"];
     CHECK_FALSE(t["decode"].contains("dequant_kernel"));
   }
+  // Asked for where nothing is weight-only, the kernel is said to be ignored, not silently dropped.
+  t = testing::RunJson(With(infer, {"--dequant-kernel", "tinygemm"}));
+  CHECK(t["notes"].dump().find("--dequant-kernel is ignored: 'llama-2-7b' has no weight-only quantized weights") !=
+        std::string::npos);
   CheckRefused(With(infer, {"--quant", "int8", "--dequant-kernel", "tinygemm"}),
                "tally: error: --dequant-kernel: tinygemm runs 4-bit weights; 'llama-2-7b' stores 8-bit weights "
                "(bitsandbytes int8, an fp32 scale per row); use marlin");
