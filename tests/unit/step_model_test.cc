@@ -191,6 +191,32 @@ TEST_CASE("step: --tp-overlap hides tensor-parallel collectives under the tensor
   CHECK(slow.step_seconds == doctest::Approx(slow.compute + slow.communication + slow.pipeline_bubble));
 }
 
+TEST_CASE("step: --ep-overlap exposes what outlasts the step's GPU compute") {
+  // Mixtral 8x7B, ep 8 on one A100 node, 4 micro-batches. Over a 1 GB/s link the all-to-alls
+  // outlast the compute, so with the overlap the exposed part is the whole less the GPU compute
+  // (compute less the optimizer step: the step is not host-bound), and the step shrinks by exactly
+  // what was hidden.
+  HardwareSpec a100 = ResolveHardware("a100-80gb");
+  a100.intra_node_bandwidth = 1e9;
+  Settings s = Parallel(1, 1, 8, 4);
+  s.ep = 8;
+  const ModelSpec spec = ResolveModel("mixtral-8x7b");
+  Settings micro = s;
+  micro.batch = 1;
+  const LayerGraph g = ResolvedGraph(spec, micro);
+  const uint64_t params = CountParams(g).trainable;
+  const StepTime plain = TrainingStep(g, s, a100, 312e12, 0.8, params, {});
+  const StepTime overlap = TrainingStep(g, s, a100, 312e12, 0.8, params, {.ep_overlap = true});
+  const double gpu = overlap.compute - overlap.optimizer;
+  REQUIRE(overlap.host < gpu);
+  REQUIRE(plain.ep_comm > gpu);
+  CHECK(plain.ep_exposed == plain.ep_comm);
+  CHECK(overlap.ep_comm == plain.ep_comm);
+  CHECK(overlap.ep_exposed == doctest::Approx(plain.ep_comm - gpu));
+  CHECK(overlap.step_seconds ==
+        doctest::Approx(plain.step_seconds - gpu - (plain.pipeline_bubble - overlap.pipeline_bubble)));
+}
+
 TEST_CASE("step: --no-dp-overlap exposes the whole data-parallel reduction") {
   // Llama-2-7B on 8 A100 of one node, data parallel 8, 4 micro-batches: by default the gradients'
   // all-reduce runs under the last micro-batch's backward, so only its last bucket (or what
