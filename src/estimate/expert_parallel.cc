@@ -1,6 +1,7 @@
 #include "estimate/expert_parallel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "estimate/context_parallel.h"
@@ -107,7 +108,7 @@ double ExpertRowShare(const Settings& s) { return static_cast<double>(s.expert_t
 
 double ExpertAllToAllsPerBlock(const Settings& s) { return s.recompute == Recompute::kFull ? 6 : 4; }
 
-double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, double bandwidth) {
+double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const ExpertLinks& links) {
   if (s.ep == 1) return 0;
   const double ep = static_cast<double>(s.ep);
   // Under sequence parallelism each tensor-parallel rank holds 1 / tp of the tokens and exchanges
@@ -119,7 +120,10 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, double band
     if (RoutedDownProjection(l)) bytes += ShapeElements(l.shape) * static_cast<double>(l.repeat);
   }
   bytes *= BytesPerElement(s.dtypes.activation) / tokens_share;
-  return ExpertAllToAllsPerBlock(s) * bytes * (ep - 1) / ep / bandwidth;
+  const double in_node = std::clamp(std::floor(links.gpus_per_node / static_cast<double>(s.expert_tp())), 1.0, ep);
+  const double nvlink = bytes * (in_node - 1) / ep / links.intra_bandwidth;
+  const double network = in_node < ep ? bytes * (ep - in_node) / ep / links.inter_bandwidth : 0;
+  return ExpertAllToAllsPerBlock(s) * std::max(nvlink, network);
 }
 
 }  // namespace tally

@@ -60,10 +60,18 @@ double ExpertRowShare(const Settings& s);
 // One micro-batch's dispatch-and-combine all-to-alls on one device, whole step's layers (repeats
 // counted): per MoE block, a dispatch and a combine in the forward and again in the backward, and
 // the forward's two again under a full recompute; each moves the block's routed token copies,
-// tokens · top_k · hidden · activation bytes (tokens / tp under --sp), of which (ep - 1) / ep
-// leave the device (the dispatch and combine AllToAll of Lepikhin et al. 2020, GShard, and of
-// Rajbhandari et al. 2022, DeepSpeed-MoE). Seconds at `bandwidth`; 0 when ep = 1.
-double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, double bandwidth);
+// tokens · top_k · hidden · activation bytes (tokens / tp under --sp), an equal share to each of the
+// ep ranks of the expert group (the dispatch and combine AllToAll of Lepikhin et al. 2020, GShard,
+// and of Rajbhandari et al. 2022, DeepSpeed-MoE). The group is etp · ep consecutive devices, its ep
+// ranks etp apart: min(ep, gpus_per_node / etp) of them share a node. The shares for the peers in
+// the node cross NVLink and those for the other nodes the NIC, both at once (NCCL's all-to-all
+// posts every peer's send together), so an all-to-all takes the longer of the two. 0 when ep = 1.
+struct ExpertLinks {
+  double intra_bandwidth = 0;  // bytes/s per direction per device, inside a node
+  double inter_bandwidth = 0;  // across nodes
+  double gpus_per_node = 8;
+};
+double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const ExpertLinks& links);
 
 // A routed expert's second linear (down): its output [b, s, top_k, hidden] is what the combine
 // all-to-all returns, and as many elements as the dispatch sent (its input's copies at hidden).

@@ -332,7 +332,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // etp · ep consecutive ranks (estimate/expert_parallel.h). Overlapped (--ep-overlap), each
   // micro-batch's all-to-alls run under the compute of another micro-batch in flight, so only what
   // outlasts the step's GPU compute is exposed; with one micro-batch there is no other to hide under.
-  if (s.ep > 1) out.ep_comm = ExpertAllToAllSeconds(g, s, link(s.expert_tp() * s.ep).bandwidth) * micro * stage_share;
+  if (s.ep > 1) {
+    link(2);                          // throws where the device gives no bandwidth for the node's peers
+    link(s.expert_tp() * s.ep);       // or for the whole group's
+    const ExpertLinks links = {.intra_bandwidth = out.intra_bandwidth,
+                               .inter_bandwidth = out.inter_bandwidth,
+                               .gpus_per_node = static_cast<double>(o.gpus_per_node)};
+    out.ep_comm = ExpertAllToAllSeconds(g, s, links) * micro * stage_share;
+  }
   out.ep_exposed = o.ep_overlap && micro >= 2 ? std::max(0.0, out.ep_comm - gpu) : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
