@@ -333,8 +333,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // micro-batch's all-to-alls run under the compute of another micro-batch in flight, so only what
   // outlasts the step's GPU compute is exposed; with one micro-batch there is no other to hide under.
   if (s.ep > 1) {
-    link(2);                          // throws where the device gives no bandwidth for the node's peers
-    link(s.expert_tp() * s.ep);       // or for the whole group's
+    link(2);                     // throws where the device gives no bandwidth for the node's peers
+    link(s.expert_tp() * s.ep);  // or for the whole group's
     const ExpertLinks links = {.intra_bandwidth = out.intra_bandwidth,
                                .inter_bandwidth = out.inter_bandwidth,
                                .gpus_per_node = static_cast<double>(o.gpus_per_node)};
