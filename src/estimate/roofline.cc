@@ -18,7 +18,7 @@ namespace tally {
 namespace {
 
 bool TensorParallel(const Layer& l) {
-  if (l.component == Component::kAttentionCore) return true;
+  if (l.tp_split) return true;
   return std::any_of(l.param_tensors.begin(), l.param_tensors.end(), [](const ParamTensor& t) { return t.tp_sharded; });
 }
 
@@ -26,7 +26,8 @@ bool TensorParallel(const Layer& l) {
 
 // How many ways tensor parallelism divides a node's compute: tp, or less where some of its matrices
 // split fewer ways (K and V past their heads, each rank computing its replica): the ratio of the
-// node's matrix elements to one rank's share of them.
+// node's matrix elements to one rank's share of them; a node without matrices on split dimensions
+// (Layer::tp_split), its own split.
 double TpDivisor(const Layer& l, uint64_t tp) {
   if (!TensorParallel(l)) return 1;
   double total = 0, device = 0;
@@ -37,7 +38,14 @@ double TpDivisor(const Layer& l, uint64_t tp) {
     total += n;
     device += n / static_cast<double>(TpShards(t.tp_sharded, t.tp_max_shards, tp));
   }
-  return device > 0 ? total / device : static_cast<double>(tp);
+  return device > 0 ? total / device : static_cast<double>(TpShards(true, l.tp_max_shards, tp));
+}
+
+double ElementwiseTpShards(const Layer& l, uint64_t tp, bool sp) {
+  if (l.tp_split) return static_cast<double>(TpShards(true, l.tp_max_shards, tp));
+  const double div = TpDivisor(l, tp);
+  if (div > 1) return div;
+  return sp ? static_cast<double>(tp) : 1;
 }
 
 // A row-parallel linear ends in an all-reduce of its output across the tensor-parallel group.
@@ -147,7 +155,9 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
                 static_cast<double>(gemm.m) * static_cast<double>(gemm.n)) *
                count / tp * share * act;
   }
-  if (l.gemms.empty()) c.bytes += 2 * ShapeElements(l.shape) * act;  // an elementwise op reads and writes
+  // An elementwise op reads and writes its device's share of its elements (inference runs no
+  // sequence parallelism).
+  if (l.gemms.empty()) c.bytes += 2 * ShapeElements(l.shape) / ElementwiseTpShards(l, s.tp, false) * act;
   // A recurrent node also reads and writes its state, once per pass (a decode step's whole memory
   // traffic besides the weights: mamba_ssm's selective_state_update).
   if (l.state_elements_per_sequence > 0) {

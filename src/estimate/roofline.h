@@ -20,6 +20,13 @@ namespace tally {
 // whether a linear is row-parallel (its output all-reduced over the tensor-parallel group).
 double TpDivisor(const Layer& l, uint64_t tp);
 
+// How many ways tensor parallelism divides a memory-bound (GEMM-less) node's elements on a device:
+// a node on split dimensions (Layer::tp_split) by tp, capped at its K/V heads, with or without
+// sequence parallelism; one holding split parameters (the vocabulary-parallel embedding) as they
+// split; the replicated rest only under sequence parallelism (`sp`), which splits it by tp
+// (Korthikanti et al. 2022, §4.2.2).
+double ElementwiseTpShards(const Layer& l, uint64_t tp, bool sp);
+
 // Elements of a tensor of `shape`, and bytes of one element of `d`, as doubles for the time models.
 inline double ShapeElements(const std::vector<uint64_t>& shape) {
   double n = 1;

@@ -216,9 +216,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     }
     if (l.trainable) param_tensors += static_cast<double>(l.param_tensors.size()) * rep;
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
-      // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h).
-      // Sequence parallelism splits the ops tensor parallelism leaves replicated.
-      const double shard = l.component == Component::kAttentionCore ? tp : div > 1 ? div : s.sp ? tp : 1;
+      // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h),
+      // over this device's share of its elements.
+      const double shard = ElementwiseTpShards(l, s.tp, s.sp);
       const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act, autocast);
       const double elements = ShapeElements(l.shape) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;

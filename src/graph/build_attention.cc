@@ -66,12 +66,14 @@ Core CrossProjections(TransformerContext& ctx) {
 }
 
 // Rotary positions over q and k in place: `heads` heads of `rotary` dimensions each, in a tensor
-// of `width` elements per token.
+// of `width` elements per token. It runs on the heads tensor parallelism splits, every rank its own
+// (the K heads past their number, and MLA's one shared key, counted split as the query heads are).
 void Rope(TransformerContext& ctx, uint64_t heads, uint64_t rotary, uint64_t width, const std::string& qkv) {
   if (ctx.t.position != PositionKind::kRope || rotary == 0) return;
-  ctx.Add(MakeElementwise(ctx.P("attn.rope"), LayerKind::kRope, Component::kAttention,
-                          Count(ctx.P("attn.rope"), {ctx.rows, heads, rotary}), kFlopsPerRopeElement),
-          {ctx.batch, ctx.seq, width}, qkv);
+  Layer rope = MakeElementwise(ctx.P("attn.rope"), LayerKind::kRope, Component::kAttention,
+                               Count(ctx.P("attn.rope"), {ctx.rows, heads, rotary}), kFlopsPerRopeElement);
+  SplitOverTp(rope);
+  ctx.Add(std::move(rope), {ctx.batch, ctx.seq, width}, qkv);
 }
 
 // Multi-head, grouped-query and multi-query attention: q, k and v projections of a·d, g·d, g·d.
@@ -107,18 +109,26 @@ Core HeadProjections(TransformerContext& ctx) {
   ctx.AddLinear(std::move(qkv_linear), {ctx.batch, ctx.seq, qkv_width}, "qkv");
   const std::string qkv = ctx.cur;
   if (ctx.t.qk_norm != QkNorm::kNone) {
-    // Normalized in place before RoPE; each norm saves the q or k it reads.
+    // Normalized in place before RoPE; each norm saves the q or k it reads. A per-head norm runs on
+    // each rank's own heads; one over the whole projection needs all of them, which vLLM's
+    // Olmo2Attention gathers across the tensor-parallel group first: replicated.
     const bool per_head = ctx.t.qk_norm == QkNorm::kPerHead;
-    ctx.Add(ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in", true),
-            {ctx.batch, ctx.seq, qkv_width}, qkv);
-    ctx.Add(ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in", true),
-            {ctx.batch, ctx.seq, qkv_width}, qkv);
+    Layer q_norm = ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in", true);
+    Layer k_norm =
+        ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in", true);
+    if (per_head) {
+      SplitOverTp(q_norm);
+      SplitOverTp(k_norm, g);
+    }
+    ctx.Add(std::move(q_norm), {ctx.batch, ctx.seq, qkv_width}, qkv);
+    ctx.Add(std::move(k_norm), {ctx.batch, ctx.seq, qkv_width}, qkv);
   }
   if (ctx.t.v_norm) {
     // modeling_gemma3n.py, Gemma3nTextAttention.v_norm: Gemma3nRMSNorm(head_dim, with_scale=False).
     Layer v_norm = MakeElementwise(ctx.P("attn.v_norm"), LayerKind::kNorm, Component::kNorm,
                                    Count(ctx.P("attn.v_norm"), {ctx.rows, kv_width}), kFlopsPerRmsNormElement - 1);
     v_norm.op = ElementwiseOp::kRmsNorm;
+    SplitOverTp(v_norm, g);  // per head
     ctx.Add(std::move(v_norm), {ctx.batch, ctx.seq, qkv_width}, qkv);
   }
   Rope(ctx, a + g, ctx.t.rotary_dim == 0 ? d : ctx.t.rotary_dim, Count(ctx.P("attn.rope"), {a + g, d}), qkv);
@@ -206,6 +216,7 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
   qk.saved = {
       {.id = c.q.empty() ? c.qkv + ":q" : c.q, .elements = Count(ctx.P(name), {ctx.rows, q_width}), .tp_sharded = true},
       {.id = k_id, .elements = Count(ctx.P(name), {k_rows, k_width}), .tp_sharded = true, .tp_max_shards = kv_shards}};
+  qk.tp_split = true;  // the query heads', split over every rank
   qk.attention = c.cache_kind;
   qk.attention_span = c.cache_kind == AttentionKind::kCross ? keys : ctx.layer.span;
   // An encoder runs once over its whole input: nothing is cached; nor does a Gemma 3n layer that
@@ -219,6 +230,7 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
   // row and recomputes them in backward, dropout masks included (from the RNG state).
   Layer softmax = MakeElementwise(ctx.P(name + ".softmax"), LayerKind::kSoftmax, Component::kAttentionCore, scores,
                                   kFlopsPerElementwise);
+  softmax.tp_split = true;
   if (ctx.flash) {
     softmax.saved.push_back({.id = ctx.P(name + ".softmax:lse"),
                              .elements = Count(ctx.P(name), {ctx.batch, a, ctx.seq}),
@@ -235,6 +247,7 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
   if (ctx.t.dropout > 0) {
     Layer drop = MakeElementwise(ctx.P(name + ".dropout"), LayerKind::kDropout, Component::kAttentionCore, scores,
                                  kFlopsPerElementwise);
+    drop.tp_split = true;
     if (!ctx.flash) {
       drop.saved.push_back({.id = drop.path + ":mask",
                             .elements = scores,
@@ -248,6 +261,7 @@ void AttentionCore(TransformerContext& ctx, const Core& c, const std::string& na
   av.path = ctx.P(name + ".context");
   av.kind = LayerKind::kAttentionContext;
   av.component = Component::kAttentionCore;
+  av.tp_split = true;
   av.gemms.push_back(
       {.m = ctx.seq, .n = c.v_dim, .k = keys, .count = Count(ctx.P(name), {ctx.batch, a}), .halved = causal});
   av.kv_elements_per_token = cache_per_token;  // the V it reads is half of it
@@ -292,6 +306,7 @@ void DisentangledScores(TransformerContext& ctx, const Core& c) {
   const uint64_t pairs = Count(ctx.P("attn.rel_scores"), {ctx.batch, a, ctx.seq, ctx.seq});
   Layer scores = MakeElementwise(ctx.P("attn.rel_scores"), LayerKind::kAttentionScores, Component::kAttentionCore,
                                  Count(ctx.P("attn.rel_scores"), {pairs, kinds}), 2);  // scale and add
+  scores.tp_split = true;
   for (uint64_t i = 0; i < kinds; ++i) {
     scores.gemms.push_back({.m = ctx.seq, .n = r.rel_rows, .k = d, .count = Count(ctx.P("attn"), {ctx.batch, a})});
   }
@@ -320,8 +335,8 @@ void AddAttention(TransformerContext& ctx, const std::string& name) {
     // the product keeps both factors (the sigmoid's output is its own saved tensor).
     const uint64_t elements = Count(ctx.P(name), {ctx.rows, o_width});
     Layer gate = MakeElementwise(ctx.P(name + ".gate"), LayerKind::kActivation, Component::kAttention, elements, 2);
-    gate.saved = {{.id = ctx.cur, .elements = elements, .tp_sharded = true},
-                  {.id = gate.path + ":sigmoid", .elements = elements, .tp_sharded = true}};
+    gate.saved = {{.id = ctx.cur, .elements = elements}, {.id = gate.path + ":sigmoid", .elements = elements}};
+    SplitOverTp(gate);
     ctx.Add(std::move(gate), {ctx.batch, ctx.seq, o_width});
   }
   Layer out = MakeLinear(ctx.P(name + ".out"), Component::kAttention, ctx.rows, o_width, ctx.t.d_model, ctx.t.out_bias,
@@ -341,7 +356,9 @@ void AddImageCrossAttention(TransformerContext& ctx) {
       MakeLinear(ctx.P("cross.q"), Component::kAttention, ctx.rows, h, q_width, false, ctx.cur, true, TpSplit::kColumn),
       {ctx.batch, ctx.seq, q_width}, "qkv");
   const std::string q = ctx.cur;
-  ctx.Add(ctx.Norm(ctx.P("cross.q_norm"), q_width, d, q + ":in"), {ctx.batch, ctx.seq, q_width}, q);
+  Layer q_norm = ctx.Norm(ctx.P("cross.q_norm"), q_width, d, q + ":in");  // per head
+  SplitOverTp(q_norm);
+  ctx.Add(std::move(q_norm), {ctx.batch, ctx.seq, q_width}, q);
   Layer kv = MakeLinear(ctx.P("cross.kv"), Component::kAttention, image_rows, h, Count(ctx.P("cross"), {2, kv_width}),
                         false, ctx.image_features, true, TpSplit::kColumn);
   kv.params = 0;
@@ -358,6 +375,7 @@ void AddImageCrossAttention(TransformerContext& ctx) {
   AddParamTensor(k_norm, {d}, false);
   SaveRmsNorm(k_norm, kv_id + ":k_in", Count(ctx.P("cross"), {image_rows, kv_width}),
               Count(ctx.P("cross"), {image_rows, g}), true);
+  SplitOverTp(k_norm, g);  // per head
   ctx.Add(std::move(k_norm), {ctx.batch, ctx.image_tokens, Count(ctx.P("cross"), {2, kv_width})}, kv_id);
   const Core c{.qkv = kv_id,
                .qk_dim = d,

@@ -62,14 +62,17 @@ void AddLmHead(TransformerContext& ctx) {
   ctx.Add(std::move(head), {ctx.batch, ctx.seq, ctx.t.vocab_size});
   if (ctx.t.logits_bias) {
     // modeling_bart.py: lm_logits + final_logits_bias, a [1, V] buffer (no parameter).
-    ctx.Add(MakeElementwise("head.logits_bias", LayerKind::kResidualAdd, Component::kLmHead,
-                            Count("head.logits_bias", {ctx.rows, ctx.t.vocab_size}), kFlopsPerElementwise),
-            {ctx.batch, ctx.seq, ctx.t.vocab_size});
+    Layer bias = MakeElementwise("head.logits_bias", LayerKind::kResidualAdd, Component::kLmHead,
+                                 Count("head.logits_bias", {ctx.rows, ctx.t.vocab_size}), kFlopsPerElementwise);
+    SplitOverTp(bias);  // on the vocabulary-parallel logits
+    ctx.Add(std::move(bias), {ctx.batch, ctx.seq, ctx.t.vocab_size});
   }
-  // Cross-entropy in fp32 over the (vocabulary-parallel) logits keeps the log-probabilities for backward.
+  // Cross-entropy in fp32 over the vocabulary-parallel logits (Megatron-LM's
+  // vocab_parallel_cross_entropy: each rank its V / tp) keeps the log-probabilities for backward.
   const uint64_t logits = Count("loss", {ctx.rows, ctx.t.vocab_size});
   Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
-  loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32, .tp_sharded = true});
+  loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
+  SplitOverTp(loss);
   ctx.Add(std::move(loss), {ctx.batch, ctx.seq});
 }
 

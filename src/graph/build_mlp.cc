@@ -82,9 +82,11 @@ void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows
     // Its backward runs op by op: the gradients of the product's two factors live at once.
     act.backward_scratch = hidden;
   }
+  // Between the column-parallel up (and gate) and the row-parallel down: each rank its f / tp.
+  SplitOverTp(act);
   ctx.Add(std::move(act), shape(f));
   // modeling_t5.py, T5DenseActDense and T5DenseGatedActDense: a dropout before wo.
-  if (ctx.t.mlp_dropout) ctx.Dropout(ctx.P(prefix + "act_dropout"), hidden, Component::kMlp);
+  if (ctx.t.mlp_dropout) ctx.Dropout(ctx.P(prefix + "act_dropout"), hidden, Component::kMlp, true);
   ctx.AddLinear(linear("down", f, h, ctx.cur), shape(h), "down");
 }
 

@@ -311,6 +311,7 @@ class SequentialBuilder {
     qk.path = attn + ".scores";
     qk.kind = LayerKind::kAttentionScores;
     qk.component = Component::kAttentionCore;
+    qk.tp_split = true;  // the attention core splits by heads, as the step's GEMMs price it
     qk.gemms.push_back({.m = s, .n = s, .k = hd, .count = bh});
     qk.non_matmul_flops = Count(path, {rows, d});  // q scaled by 1/sqrt(head_dim)
     qk.saved.push_back({attn + ":q", Count(path, {rows, d})});
@@ -318,12 +319,14 @@ class SequentialBuilder {
     Push(std::move(qk), {h, s, s});
     Layer sm = MakeElementwise(attn + ".softmax", LayerKind::kSoftmax, Component::kAttentionCore, scores,
                                kFlopsPerElementwise);
+    sm.tp_split = true;
     sm.saved.push_back({sm.path, scores});
     Push(std::move(sm), {h, s, s});
     Layer av;
     av.path = attn + ".context";
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
+    av.tp_split = true;
     av.gemms.push_back({.m = s, .n = hd, .k = s, .count = bh});
     av.saved.push_back({cur_, scores});
     av.saved.push_back({attn + ":v", Count(path, {rows, d})});

@@ -113,6 +113,7 @@ class SharedBlockBuilder {
                                kFlopsPerElementwise);
     qk.gemms.push_back(
         {.m = p_.seq, .n = p_.keys, .k = d, .count = Count(P("attn"), {p_.batch, a}), .halved = p_.causal});
+    qk.tp_split = true;  // the attention core splits by heads, as the step's GEMMs price it
     qk.attention = AttentionKind::kFull;
     qk.kv_elements_per_token = cache;
     qk.kv_tp_max_shards = t_.n_kv_heads;
@@ -121,6 +122,7 @@ class SharedBlockBuilder {
     out_.layers.push_back(std::move(qk));
     Layer softmax = MakeElementwise(P("attn.softmax"), LayerKind::kSoftmax, Component::kAttentionCore, scores,
                                     kFlopsPerElementwise);
+    softmax.tp_split = true;
     softmax.shape = {p_.batch, a, p_.seq, p_.keys};
     cur_ = softmax.path;
     out_.layers.push_back(std::move(softmax));
@@ -128,6 +130,7 @@ class SharedBlockBuilder {
     av.path = P("attn.context");
     av.kind = LayerKind::kAttentionContext;
     av.component = Component::kAttentionCore;
+    av.tp_split = true;
     av.gemms.push_back(
         {.m = p_.seq, .n = d, .k = p_.keys, .count = Count(P("attn"), {p_.batch, a}), .halved = p_.causal});
     av.kv_elements_per_token = cache;

@@ -128,6 +128,15 @@ struct Layer {
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
   ElementwiseOp op = ElementwiseOp::kGeneric;
   std::vector<SavedTensor> saved;
+  // Its output lies on dimensions Megatron's tensor parallelism splits (Shoeybi et al. 2019, §3;
+  // Korthikanti et al. 2022, §4.2.1): between a column-parallel and a row-parallel linear (the MLP's
+  // activation, RoPE on q and k, per-head q/k norms, the attention core) or over the
+  // vocabulary-parallel logits (the loss), each rank computing its share with or without sequence
+  // parallelism; K and V heads over at most `tp_max_shards` ranks (0: every rank). The rest (the
+  // residual stream's norms, adds and dropouts) is replicated unless --sp (ElementwiseTpShards,
+  // estimate/roofline.h).
+  bool tp_split = false;
+  uint64_t tp_max_shards = 0;
   // Elements its backward holds beyond the gradients of its output and input: an op-by-op function's
   // intermediate gradients (estimate/step_timeline.cc).
   uint64_t backward_scratch = 0;

@@ -79,4 +79,15 @@ inline Layer MakeElementwise(const std::string& path, LayerKind kind, Component 
   return l;
 }
 
+// Marks `l` as working on dimensions tensor parallelism splits (Layer::tp_split), and the tensors it
+// saves with it: a rank holds 1/tp of them, K and V heads over at most `tp_max_shards` ranks.
+inline void SplitOverTp(Layer& l, uint64_t tp_max_shards = 0) {
+  l.tp_split = true;
+  l.tp_max_shards = tp_max_shards;
+  for (SavedTensor& t : l.saved) {
+    t.tp_sharded = true;
+    t.tp_max_shards = tp_max_shards;
+  }
+}
+
 }  // namespace tally

@@ -60,11 +60,12 @@ SavedClass TransformerContext::MaskClass() const {
   return settings.dropout_mask == DropoutMask::kCpu ? SavedClass::kActivation : SavedClass::kMask;
 }
 
-void TransformerContext::Dropout(const std::string& path, uint64_t elements, Component c) {
+void TransformerContext::Dropout(const std::string& path, uint64_t elements, Component c, bool tp_split) {
   if (t.dropout <= 0) return;
   std::vector<uint64_t> shape = layers.back().shape;
   Layer l = MakeElementwise(path, LayerKind::kDropout, c, elements, kFlopsPerElementwise);
   l.saved.push_back({.id = path + ":mask", .elements = elements, .cls = MaskClass()});
+  if (tp_split) SplitOverTp(l);
   Add(std::move(l), shape);
 }
 

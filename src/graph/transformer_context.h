@@ -32,7 +32,8 @@ struct TransformerContext {
   // A saved dropout mask: CUDA's 1-byte bool, or on the CPU the noise tensor of the activation dtype.
   SavedClass MaskClass() const;
   // A dropout over `elements` values keeping the previous node's shape; nothing without dropout.
-  void Dropout(const std::string& path, uint64_t elements, Component c);
+  // `tp_split`: on dimensions tensor parallelism splits (Layer::tp_split), else the residual stream.
+  void Dropout(const std::string& path, uint64_t elements, Component c, bool tp_split = false);
   // Adds `branches` tensors to the residual stream: one add per branch and element.
   void Residual(const std::string& path, uint64_t branches);
   // Adds a linear and, when `target` is a LoRA target, its adapter.

@@ -189,7 +189,8 @@ KeyTable<TimeEstimate> StepRows() {
        .explain = [](E) -> std::string {
          return "norms, activations, residual adds, dropout, RoPE, the embedding and the loss: bytes per element "
                 "(eager: measured per op on an H200, docs/data/h200-op-costs.json) / (bandwidth x 0.85, a copy's "
-                "share); autocast's weight casts";
+                "share), over this device's elements (tensor-parallel-split ones: activation, RoPE, attention "
+                "core, loss / tp; the residual stream's / tp under --sp); autocast's weight casts";
        }},
       {.key = "time.compute.optimizer",
        .label = "compute: optimizer update",

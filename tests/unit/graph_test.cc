@@ -158,6 +158,35 @@ TEST_CASE("graph: a tied head shares the token embedding and counts once") {
   CHECK(Find(PresetGraph("llama-2-7b"), "lm_head").params == 32000ULL * 4096);
 }
 
+TEST_CASE("graph: the nodes between a column- and a row-parallel linear are split over the tensor-parallel group") {
+  // Megatron's tensor parallelism (Shoeybi et al. 2019, §3; Korthikanti et al. 2022, §4.2.1): the
+  // MLP's act(gate)·up, RoPE, per-head q/k norms, the attention core and the vocabulary-parallel loss
+  // run on each rank's own share; K's norm on at most its g = 2 heads. The residual stream's norms
+  // and adds are whole on every rank.
+  const LayerGraph g = InlineGraph(
+      "family: transformer\nvocab_size: 1000\ncontext_length: 64\nd_model: 256\nn_layers: 2\nn_heads: 8\n"
+      "n_kv_heads: 2\nd_ff: 512\nmlp: swiglu\nnorm: rmsnorm\nposition: rope\nbias: false\nqk_norm: per_head\n",
+      {.seq = 64});
+  for (const char* path : {"blocks.0.mlp.act", "blocks.0.attn.rope", "blocks.0.attn.q_norm", "blocks.0.attn.scores",
+                           "blocks.0.attn.softmax", "blocks.0.attn.context", "loss"}) {
+    CAPTURE(path);
+    CHECK(Find(g, path).tp_split);
+    CHECK(Find(g, path).tp_max_shards == 0);
+  }
+  const Layer& k_norm = Find(g, "blocks.0.attn.k_norm");
+  CHECK(k_norm.tp_split);
+  CHECK(k_norm.tp_max_shards == 2);
+  // Its saved k and statistics split with it (activation memory).
+  for (const SavedTensor& t : k_norm.saved) CHECK((t.tp_sharded && t.tp_max_shards == 2));
+  for (const char* path : {"blocks.0.attn_norm", "blocks.0.mlp_norm", "blocks.0.attn.residual", "final_norm"}) {
+    CAPTURE(path);
+    CHECK_FALSE(Find(g, path).tp_split);
+  }
+  // A norm over the whole q projection needs every head: replicated.
+  const LayerGraph olmo = PresetGraph("olmo-2-7b", {.seq = 64});
+  CHECK_FALSE(Find(olmo, "blocks.0.attn.q_norm").tp_split);
+}
+
 TEST_CASE("graph: SwiGLU has gate, up and down — the gate and up share one saved input") {
   LayerGraph g = PresetGraph("llama-2-7b", {.seq = 8});
   CHECK(Find(g, "blocks.0.mlp.gate").params == 4096ULL * 11008);

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <map>
+
 #include "config/hardware.h"
 #include "estimate/flops.h"
 #include "estimate/kernel_costs.h"
@@ -32,6 +34,29 @@ TEST_CASE("roofline: past the K/V heads each rank computes its K/V replica in fu
   REQUIRE(g.layers.size() == 1);
   const Roofline r = ForwardRoofline(g, spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e12, .mbu = 1});
   CHECK(r.flops == 262'144.0);
+}
+
+TEST_CASE("roofline: an elementwise op on tensor-parallel-split dims reads and writes 1/tp per rank") {
+  // SwiGLU of f 256 over 32 tokens, bf16, tp 2: act(gate)·up lies between the column-parallel gate/up
+  // and the row-parallel down, 32 · 256 / 2 elements a rank, read and written: 2 · 4,096 · 2 B =
+  // 16,384 B. The RMSNorm before the MLP is on the residual stream, whole on each rank: 2 · 32 · 64
+  // · 2 B = 8,192 B, and its weight of 64, 128 B.
+  const std::string swiglu =
+      "family: transformer\nvocab_size: 100\ncontext_length: 32\nd_model: 64\nn_layers: 1\n"
+      "n_heads: 4\nd_ff: 256\nmlp: swiglu\nnorm: rmsnorm\nbias: false\n";
+  Settings s;
+  s.mode = Mode::kInfer;
+  s.dtypes = PolicyDtypes(Precision::kMixedBf16);
+  s.seq = 32;
+  s.gpus = s.tp = 2;
+  const ModelSpec spec = LoadModelText("swiglu.yaml", swiglu);
+  const LayerGraph g = ResolvedGraph(spec, s);
+  const Roofline r =
+      ForwardRoofline(g, spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e12, .mbu = 1, .interconnect = 1e11});
+  std::map<std::string, double> bytes;
+  for (const NodeRoofline& n : r.nodes) bytes[n.path] = n.bytes;
+  CHECK(bytes.at("blocks.0.mlp.act") == 16'384.0);
+  CHECK(bytes.at("blocks.0.mlp_norm") == 8'192.0 + 128);
 }
 
 TEST_CASE("roofline: one linear layer by hand") {

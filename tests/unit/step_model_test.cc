@@ -6,6 +6,7 @@
 
 #include "config/hardware.h"
 #include "estimate/flops.h"
+#include "estimate/kernel_costs.h"
 #include "estimate/params.h"
 #include "unit/test_util.h"
 
@@ -158,6 +159,52 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
                                         "attention_efficiency: 0\n"),
                        "x.yaml:4:23: error: 'attention_efficiency' must be a ratio in (0, 1] such as 0.8, got '0'",
                        InputError);
+}
+
+// The graph's node at `path` alone, as its one block (or its pre/post node).
+LayerGraph OneNode(LayerGraph g, const std::string& path) {
+  std::erase_if(g.layers, [&](const Layer& l) { return l.path != path; });
+  REQUIRE(g.layers.size() == 1);
+  g.layers[0].repeat = 1;
+  g.n_layers = 1;
+  g.runs = {{.type = g.layers[0].block_type, .first = 0, .count = 1}};
+  g.blocks_begin = 0;
+  g.blocks_end = g.layers[0].block_type >= 0 ? 1 : 0;
+  return g;
+}
+
+TEST_CASE(
+    "step: a memory-bound op on tensor-parallel-split dims takes 1/tp per rank; the residual stream's only --sp") {
+  // A Llama-style block, d 512, SwiGLU of f 1536, seq 2048, one sequence, bf16 activations, fused
+  // kernels at mbu 0.5 on an A100: every memory-bound op moves 2 · 2 B per output element forward (its
+  // input read, its output written) and 4 · 2 B backward (estimate/kernel_costs.h, the fused case).
+  // The MLP's act(gate)·up sits between the column-parallel gate/up and the row-parallel down: each of
+  // tp 4 ranks runs 2048 · 1536 / 4 elements, sequence parallel or not (Korthikanti et al. 2022,
+  // §4.2.1). The RMSNorm before the MLP is on the residual stream: whole on every rank without --sp,
+  // 2048 · 512 / 4 with it (§4.2.2).
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  const std::string llama =
+      "family: transformer\nvocab_size: 1000\ncontext_length: 2048\nd_model: 512\nn_layers: 2\nn_heads: 8\n"
+      "d_ff: 1536\nmlp: swiglu\nnorm: rmsnorm\nposition: rope\nbias: false\n";
+  const double bw = a100.memory_bandwidth * 0.5, act = 2048.0 * 1536, norm = 2048.0 * 512;
+  const auto memory_bound = [&](const std::string& path, uint64_t tp, bool sp, Kernels kernels) {
+    Settings s = Parallel(tp, 1, 1, 1);
+    s.sp = sp;
+    const LayerGraph g = OneNode(Micro(llama, s), path);
+    return TrainingStep(g, s, a100, 312e12, 0.8, 0, {.kernels = kernels, .mbu = 0.5}).memory_bound;
+  };
+  CHECK(memory_bound("blocks.0.mlp.act", 1, false, Kernels::kFused) == doctest::Approx(act * 12 / bw));
+  CHECK(memory_bound("blocks.0.mlp.act", 4, false, Kernels::kFused) == doctest::Approx(act / 4 * 12 / bw));
+  CHECK(memory_bound("blocks.0.mlp.act", 4, true, Kernels::kFused) == doctest::Approx(act / 4 * 12 / bw));
+  CHECK(memory_bound("blocks.0.mlp_norm", 1, false, Kernels::kFused) == doctest::Approx(norm * 12 / bw));
+  CHECK(memory_bound("blocks.0.mlp_norm", 4, false, Kernels::kFused) == doctest::Approx(norm * 12 / bw));
+  CHECK(memory_bound("blocks.0.mlp_norm", 4, true, Kernels::kFused) == doctest::Approx(norm / 4 * 12 / bw));
+  // Eager, silu(gate) * up as measured (estimate/kernel_costs.cc, kGatedAct: 10.90 B forward and 30.61 B
+  // backward per 16-bit output element at a copy's 0.85 of the datasheet bandwidth): also 1/tp.
+  const double copy = a100.memory_bandwidth * kCopyEfficiency;
+  REQUIRE(kCopyEfficiency == 0.85);
+  CHECK(memory_bound("blocks.0.mlp.act", 4, false, Kernels::kEager) ==
+        doctest::Approx(act / 4 * (10.90 + 30.61) / copy));
 }
 
 struct Table5Row {
