@@ -13,6 +13,7 @@
 #include "config/load_config.h"
 #include "estimate/kv_cache.h"
 #include "estimate/params.h"
+#include "estimate/roofline.h"
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
 
@@ -180,6 +181,28 @@ TEST_CASE("gemma3n: a vision tower tally does not derive is left out with a note
   }
   const ModelSpec empty_args = EditedHf("gemma-3n-e2b-it.json", args, "\"model_args\": {}");
   CHECK(CountParams(GraphOf(empty_args, 16)).total == 5'439'438'272ULL);
+}
+
+TEST_CASE("gemma3n: the towers' weights are loaded, and a step does not read them") {
+  // Loaded: 2 bytes (bf16) of each of E2B's 5,439,438,272 parameters. Neither tower runs in a
+  // text step (tally counts their weights alone): the roofline reads none of their bytes.
+  const std::string e2b = Hf("gemma-3n-e2b-it.json");
+  CHECK(Get({"memory", e2b, "--mode", "infer", "--get", "memory.infer.weights"}) == "10878876544\n");
+  const ModelSpec spec = LoadModelFile(e2b);
+  Settings s;
+  s.mode = Mode::kInfer;
+  s.seq = 1;
+  s.context = 128;
+  const Roofline r =
+      ForwardRoofline(testing::ResolvedGraph(spec, s), spec, s, {.peak = 1e12, .mfu = 1, .bandwidth = 1e12, .mbu = 1});
+  int towers = 0;
+  for (const NodeRoofline& n : r.nodes) {
+    if (n.path != "vision_tower" && n.path != "audio_tower") continue;
+    ++towers;
+    CHECK(n.bytes == 0);
+    CHECK(n.flops == 0);
+  }
+  CHECK(towers == 2);
 }
 
 TEST_CASE("gemma3n: what is not modelled or not valid is refused") {
