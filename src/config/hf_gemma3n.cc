@@ -40,7 +40,9 @@ const std::vector<std::string> kAudioKeys = {
     "hidden_size",           "conf_num_hidden_layers", "conf_num_attention_heads",
     "input_feat_size",       "conf_conv_kernel_size",  "sscp_conv_channel_size",
     "sscp_conv_kernel_size", "sscp_conv_stride_size",  "vocab_size"};
-const std::vector<std::string> kVisionKeys = {"hidden_size", "vocab_size", "architecture"};
+const std::vector<std::string> kVisionKeys = {"hidden_size", "vocab_size", "architecture", "model_args"};
+// The timm vision towers whose tensors tally derives (graph/build_mobilenetv5.cc).
+const char* const kCountedTower = "mobilenetv5_300m_enc";
 
 // A sub-config the file gives (not null), else an empty map: its class's defaults.
 YAML::Node SubConfig(const ConfigMap& m, const std::string& key) {
@@ -114,6 +116,11 @@ void ReadVision(const YAML::Node& node, const std::string& file, Gemma3nSpec& s)
   s.vision_width = v.PositiveInt("hidden_size", 2048);
   s.vision_vocab = v.PositiveInt("vocab_size", 128);
   s.vision_architecture = v.String("architecture", "mobilenetv5_300m_enc");
+  // TimmWrapperModel passes model_args to timm.create_model as keyword arguments, which may reshape
+  // the tower: only none (null or {}) keeps the registered architecture.
+  const bool plain = !v.Has("model_args") || v.Get("model_args").IsNull() ||
+                     (v.Get("model_args").IsMap() && v.Get("model_args").size() == 0);
+  s.vision_tower_counted = plain && s.vision_architecture == kCountedTower;
 }
 
 // Gemma3nTextConfig: sizes, the gated GELU MLP, four RMSNorms per block with q/k norms of
@@ -173,8 +180,13 @@ void Unwrap(HfReader& r) {
   r.root = SubConfig(w, "text_config");
   r.m = HfReader::Map(r.root, file, "text_config");
   if (!r.t.dtype) r.t.dtype = r.Dtype();
-  r.spec.notes.push_back("the vision tower (timm " + r.t.gemma3n.vision_architecture +
-                         ") is not counted: tally counts the language model, the audio tower and both embedders");
+  if (!r.t.gemma3n.vision_tower_counted) {
+    r.spec.notes.push_back("the vision tower (timm " + r.t.gemma3n.vision_architecture +
+                           (r.t.gemma3n.vision_architecture == kCountedTower ? ", with model_args" : "") +
+                           ") is not counted: tally derives " + kCountedTower +
+                           " alone, without model_args; it counts the language model, the audio tower and both "
+                           "embedders");
+  }
 }
 
 void ReadGemma3nText(HfReader& r, const std::string& type) {

@@ -175,9 +175,9 @@ struct DisentangledSpec {
 // one; each block has a LAuReL residual of rank `laurel_rank` (Menghani et al. 2024) and reads its
 // slice of width `per_layer_width` of the per-layer embedding (a table of `per_layer_vocab` rows
 // and n_layers·per_layer_width columns, plus a projection of the token embedding). The multimodal
-// wrapper's audio tower (Gemma3nAudioEncoder, AudioSpec) and the two embedders that map the audio
-// and vision soft tokens into the text width (Gemma3nMultimodalEmbedder) are counted; its vision
-// tower (timm's MobileNetV5) is not. altup_inputs 0: not Gemma 3n.
+// wrapper's audio tower (Gemma3nAudioEncoder), its vision tower (timm's mobilenetv5_300m_enc, when
+// vision_tower_counted) and the two embedders that map the audio and vision soft tokens into the
+// text width (Gemma3nMultimodalEmbedder) are counted. altup_inputs 0: not Gemma 3n.
 struct Gemma3nSpec {
   uint64_t altup_inputs = 0;
   uint64_t laurel_rank = 0;
@@ -197,7 +197,10 @@ struct Gemma3nSpec {
   // Gemma3nVisionConfig: hidden_size and vocab_size, which embed_vision reads; 0 width: none.
   uint64_t vision_width = 0;
   uint64_t vision_vocab = 0;
-  std::string vision_architecture;  // the timm model the tower is (not counted)
+  // Gemma3nVisionConfig.architecture, the timm model the tower is; counted (vision_tower_counted)
+  // when it is one graph/build_mobilenetv5.h derives and model_args passes timm nothing.
+  std::string vision_architecture;
+  bool vision_tower_counted = false;
 };
 
 // The most blocks a per-block pattern may spell out (uniform models have no such limit).

@@ -227,7 +227,11 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     // Nor does a prefill without images (--images 0) run the vision tower and projector.
     const bool no_images =
         graph.images == uint64_t{0} && (l.component == Component::kVision || l.component == Component::kProjector);
-    if ((l.source_side && s.context) || no_images) {
+    // Nor do Gemma 3n's towers, counted as their weights alone (graph/build_gemma3n.cc): loaded,
+    // never run, their weights not read.
+    const bool weights_only = (l.component == Component::kVision || l.component == Component::kAudio) &&
+                              l.gemms.empty() && l.non_matmul_flops == 0;
+    if ((l.source_side && s.context) || no_images || weights_only) {
       out.nodes.push_back({.path = l.path, .repeat = l.repeat});
       continue;
     }

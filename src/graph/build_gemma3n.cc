@@ -12,6 +12,7 @@
 
 #include "graph/build_attention.h"
 #include "graph/build_mlp.h"
+#include "graph/build_mobilenetv5.h"
 #include "graph/node_costs.h"
 
 namespace tally {
@@ -138,6 +139,16 @@ void AddGemma3nInputs(TransformerContext& ctx) {
     Linear(ctx, "embed.altup_projections", Component::kEmbedProjection, h, h, n - 1);
     Elementwise(ctx, "embed.altup_magnitude", LayerKind::kNorm, Component::kEmbedProjection, MagnitudeFlops(ctx, n), 1,
                 Streams(ctx, n));
+  }
+  if (s.vision_tower_counted) {
+    // The vision tower's weights, tensor by tensor (timm's mobilenetv5_300m_enc:
+    // graph/build_mobilenetv5.cc); like the audio tower's, its FLOPs are not counted.
+    Layer vision;
+    vision.path = "vision_tower";
+    vision.kind = LayerKind::kConv2d;
+    vision.component = Component::kVision;
+    for (std::vector<uint64_t>& shape : MobileNetV5Tensors()) AddParamTensor(vision, std::move(shape), false);
+    ctx.Add(std::move(vision), ctx.Hidden(), ctx.cur);
   }
   if (s.audio_width > 0) {
     // The audio tower's weights, counted (not its FLOPs: the conformer is not built as nodes),

@@ -1,6 +1,6 @@
 // Gemma 3n's parts as graph nodes (transformers modeling_gemma3n.py; Gemma3nSpec in
 // config/model_spec.h): the per-layer embedding and AltUp's extra streams before the blocks, the
-// block itself, and AltUp's unembedding after them; the wrapper's audio tower and embedders.
+// block itself, and AltUp's unembedding after them; the wrapper's towers and embedders.
 #pragma once
 
 #include "graph/transformer_context.h"
@@ -9,7 +9,8 @@ namespace tally {
 
 // After the token embedding: the per-layer inputs (Gemma3nTextModel.get_per_layer_inputs and
 // project_per_layer_inputs), the altup_projections of the other streams, and, for the multimodal
-// wrapper, the audio tower and the two Gemma3nMultimodalEmbedders.
+// wrapper, the vision tower (when Gemma3nSpec::vision_tower_counted), the audio tower and the two
+// Gemma3nMultimodalEmbedders.
 void AddGemma3nInputs(TransformerContext& ctx);
 
 // Gemma3nTextDecoderLayer for the block ctx is building.
