@@ -116,7 +116,7 @@ std::vector<std::string> PosAttTypes(const ConfigMap& m) {
 void ReadBert(HfReader& r, const std::string& type) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  r.ReadCommonSizes(0, 512);
+  r.ReadCommonSizes({.context = 512});  // BertConfig's 512 positions (RobertaConfig's and XLMRobertaConfig's too)
   t.encoder = true;
   t.position = PositionKind::kLearned;
   if (m.String("position_embedding_type", "absolute") != "absolute") {
