@@ -41,6 +41,8 @@ MixerKind RecurrentGemmaBlock(const ConfigMap& m, const std::string& key, const 
 void ReadRecurrentGemma(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
+  // RecurrentGemmaConfig's defaults, read here: intermediate_size's is 3·hidden_size, checked before
+  // the layers are read.
   t.vocab_size = m.PositiveInt("vocab_size", 256000);
   t.d_model = m.PositiveInt("hidden_size", 2560);
   const uint64_t ff = m.PositiveInt("intermediate_size", 3 * t.d_model);
@@ -113,11 +115,8 @@ void ReadRecurrentGemma(HfReader& r, const std::string&) {
 void ReadQwen3Next(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 151936);
-  t.d_model = m.PositiveInt("hidden_size", 2048);
-  t.d_ff = m.PositiveInt("intermediate_size", 5632);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 48);
-  t.n_heads = m.PositiveInt("num_attention_heads", 16);
+  // Qwen3NextConfig's defaults.
+  r.ReadSizes({.vocab = 151936, .hidden = 2048, .intermediate = 5632, .layers = 48, .heads = 16});
   t.n_kv_heads = r.KvHeads(2);
   t.head_dim = m.PositiveInt("head_dim", 256);
   t.context_length = m.PositiveInt("max_position_embeddings", 32768);
@@ -447,11 +446,8 @@ void ReadLfm2(HfReader& r, const std::string&) {
 void ReadFalconH1(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 128000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 14336);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // FalconH1Config's defaults.
+  r.ReadSizes({.vocab = 128000, .hidden = 4096, .intermediate = 14336, .layers = 32, .heads = 32});
   t.n_kv_heads = r.KvHeads(t.n_heads);
   t.head_dim = m.PositiveInt("head_dim", 0);
   t.context_length = m.PositiveInt("max_position_embeddings", 8192);
@@ -525,11 +521,8 @@ std::vector<bool> KdaLayers(const ConfigMap& lac, uint64_t layers) {
 void ReadKimiLinear(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 163840);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 11008);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // KimiLinearConfig's defaults; model_max_length before max_position_embeddings, and no K/V key (MLA's, below).
+  r.ReadSizes({.vocab = 163840, .hidden = 4096, .intermediate = 11008, .layers = 32, .heads = 32});
   t.context_length =
       m.Has("model_max_length") ? m.PositiveInt("model_max_length") : r.Context("max_position_embeddings");
   t.position = m.Bool("mla_use_nope", false) ? PositionKind::kNone : PositionKind::kRope;
@@ -614,11 +607,8 @@ void ReadKimiLinear(HfReader& r, const std::string&) {
 void ReadMiniMax(HfReader& r, const std::string& type) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 32000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 14336);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // MiniMaxConfig's defaults.
+  r.ReadSizes({.vocab = 32000, .hidden = 4096, .intermediate = 14336, .layers = 32, .heads = 32});
   t.n_kv_heads = r.KvHeads(8);
   t.head_dim = m.PositiveInt("head_dim", 0);
   t.context_length = m.PositiveInt("max_position_embeddings", 4096 * 32);
