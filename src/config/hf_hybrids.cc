@@ -207,10 +207,9 @@ void Mamba2Mixer(HfReader& r, uint64_t heads, uint64_t head_dim, const char* hea
 void ReadGraniteMoeHybrid(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 32000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // GraniteMoeHybridConfig's defaults; intermediate_size is the experts' width, read only when there
+  // are experts (below), and RoPE only under position_embedding_type.
+  r.ReadSizes({.vocab = 32000, .hidden = 4096, .intermediate = kHfOwnKey, .layers = 32, .heads = 32});
   t.n_kv_heads = r.KvHeads(t.n_heads);
   t.context_length = m.PositiveInt("max_position_embeddings", 2048);
   const std::string position = m.String("position_embedding_type", "nope");
@@ -321,10 +320,8 @@ void ReadNemotronH(HfReader& r, const std::string&) {
   TransformerSpec& t = r.t;
   const std::vector<NemotronBlock> blocks = NemotronBlocks(m);
   t.n_layers = blocks.size();
-  t.vocab_size = m.PositiveInt("vocab_size", 131072);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 21504);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // NemotronHConfig's defaults; the layer count is the pattern's (above), not num_hidden_layers.
+  r.ReadSizes({.vocab = 131072, .hidden = 4096, .intermediate = 21504, .layers = kHfOwnKey, .heads = 32});
   t.n_kv_heads = r.KvHeads(8);
   t.head_dim = m.PositiveInt("head_dim", 128);
   t.context_length = m.PositiveInt("max_position_embeddings", 4096);
@@ -395,13 +392,14 @@ double Multiplier(const ConfigMap& m, const std::string& key) {
 void ReadLfm2(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 65536);
-  t.d_model = m.PositiveInt("hidden_size", 2560);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
-  t.n_kv_heads = r.KvHeads(8);
-  t.context_length = m.PositiveInt("max_position_embeddings", 128000);
-  t.position = PositionKind::kRope;
+  // Lfm2Config's defaults; the MLP's width is block_ff_dim's before intermediate_size's (below).
+  r.ReadCommonSizes({.vocab = 65536,
+                     .hidden = 2560,
+                     .intermediate = kHfOwnKey,
+                     .layers = 32,
+                     .heads = 32,
+                     .kv_heads = 8,
+                     .context = 128000});
   t.norm = NormKind::kRmsNorm;
   t.mlp = MlpKind::kSwiglu;
   r.SetBiases(false, false, false);

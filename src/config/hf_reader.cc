@@ -166,11 +166,14 @@ void HfReader::ReadRotaryFraction(double fallback) {
 }
 
 void HfReader::ReadSizes(const HfSizeDefaults& d) {
-  t.vocab_size = PositiveOr(m, "vocab_size", d.vocab);
-  t.d_model = PositiveOr(m, "hidden_size", d.hidden);
-  t.d_ff = PositiveOr(m, "intermediate_size", d.intermediate);
-  t.n_layers = PositiveOr(m, "num_hidden_layers", d.layers);
-  t.n_heads = PositiveOr(m, "num_attention_heads", d.heads);
+  auto read = [this](uint64_t& out, const char* key, uint64_t fallback) {
+    if (fallback != kHfOwnKey) out = PositiveOr(m, key, fallback);
+  };
+  read(t.vocab_size, "vocab_size", d.vocab);
+  read(t.d_model, "hidden_size", d.hidden);
+  read(t.d_ff, "intermediate_size", d.intermediate);
+  read(t.n_layers, "num_hidden_layers", d.layers);
+  read(t.n_heads, "num_attention_heads", d.heads);
 }
 
 void HfReader::ReadCommonSizes(const HfSizeDefaults& d) {

@@ -24,6 +24,9 @@ using HfFamilyRead = void (*)(HfReader& r, const std::string& type);
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kHfDefaultContext = 2048;
 
+// In one of HfSizeDefaults' five ReadSizes fields: the family reads that key its own way (or not at all).
+constexpr uint64_t kHfOwnKey = UINT64_MAX;
+
 // A family's defaults (its configuration_*.py class's) for the sizes most families name alike, used
 // when the config omits the key; 0 where the key is required.
 struct HfSizeDefaults {
@@ -59,7 +62,7 @@ class HfReader {
   // no rotated dimensions.
   void ReadRotaryFraction(double fallback);
   // vocab_size, hidden_size, intermediate_size, num_hidden_layers and num_attention_heads, in that
-  // order, each else `d`'s default; for a family that reads the rest its own way.
+  // order, each else `d`'s default (none that is kHfOwnKey); for a family that reads the rest its own way.
   void ReadSizes(const HfSizeDefaults& d);
   // The sizes most families name alike (Llama, Phi, GPT-NeoX): ReadSizes, then the K/V heads and
   // max_position_embeddings; and rotary positions.
