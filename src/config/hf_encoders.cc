@@ -116,7 +116,7 @@ std::vector<std::string> PosAttTypes(const ConfigMap& m) {
 void ReadBert(HfReader& r, const std::string& type) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  r.ReadCommonSizes(0, 512);
+  r.ReadCommonSizes({.context = 512});  // BertConfig's 512 positions (RobertaConfig's and XLMRobertaConfig's too)
   t.encoder = true;
   t.position = PositionKind::kLearned;
   if (m.String("position_embedding_type", "absolute") != "absolute") {
@@ -171,11 +171,8 @@ void ReadDistilBert(HfReader& r, const std::string& /*type*/) {
 void ReadModernBert(HfReader& r, const std::string& /*type*/) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 50368);
-  t.d_model = m.PositiveInt("hidden_size", 768);
-  t.d_ff = m.PositiveInt("intermediate_size", 1152);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 22);
-  t.n_heads = m.PositiveInt("num_attention_heads", 12);
+  // ModernBertConfig's defaults; multi-head attention (no K/V key is read).
+  r.ReadSizes({.vocab = 50368, .hidden = 768, .intermediate = 1152, .layers = 22, .heads = 12});
   t.context_length = m.PositiveInt("max_position_embeddings", 8192);
   t.position = PositionKind::kRope;
   RequireGelu(m, "hidden_activation");
@@ -211,11 +208,8 @@ void ReadModernBert(HfReader& r, const std::string& /*type*/) {
 void ReadDebertaV2(HfReader& r, const std::string& /*type*/) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 128100);
-  t.d_model = m.PositiveInt("hidden_size", 1536);
-  t.d_ff = m.PositiveInt("intermediate_size", 6144);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 24);
-  t.n_heads = m.PositiveInt("num_attention_heads", 24);
+  // DebertaV2Config's defaults; multi-head attention (no K/V key is read).
+  r.ReadSizes({.vocab = 128100, .hidden = 1536, .intermediate = 6144, .layers = 24, .heads = 24});
   t.head_dim = m.PositiveInt("attention_head_size", 0);
   t.context_length = m.PositiveInt("max_position_embeddings", 512);
   if (m.PositiveInt("embedding_size", t.d_model) != t.d_model) {

@@ -131,10 +131,7 @@ void ReadFalcon(HfReader& r, const std::string& type) {
 void ReadOpt(HfReader& r, const std::string& /*type*/) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size");
-  t.d_model = m.PositiveInt("hidden_size");
-  t.n_layers = m.PositiveInt("num_hidden_layers");
-  t.n_heads = m.PositiveInt("num_attention_heads");
+  r.ReadSizes({.intermediate = kHfOwnKey});  // the MLP's width is ffn_dim
   t.d_ff = m.PositiveInt("ffn_dim");
   t.context_length = r.Context("max_position_embeddings");
   t.position_offset = 2;

@@ -41,6 +41,8 @@ MixerKind RecurrentGemmaBlock(const ConfigMap& m, const std::string& key, const 
 void ReadRecurrentGemma(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
+  // RecurrentGemmaConfig's defaults, read here: intermediate_size's is 3·hidden_size, checked before
+  // the layers are read.
   t.vocab_size = m.PositiveInt("vocab_size", 256000);
   t.d_model = m.PositiveInt("hidden_size", 2560);
   const uint64_t ff = m.PositiveInt("intermediate_size", 3 * t.d_model);
@@ -113,11 +115,8 @@ void ReadRecurrentGemma(HfReader& r, const std::string&) {
 void ReadQwen3Next(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 151936);
-  t.d_model = m.PositiveInt("hidden_size", 2048);
-  t.d_ff = m.PositiveInt("intermediate_size", 5632);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 48);
-  t.n_heads = m.PositiveInt("num_attention_heads", 16);
+  // Qwen3NextConfig's defaults.
+  r.ReadSizes({.vocab = 151936, .hidden = 2048, .intermediate = 5632, .layers = 48, .heads = 16});
   t.n_kv_heads = r.KvHeads(2);
   t.head_dim = m.PositiveInt("head_dim", 256);
   t.context_length = m.PositiveInt("max_position_embeddings", 32768);
@@ -208,10 +207,9 @@ void Mamba2Mixer(HfReader& r, uint64_t heads, uint64_t head_dim, const char* hea
 void ReadGraniteMoeHybrid(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 32000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // GraniteMoeHybridConfig's defaults; intermediate_size is the experts' width, read only when there
+  // are experts (below), and RoPE only under position_embedding_type.
+  r.ReadSizes({.vocab = 32000, .hidden = 4096, .intermediate = kHfOwnKey, .layers = 32, .heads = 32});
   t.n_kv_heads = r.KvHeads(t.n_heads);
   t.context_length = m.PositiveInt("max_position_embeddings", 2048);
   const std::string position = m.String("position_embedding_type", "nope");
@@ -322,10 +320,8 @@ void ReadNemotronH(HfReader& r, const std::string&) {
   TransformerSpec& t = r.t;
   const std::vector<NemotronBlock> blocks = NemotronBlocks(m);
   t.n_layers = blocks.size();
-  t.vocab_size = m.PositiveInt("vocab_size", 131072);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 21504);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // NemotronHConfig's defaults; the layer count is the pattern's (above), not num_hidden_layers.
+  r.ReadSizes({.vocab = 131072, .hidden = 4096, .intermediate = 21504, .layers = kHfOwnKey, .heads = 32});
   t.n_kv_heads = r.KvHeads(8);
   t.head_dim = m.PositiveInt("head_dim", 128);
   t.context_length = m.PositiveInt("max_position_embeddings", 4096);
@@ -396,13 +392,14 @@ double Multiplier(const ConfigMap& m, const std::string& key) {
 void ReadLfm2(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 65536);
-  t.d_model = m.PositiveInt("hidden_size", 2560);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
-  t.n_kv_heads = r.KvHeads(8);
-  t.context_length = m.PositiveInt("max_position_embeddings", 128000);
-  t.position = PositionKind::kRope;
+  // Lfm2Config's defaults; the MLP's width is block_ff_dim's before intermediate_size's (below).
+  r.ReadCommonSizes({.vocab = 65536,
+                     .hidden = 2560,
+                     .intermediate = kHfOwnKey,
+                     .layers = 32,
+                     .heads = 32,
+                     .kv_heads = 8,
+                     .context = 128000});
   t.norm = NormKind::kRmsNorm;
   t.mlp = MlpKind::kSwiglu;
   r.SetBiases(false, false, false);
@@ -447,11 +444,8 @@ void ReadLfm2(HfReader& r, const std::string&) {
 void ReadFalconH1(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 128000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 14336);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // FalconH1Config's defaults.
+  r.ReadSizes({.vocab = 128000, .hidden = 4096, .intermediate = 14336, .layers = 32, .heads = 32});
   t.n_kv_heads = r.KvHeads(t.n_heads);
   t.head_dim = m.PositiveInt("head_dim", 0);
   t.context_length = m.PositiveInt("max_position_embeddings", 8192);
@@ -525,11 +519,8 @@ std::vector<bool> KdaLayers(const ConfigMap& lac, uint64_t layers) {
 void ReadKimiLinear(HfReader& r, const std::string&) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 163840);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 11008);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // KimiLinearConfig's defaults; model_max_length before max_position_embeddings, and no K/V key (MLA's, below).
+  r.ReadSizes({.vocab = 163840, .hidden = 4096, .intermediate = 11008, .layers = 32, .heads = 32});
   t.context_length =
       m.Has("model_max_length") ? m.PositiveInt("model_max_length") : r.Context("max_position_embeddings");
   t.position = m.Bool("mla_use_nope", false) ? PositionKind::kNone : PositionKind::kRope;
@@ -614,11 +605,8 @@ void ReadKimiLinear(HfReader& r, const std::string&) {
 void ReadMiniMax(HfReader& r, const std::string& type) {
   const ConfigMap& m = r.m;
   TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 32000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 14336);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
+  // MiniMaxConfig's defaults.
+  r.ReadSizes({.vocab = 32000, .hidden = 4096, .intermediate = 14336, .layers = 32, .heads = 32});
   t.n_kv_heads = r.KvHeads(8);
   t.head_dim = m.PositiveInt("head_dim", 0);
   t.context_length = m.PositiveInt("max_position_embeddings", 4096 * 32);

@@ -11,20 +11,10 @@
 namespace tally {
 namespace {
 
-// configuration_llama.py's defaults, on which LLaVA's text_config relies (llava-1.5's names only what
-// differs from them).
-void ReadLlamaDefaults(HfReader& r) {
-  const ConfigMap& m = r.m;
-  TransformerSpec& t = r.t;
-  t.vocab_size = m.PositiveInt("vocab_size", 32000);
-  t.d_model = m.PositiveInt("hidden_size", 4096);
-  t.d_ff = m.PositiveInt("intermediate_size", 11008);
-  t.n_layers = m.PositiveInt("num_hidden_layers", 32);
-  t.n_heads = m.PositiveInt("num_attention_heads", 32);
-  t.n_kv_heads = r.KvHeads(t.n_heads);
-  t.context_length = m.PositiveInt("max_position_embeddings", 2048);
-  t.position = PositionKind::kRope;
-}
+// configuration_llama.py's defaults (LlamaConfig), on which LLaVA's text_config relies (llava-1.5's
+// names only what differs from them).
+constexpr HfSizeDefaults kLlamaSizes = {
+    .vocab = 32000, .hidden = 4096, .intermediate = 11008, .layers = 32, .heads = 32, .context = 2048};
 
 // configuration_qwen3.py: with use_sliding_window, the layers from max_window_layers on slide.
 void QwenLayers(HfReader& r, const std::string& type, uint64_t window) {
@@ -122,9 +112,9 @@ void ReadLlamaLike(HfReader& r, const std::string& type) {
   TransformerSpec& t = r.t;
   // Gemma3TextConfig's defaults: a vocabulary of 262,208 and 131,072 positions.
   if (type == "gemma3_text")
-    r.ReadCommonSizes(262'208, 131'072);
+    r.ReadCommonSizes({.vocab = 262'208, .context = 131'072});
   else if (r.llama_defaults)
-    ReadLlamaDefaults(r);
+    r.ReadCommonSizes(kLlamaSizes);
   else
     r.ReadCommonSizes();
   t.head_dim = m.PositiveInt("head_dim", 0);

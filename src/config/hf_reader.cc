@@ -67,6 +67,11 @@ const std::vector<std::string> kUsedKeys = {
     // multimodal (issue 30)
     "cross_attention_layers"};
 
+// `key`'s positive value; else `fallback`, or a missing key when it is 0.
+uint64_t PositiveOr(const ConfigMap& m, const std::string& key, uint64_t fallback) {
+  return fallback > 0 ? m.PositiveInt(key, fallback) : m.PositiveInt(key);
+}
+
 }  // namespace
 
 ConfigMap HfReader::Map(const YAML::Node& node, const std::string& file, const std::string& context) {
@@ -160,19 +165,27 @@ void HfReader::ReadRotaryFraction(double fallback) {
   rotary_fraction = from->Fraction("partial_rotary_factor", fallback);
 }
 
-void HfReader::ReadCommonSizes(uint64_t vocab_fallback, uint64_t context_fallback) {
-  t.vocab_size = vocab_fallback > 0 ? m.PositiveInt("vocab_size", vocab_fallback) : m.PositiveInt("vocab_size");
-  t.d_model = m.PositiveInt("hidden_size");
-  t.d_ff = m.PositiveInt("intermediate_size");
-  t.n_layers = m.PositiveInt("num_hidden_layers");
-  t.n_heads = m.PositiveInt("num_attention_heads");
-  t.n_kv_heads = KvHeads(t.n_heads);
-  t.context_length = Context("max_position_embeddings", context_fallback);
+void HfReader::ReadSizes(const HfSizeDefaults& d) {
+  auto read = [this](uint64_t& out, const char* key, uint64_t fallback) {
+    if (fallback != kHfOwnKey) out = PositiveOr(m, key, fallback);
+  };
+  read(t.vocab_size, "vocab_size", d.vocab);
+  read(t.d_model, "hidden_size", d.hidden);
+  read(t.d_ff, "intermediate_size", d.intermediate);
+  read(t.n_layers, "num_hidden_layers", d.layers);
+  read(t.n_heads, "num_attention_heads", d.heads);
+}
+
+void HfReader::ReadCommonSizes(const HfSizeDefaults& d) {
+  ReadSizes(d);
+  t.n_kv_heads = KvHeads(d.kv_heads > 0 ? d.kv_heads : t.n_heads);
+  t.context_length =
+      d.context > 0 ? m.PositiveInt("max_position_embeddings", d.context) : Context("max_position_embeddings");
   t.position = PositionKind::kRope;
 }
 
 uint64_t HfReader::UniformInt(const std::string& key, uint64_t fallback) const {
-  if (!m.Has(key) || !m.Get(key).IsSequence()) return fallback > 0 ? m.PositiveInt(key, fallback) : m.PositiveInt(key);
+  if (!m.Has(key) || !m.Get(key).IsSequence()) return PositiveOr(m, key, fallback);
   uint64_t value = 0;
   for (const YAML::Node& v : m.Get(key)) {
     const uint64_t n = ReadPositiveInt(v, m.file(), "an entry of '" + key + "'");

@@ -24,6 +24,22 @@ using HfFamilyRead = void (*)(HfReader& r, const std::string& type);
 // HF config defaults when a key is absent: the Python config classes' defaults.
 constexpr uint64_t kHfDefaultContext = 2048;
 
+// In one of HfSizeDefaults' five ReadSizes fields: the family reads that key its own way (or not at all).
+constexpr uint64_t kHfOwnKey = UINT64_MAX;
+
+// A family's defaults (its configuration_*.py class's) for the sizes most families name alike, used
+// when the config omits the key; 0 where the key is required.
+struct HfSizeDefaults {
+  uint64_t vocab = 0;         // vocab_size
+  uint64_t hidden = 0;        // hidden_size
+  uint64_t intermediate = 0;  // intermediate_size
+  uint64_t layers = 0;        // num_hidden_layers
+  uint64_t heads = 0;         // num_attention_heads
+  // ReadCommonSizes only:
+  uint64_t kv_heads = 0;  // the K/V heads under any spelling (KvHeads); 0: num_attention_heads
+  uint64_t context = 0;   // max_position_embeddings; 0: kHfDefaultContext, with a note (Context)
+};
+
 class HfReader {
  public:
   HfReader(const YAML::Node& root, const std::string& file);
@@ -45,8 +61,12 @@ class HfReader {
   // partial_rotary_factor at the top level or, in transformers v5, inside rope_parameters; 0 means
   // no rotated dimensions.
   void ReadRotaryFraction(double fallback);
-  // The sizes most families name alike (Llama, Phi, GPT-NeoX), and their rotary positions.
-  void ReadCommonSizes(uint64_t vocab_fallback = 0, uint64_t context_fallback = kHfDefaultContext);
+  // vocab_size, hidden_size, intermediate_size, num_hidden_layers and num_attention_heads, in that
+  // order, each else `d`'s default (none that is kHfOwnKey); for a family that reads the rest its own way.
+  void ReadSizes(const HfSizeDefaults& d);
+  // The sizes most families name alike (Llama, Phi, GPT-NeoX): ReadSizes, then the K/V heads and
+  // max_position_embeddings; and rotary positions.
+  void ReadCommonSizes(const HfSizeDefaults& d = {});
   // A positive number, or a list of one per layer that must all be equal (Hunyuan's moe_topk); else
   // `fallback`, or a missing key when it is 0.
   uint64_t UniformInt(const std::string& key, uint64_t fallback = 0) const;
