@@ -205,6 +205,14 @@ TEST_CASE(
   REQUIRE(kCopyEfficiency == 0.85);
   CHECK(memory_bound("blocks.0.mlp.act", 4, false, Kernels::kEager) ==
         doctest::Approx(act / 4 * (10.90 + 30.61) / copy));
+  // The loss reads the [2048, 1000] logits and writes a loss per token: eager, Hugging Face's
+  // upcast cross-entropy as measured per logit (kLoss: 27.38 B forward, 31.34 B backward), 1/tp of
+  // the vocabulary-parallel logits per rank; fused, one read and one write forward, twice that
+  // backward, of each logit.
+  const double logits = 2048.0 * 1000;
+  CHECK(memory_bound("loss", 1, false, Kernels::kEager) == doctest::Approx(logits * (27.38 + 31.34) / copy));
+  CHECK(memory_bound("loss", 4, false, Kernels::kEager) == doctest::Approx(logits / 4 * (27.38 + 31.34) / copy));
+  CHECK(memory_bound("loss", 1, false, Kernels::kFused) == doctest::Approx(logits * 12 / bw));
 }
 
 struct Table5Row {
