@@ -55,16 +55,16 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "fused (Megatron-LM, NeMo, TransformerEngine, torch.compile)",
       "KIND");
   cmd->add_flag("--tp-overlap", f.tp_overlap,
-                "training: tensor-parallel collectives overlap the linears' GEMMs (Megatron-LM's --tp-comm-overlap); "
-                "default exposed whole")
+                "training: tensor-parallel collectives overlap the linears' GEMMs, run in Transformer Engine's chunks "
+                "(Megatron-LM's --tp-comm-overlap); default exposed whole")
       ->group("Time");
   cmd->add_flag("--no-dp-overlap", f.no_dp_overlap,
                 "training: data-parallel gradient reductions and ZeRO-3 gathers wait for the backward and forward "
                 "(Megatron-LM without --overlap-grad-reduce); default overlapped, as PyTorch DDP and FSDP run them")
       ->group("Time");
   cmd->add_flag("--ep-overlap", f.ep_overlap,
-                "training: the MoE all-to-alls of one micro-batch run under another's compute (Megatron-Core's "
-                "--overlap-moe-expert-parallel-comm, DeepSeek-V3's DualPipe); default exposed whole")
+                "training: one micro-batch's MoE all-to-alls run under another's compute, forward beside backward "
+                "(Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek-V3's DualPipe); default exposed whole")
       ->group("Time");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }

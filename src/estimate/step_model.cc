@@ -15,6 +15,23 @@
 namespace tally {
 namespace {
 
+// --ep-overlap, Megatron-Core's overlap_moe_expert_parallel_comm: a combined 1F1B runs one
+// micro-batch's forward beside another's backward, layer by layer, so the forward's dispatch and
+// combine all-to-alls hide under the other's backward compute, and the backward's (a full
+// recompute's forward among them, which runs inside the backward) under the other's forward. What
+// outlasts its partner shows. A micro-batch with no partner hides nothing: the first stage's
+// warm-up and cool-down, pp - 1 of the m micro-batches each way (Narayanan et al. 2021, 1F1B), or
+// with no pipeline the first forward and the last backward. Arguments: the step's all-to-alls, its
+// forward and its backward compute (all micro-batches), m.
+double PairedAllToAllExposed(const Settings& s, double all_to_all, double forward, double backward, double micro) {
+  const double per_block = ExpertAllToAllsPerBlock(s);
+  const double in_forward = all_to_all * 2 / per_block, in_backward = all_to_all - in_forward;
+  const double unpaired = std::min(micro, s.pp > 1 ? static_cast<double>(s.pp) - 1 : 1) / micro;
+  const double paired = 1 - unpaired;
+  return unpaired * all_to_all +
+         paired * (std::max(0.0, in_forward - backward) + std::max(0.0, in_backward - forward));
+}
+
 // cuBLAS tiles the output in 128 x 128 blocks (the largest common CUTLASS/cuBLAS tile for 16-bit
 // tensor-core GEMMs); a partial tile costs a whole one. NVIDIA, "Matrix Multiplication Background
 // User's Guide" (docs.nvidia.com/deeplearning/performance), "Tile Quantization".
@@ -174,6 +191,16 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const bool in_fp8 = fp8 && part == kBlocks && l.component != Component::kAttentionCore &&
                         l.component != Component::kRouter && l.component != Component::kLmHead;
     const Rate& r = in_fp8 || !fp8 ? main_rate : half_rate;
+    // Overlapped with their collectives (--tp-overlap), a tensor-parallel linear's GEMMs run in
+    // chunks, each computed as its share of the collective arrives or before it leaves
+    // (Transformer Engine's userbuffers defaults, transformer_engine/pytorch/module/base.py,
+    // initialize_ub): "ring_exchange" in tp chunks for the column-parallel forward (qkv_fprop,
+    // fc1_fprop) and the row-parallel input gradient (proj_dgrad, fc2_dgrad), "pipeline" in 4 for the
+    // row-parallel forward (proj_fprop, fc2_fprop), "bulk" (whole) for the rest. A chunk of m / splits
+    // rows runs at its own shape's rate.
+    const bool chunked = o.tp_overlap && s.tp > 1 && width_div > 1 && !routed && l.component != Component::kAttentionCore;
+    const double forward_splits = !chunked ? 1 : RowParallel(l) ? 4 : tp;
+    const double input_grad_splits = chunked && RowParallel(l) ? tp : 1;
     for (const Gemm& gm : l.gemms) {
       double m = static_cast<double>(gm.m), n = static_cast<double>(gm.n), k = static_cast<double>(gm.k);
       const bool core = l.component == Component::kAttentionCore;
@@ -187,9 +214,12 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
       // The forward's n and k are the operands' leading dimensions in all three products.
       const double aligned = GemmAlignmentFactor(compute_dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
-      fwd += gemm_time(r, f, m, n, k, count, eff, on_chip, experts, aligned);
-      fwd_launches += 1;
-      if (gm.grad_a) bwd += gemm_time(r, f, m, k, n, count, eff, on_chip, experts, aligned);  // dA = dY·Bᵀ: m x k out
+      fwd += gemm_time(r, f, m, n, k, count, eff, on_chip, experts * forward_splits, aligned);
+      fwd_launches += forward_splits;
+      if (gm.grad_a) {
+        bwd += gemm_time(r, f, m, k, n, count, eff, on_chip, experts * input_grad_splits, aligned);  // dA = dY·Bᵀ: m x k
+        bwd_launches += input_grad_splits - 1;
+      }
       if (gm.grad_b) {
         const double dw = gemm_time(r, f, k, n, m, count, eff, on_chip, 1, aligned);  // dB = Aᵀ·dY: k x n out
         bwd += dw;
@@ -317,6 +347,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, passes * row_parallel_bytes,
                                     passes * row_parallel_calls, link(s.tp));
   }
+  const double dense_tp_comm = out.tp_comm;
   // --etp other than --tp: the routed experts' tensor-parallel collectives (Megatron-Core's token
   // dispatcher gathers the dispatched tokens over the expert-tensor-parallel group and reduce-scatters
   // the experts' output back, the same volume as an all-reduce) over the etp ranks, of the rows the
@@ -328,7 +359,12 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // Overlapped, the collectives run in chunks under the tensor-parallel linears' GEMMs (Wang et al.
   // 2022, "Overlap communication with dependent computation via decomposition"; Megatron-LM's
   // --tp-comm-overlap): only what outlasts those GEMMs is exposed.
-  out.tp_exposed = o.tp_overlap ? std::max(0.0, out.tp_comm - stage(tp_gemms) * micro) : out.tp_comm;
+  // The "pipeline" overlap reduce-scatters each of its 4 chunks after computing it: the last chunk's
+  // share of the forward's reduce-scatter (half of an all-reduce's volume) waits for nothing to hide
+  // under.
+  const double last_chunk = dense_tp_comm * (s.recompute == Recompute::kFull ? 2.0 / 3 : 1.0 / 2) / 2 / 4;
+  out.tp_exposed =
+      o.tp_overlap ? last_chunk + std::max(0.0, out.tp_comm - last_chunk - stage(tp_gemms) * micro) : out.tp_comm;
   // Expert parallel: each MoE block's dispatch and combine all-to-alls over the expert group, the
   // etp · ep consecutive ranks (estimate/expert_parallel.h). Overlapped (--ep-overlap), each
   // micro-batch's all-to-alls run under the compute of another micro-batch in flight, so only what
@@ -341,7 +377,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                                .gpus_per_node = static_cast<double>(o.gpus_per_node)};
     out.ep_comm = ExpertAllToAllSeconds(g, s, links) * micro * stage_share;
   }
-  out.ep_exposed = o.ep_overlap && micro >= 2 ? std::max(0.0, out.ep_comm - gpu) : out.ep_comm;
+  out.ep_exposed = o.ep_overlap ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,
+                                                        (stage(backward_all) + stage(recompute)) * micro, micro)
+                                 : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
