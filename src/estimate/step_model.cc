@@ -28,8 +28,7 @@ double PairedAllToAllExposed(const Settings& s, double all_to_all, double forwar
   const double in_forward = all_to_all * 2 / per_block, in_backward = all_to_all - in_forward;
   const double unpaired = std::min(micro, s.pp > 1 ? static_cast<double>(s.pp) - 1 : 1) / micro;
   const double paired = 1 - unpaired;
-  return unpaired * all_to_all +
-         paired * (std::max(0.0, in_forward - backward) + std::max(0.0, in_backward - forward));
+  return unpaired * all_to_all + paired * (std::max(0.0, in_forward - backward) + std::max(0.0, in_backward - forward));
 }
 
 // cuBLAS tiles the output in 128 x 128 blocks (the largest common CUTLASS/cuBLAS tile for 16-bit
@@ -198,7 +197,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // fc1_fprop) and the row-parallel input gradient (proj_dgrad, fc2_dgrad), "pipeline" in 4 for the
     // row-parallel forward (proj_fprop, fc2_fprop), "bulk" (whole) for the rest. A chunk of m / splits
     // rows runs at its own shape's rate.
-    const bool chunked = o.tp_overlap && s.tp > 1 && width_div > 1 && !routed && l.component != Component::kAttentionCore;
+    const bool chunked =
+        o.tp_overlap && s.tp > 1 && width_div > 1 && !routed && l.component != Component::kAttentionCore;
     const double forward_splits = !chunked ? 1 : RowParallel(l) ? 4 : tp;
     const double input_grad_splits = chunked && RowParallel(l) ? tp : 1;
     for (const Gemm& gm : l.gemms) {
@@ -217,7 +217,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       fwd += gemm_time(r, f, m, n, k, count, eff, on_chip, experts * forward_splits, aligned);
       fwd_launches += forward_splits;
       if (gm.grad_a) {
-        bwd += gemm_time(r, f, m, k, n, count, eff, on_chip, experts * input_grad_splits, aligned);  // dA = dY·Bᵀ: m x k
+        bwd +=
+            gemm_time(r, f, m, k, n, count, eff, on_chip, experts * input_grad_splits, aligned);  // dA = dY·Bᵀ: m x k
         bwd_launches += input_grad_splits - 1;
       }
       if (gm.grad_b) {
@@ -379,7 +380,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   }
   out.ep_exposed = o.ep_overlap ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,
                                                         (stage(backward_all) + stage(recompute)) * micro, micro)
-                                 : out.ep_comm;
+                                : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.

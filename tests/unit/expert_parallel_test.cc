@@ -166,7 +166,8 @@ TEST_CASE("ep: --ep-overlap hides the all-to-alls under another micro-batch's co
   // of the all-to-alls hides under its partner's compute (the forward's under a backward, which is
   // longer; the backward's under a forward, here still longer than it), but the first forward and
   // the last backward have no partner: a quarter shows, and the step is shorter by the rest.
-  const double forward_compute = (hidden["breakdown"]["compute"].get<double>() - hidden["compute"]["optimizer"].get<double>()) / 3;
+  const double forward_compute =
+      (hidden["breakdown"]["compute"].get<double>() - hidden["compute"]["optimizer"].get<double>()) / 3;
   REQUIRE(forward_compute > whole / 2);
   CHECK(hidden["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(whole / 4));
   CHECK(hidden["step_seconds"].get<double>() == doctest::Approx(plain["step_seconds"].get<double>() - 0.75 * whole));
