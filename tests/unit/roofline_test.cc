@@ -17,6 +17,16 @@ namespace {
 
 using testing::ResolvedGraph;
 
+// An inference forward of 32 tokens in bf16 over tp 2.
+Settings InferTp2() {
+  Settings s;
+  s.mode = Mode::kInfer;
+  s.dtypes = PolicyDtypes(Precision::kMixedBf16);
+  s.seq = 32;
+  s.gpus = s.tp = 2;
+  return s;
+}
+
 TEST_CASE("roofline: past the K/V heads each rank computes its K/V replica in full") {
   // Multi-query attention (g = 1): d 64, 4 heads of 16, 32 tokens, no biases, tp = 2. The qkv
   // projection is 2 · 32 · 64 · (64 + 16 + 16) FLOPs; Q splits over both ranks, K and V do not:
@@ -24,10 +34,7 @@ TEST_CASE("roofline: past the K/V heads each rank computes its K/V replica in fu
   const std::string mqa =
       "family: transformer\nvocab_size: 100\ncontext_length: 32\nd_model: 64\nn_layers: 1\n"
       "n_heads: 4\nn_kv_heads: 1\nd_ff: 256\nbias: false\n";
-  Settings s;
-  s.mode = Mode::kInfer;
-  s.seq = 32;
-  s.gpus = s.tp = 2;
+  const Settings s = InferTp2();
   const ModelSpec spec = LoadModelText("mqa.yaml", mqa);
   LayerGraph g = ResolvedGraph(spec, s);
   std::erase_if(g.layers, [](const Layer& l) { return !l.path.ends_with("attn.qkv"); });
@@ -44,11 +51,7 @@ TEST_CASE("roofline: an elementwise op on tensor-parallel-split dims reads and w
   const std::string swiglu =
       "family: transformer\nvocab_size: 100\ncontext_length: 32\nd_model: 64\nn_layers: 1\n"
       "n_heads: 4\nd_ff: 256\nmlp: swiglu\nnorm: rmsnorm\nbias: false\n";
-  Settings s;
-  s.mode = Mode::kInfer;
-  s.dtypes = PolicyDtypes(Precision::kMixedBf16);
-  s.seq = 32;
-  s.gpus = s.tp = 2;
+  const Settings s = InferTp2();
   const ModelSpec spec = LoadModelText("swiglu.yaml", swiglu);
   const LayerGraph g = ResolvedGraph(spec, s);
   const Roofline r =
