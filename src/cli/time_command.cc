@@ -66,6 +66,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
                 "training: one micro-batch's MoE all-to-alls run under another's compute, forward beside backward "
                 "(Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek-V3's DualPipe); default exposed whole")
       ->group("Time");
+  opt("--ep-dispatch", f.ep_dispatch,
+      "training: the MoE token dispatcher, " + JoinNames<EpDispatch>(" | ") +
+          " (default all-to-all, NCCL's); deepep sends a token across nodes once per node it reaches",
+      "NAME");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -96,6 +100,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   r.train.tp_overlap = f.tp_overlap;
   r.train.dp_overlap = !f.no_dp_overlap;
   r.train.ep_overlap = f.ep_overlap;
+  if (f.ep_dispatch) r.train.ep_dispatch = ParseName<EpDispatch>(*f.ep_dispatch, "--ep-dispatch");
   r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
   if (f.pp_schedule) {
     r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");

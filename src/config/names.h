@@ -39,6 +39,12 @@ struct EnumNames<PipelineSchedule> {
 };
 
 template <>
+struct EnumNames<EpDispatch> {
+  static constexpr NameEntry<EpDispatch> kTable[] = {{EpDispatch::kAllToAll, "all-to-all"},
+                                                     {EpDispatch::kDeepEp, "deepep"}};
+};
+
+template <>
 struct EnumNames<Optimizer> {
   static constexpr NameEntry<Optimizer> kTable[] = {{Optimizer::kSgd, "sgd"},
                                                     {Optimizer::kSgdMomentum, "sgd-momentum"},

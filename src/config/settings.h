@@ -36,6 +36,9 @@ enum class Attention { kEager, kFlash };
 enum class Kernels { kEager, kFused };
 // The pipeline schedule (estimate/step_model.cc): its bubble.
 enum class PipelineSchedule { k1f1b, kInterleaved, kZeroBubble, kDualPipe };
+// The MoE token dispatcher (estimate/expert_parallel.h): NCCL's all-to-all, or DeepEP's, which sends
+// a token across nodes once per destination node and forwards it inside the node.
+enum class EpDispatch { kAllToAll, kDeepEp };
 // A gated MLP's act(gate) · up: eager PyTorch ops (4 saved tensors) or one fused kernel (3).
 enum class MlpKernel { kEager, kFused };
 // Weight quantization by --quant, each one method of config/quantization.h (QuantFlagSpec): int8

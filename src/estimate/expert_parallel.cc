@@ -119,11 +119,33 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const Exper
   for (const Layer& l : g.layers) {
     if (RoutedDownProjection(l)) bytes += ShapeElements(l.shape) * static_cast<double>(l.repeat);
   }
-  bytes *= BytesPerElement(s.dtypes.activation) / tokens_share;
   const double in_node = std::clamp(std::floor(links.gpus_per_node / static_cast<double>(s.expert_tp())), 1.0, ep);
+  // DeepEP: the bytes that cross the NIC, one copy of a token per other node it reaches.
+  double deduplicated = 0;
+  for (const Layer& l : g.layers) {
+    if (!RoutedDownProjection(l) || l.shape.size() < 2) continue;
+    const double top_k = static_cast<double>(l.shape[l.shape.size() - 2]);
+    const double nodes = std::ceil(ep / in_node);
+    deduplicated += ShapeElements(l.shape) / top_k *
+                    RemoteNodesPerToken(static_cast<double>(l.n_experts), top_k, nodes) *
+                    static_cast<double>(l.repeat);
+  }
+  const double scale = BytesPerElement(s.dtypes.activation) / tokens_share;
+  bytes *= scale;
+  deduplicated *= scale;
   const double nvlink = bytes * (in_node - 1) / ep / links.intra_bandwidth;
-  const double network = in_node < ep ? bytes * (ep - in_node) / ep / links.inter_bandwidth : 0;
+  const double crossing = links.dispatch == EpDispatch::kDeepEp ? deduplicated : bytes * (ep - in_node) / ep;
+  const double network = in_node < ep ? crossing / links.inter_bandwidth : 0;
   return ExpertAllToAllsPerBlock(s) * std::max(nvlink, network);
+}
+
+double RemoteNodesPerToken(double experts, double top_k, double nodes) {
+  if (nodes <= 1) return 0;
+  // The chance a node holds none of the token's top_k experts: C(E - E/N, k) / C(E, k).
+  const double elsewhere = experts - experts / nodes;
+  double none = 1;
+  for (double i = 0; i < top_k; ++i) none *= std::max(0.0, elsewhere - i) / (experts - i);
+  return (nodes - 1) * (1 - none);
 }
 
 }  // namespace tally

@@ -65,12 +65,22 @@ double ExpertRowShare(const Settings& s);
 // and of Rajbhandari et al. 2022, DeepSpeed-MoE). The group is etp · ep consecutive devices, its ep
 // ranks etp apart: min(ep, gpus_per_node / etp) of them share a node. The shares for the peers in
 // the node cross NVLink and those for the other nodes the NIC, both at once (NCCL's all-to-all
-// posts every peer's send together), so an all-to-all takes the longer of the two. 0 when ep = 1.
+// posts every peer's send together), so an all-to-all takes the longer of the two. DeepEP's
+// dispatcher (Megatron-Core's flex dispatcher, `--moe-flex-dispatcher-backend deepep`: "removes
+// redundant tokens during cross-node communication"; DeepSeek-V3 report §3.2.2) sends a token across
+// the NIC once to each other node holding any of its top_k experts and forwards it over NVLink there:
+// with balanced routing (top_k of E experts, E / N on each of the group's N nodes) each token reaches
+// (N - 1)(1 - C(E - E/N, top_k) / C(E, top_k)) other nodes. 0 when ep = 1.
 struct ExpertLinks {
   double intra_bandwidth = 0;  // bytes/s per direction per device, inside a node
   double inter_bandwidth = 0;  // across nodes
   double gpus_per_node = 8;
+  EpDispatch dispatch = EpDispatch::kAllToAll;
 };
+
+// DeepEP's other nodes per token: balanced routing of `top_k` of `experts` spread evenly over
+// `nodes` nodes.
+double RemoteNodesPerToken(double experts, double top_k, double nodes);
 double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const ExpertLinks& links);
 
 // A routed expert's second linear (down): its output [b, s, top_k, hidden] is what the combine

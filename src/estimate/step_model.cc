@@ -375,7 +375,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     link(s.expert_tp() * s.ep);  // or for the whole group's
     const ExpertLinks links = {.intra_bandwidth = out.intra_bandwidth,
                                .inter_bandwidth = out.inter_bandwidth,
-                               .gpus_per_node = static_cast<double>(o.gpus_per_node)};
+                               .gpus_per_node = static_cast<double>(o.gpus_per_node),
+                               .dispatch = o.ep_dispatch};
     out.ep_comm = ExpertAllToAllSeconds(g, s, links) * micro * stage_share;
   }
   out.ep_exposed = o.ep_overlap ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,

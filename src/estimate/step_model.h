@@ -30,6 +30,7 @@ struct StepOptions {
   // --ep-overlap: the expert all-to-alls of one micro-batch run under the compute of another in
   // flight (Megatron-Core's --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe, §3.2.1).
   bool ep_overlap = false;
+  EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
   double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
   OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
   double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)

@@ -27,6 +27,7 @@ struct TrainQuery {
   bool tp_overlap = false;            // --tp-overlap (estimate/step_model.h)
   bool dp_overlap = true;             // not --no-dp-overlap (estimate/step_model.h)
   bool ep_overlap = false;            // --ep-overlap (estimate/step_model.h)
+  EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
   std::optional<double> price;        // per device-hour
 };
 

@@ -78,6 +78,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .tp_overlap = req.train.tp_overlap,
                          .dp_overlap = req.train.dp_overlap,
                          .ep_overlap = req.train.ep_overlap,
+                         .ep_dispatch = req.train.ep_dispatch,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,
@@ -111,6 +112,11 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
     e.notes.push_back(
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
         "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
+  }
+  if (query.ep_dispatch == EpDispatch::kDeepEp && s.ep * s.expert_tp() <= query.gpus_per_node) {
+    e.notes.push_back("--ep-dispatch deepep changes nothing here: the expert group (ep x etp = " +
+                      std::to_string(s.ep * s.expert_tp()) +
+                      " devices) fits one node, where DeepEP's all-to-all moves what NCCL's does");
   }
   if (e.device() && hw.board_power_w > 0) {
     e.energy_kwh = e.time.gpu_hours * hw.board_power_w * kPowerUtilization / 1000;

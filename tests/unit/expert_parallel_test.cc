@@ -148,6 +148,28 @@ TEST_CASE("ep: the dispatch and combine all-to-alls, by hand from the catalog's 
         doctest::Approx(4 * 3 * 256.0 * 2 * 64 * 2 / 2 / 450e9).scale(0));
 }
 
+TEST_CASE("ep: --ep-dispatch deepep sends a token across nodes once per other node it reaches") {
+  // Balanced top-k routing over E experts spread evenly over N nodes: a node other than the token's
+  // own gets it unless none of its k experts is there, C(E - E/N, k) / C(E, k). DeepSeek-V3 on 8
+  // nodes (256 experts, top-8, 32 a node): 1 - C(224, 8) / C(256, 8) = 1 - 185207696947 /
+  // 547678737000 per other node, 4.6328 of the 7 (NCCL's all-to-all sends 8 copies, 7 of them away).
+  CHECK(RemoteNodesPerToken(256, 8, 8) == doctest::Approx(7.0 * (1 - 185'207'696'947.0 / 547'678'737'000.0)));
+  CHECK(RemoteNodesPerToken(256, 8, 1) == 0);
+  // Mixtral (8 experts, top-2) on 8 devices in nodes of 4, ep 8: the other node holds 4 of the 8
+  // experts and gets a token unless both its experts are local, C(4, 2) / C(8, 2) = 6/28: 22/28 of a
+  // token's 4096 · 2 B cross InfiniBand (NCCL's: 2 copies, half of them away, one token's worth);
+  // the 3/8 of the copies for the node's peers take far less over NVLink. 4 per block, 32 blocks.
+  const nlohmann::json deepep =
+      Time("mixtral-8x7b", {"--gpus", "8", "--ep", "8", "--gpus-per-node", "4", "--ep-dispatch", "deepep"});
+  CHECK(deepep["comm"]["ep_seconds"].get<double>() == doctest::Approx(4 * 32 * 4096.0 * 4096 * 2 * 22 / 28 / 50e9));
+  // Inside one node DeepEP moves what NCCL does, and says so.
+  const testing::TallyRun one =
+      testing::RunTally({"time", "mixtral-8x7b", "--hardware", "h100-sxm", "--gpus", "8", "--ep", "8", "--ep-dispatch",
+                         "deepep", "--tokens", "1e9", "--seq", "4096"});
+  CHECK(one.err.find("--ep-dispatch deepep changes nothing here") != std::string::npos);
+  CHECK(testing::RunTally({"time", "mixtral-8x7b", "--ep-dispatch", "nvshmem"}).code == 2);
+}
+
 TEST_CASE("ep: --ep-overlap hides the all-to-alls under another micro-batch's compute") {
   // Mixtral on 8 devices in nodes of 4, the all-to-alls bound by InfiniBand: 4 per block, 32 blocks,
   // each 4096 · 2 · 4096 · 2 B, 4/8 of it to the other node, at 50 GB/s: 0.086 s a micro-batch; 4
