@@ -127,8 +127,7 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const Exper
     const double top_k = static_cast<double>(l.shape[l.shape.size() - 2]);
     const double nodes = std::ceil(ep / in_node);
     deduplicated += ShapeElements(l.shape) / top_k *
-                    RemoteNodesPerToken(static_cast<double>(l.n_experts), top_k, nodes) *
-                    static_cast<double>(l.repeat);
+                    RemoteNodesPerToken(static_cast<double>(l.n_experts), top_k, nodes) * static_cast<double>(l.repeat);
   }
   const double scale = BytesPerElement(s.dtypes.activation) / tokens_share;
   bytes *= scale;

@@ -23,12 +23,12 @@ struct TrainQuery {
   uint64_t gpus_per_node = 8;
   uint64_t vp = 1;  // virtual pipeline stages (interleaved 1F1B)
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
-  Kernels kernels = Kernels::kEager;  // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
-  bool tp_overlap = false;            // --tp-overlap (estimate/step_model.h)
-  bool dp_overlap = true;             // not --no-dp-overlap (estimate/step_model.h)
-  bool ep_overlap = false;            // --ep-overlap (estimate/step_model.h)
+  Kernels kernels = Kernels::kEager;               // what the step's non-GEMM ops run as (estimate/kernel_costs.h)
+  bool tp_overlap = false;                         // --tp-overlap (estimate/step_model.h)
+  bool dp_overlap = true;                          // not --no-dp-overlap (estimate/step_model.h)
+  bool ep_overlap = false;                         // --ep-overlap (estimate/step_model.h)
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
-  std::optional<double> price;        // per device-hour
+  std::optional<double> price;                     // per device-hour
 };
 
 struct TrainTime {
