@@ -85,6 +85,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .ring = ring});
   m.ep_all_to_alls = ExpertAllToAllsPerBlock(s);
   m.ep_intra_node = s.expert_tp() * s.ep <= req.train.gpus_per_node;
+  m.ep_dispatch = req.train.ep_dispatch;
   if (ExpertGrid(s)) {
     m.expert_dp = ExpertDataParallel(s);
     m.gradient_ranks = GradientRanks(s);

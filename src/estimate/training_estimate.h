@@ -49,6 +49,7 @@ struct ModelledStep {
   // ranks the routed experts' and the other gradients reduce over.
   double ep_all_to_alls = 0;
   bool ep_intra_node = false;
+  EpDispatch ep_dispatch = EpDispatch::kAllToAll;
   uint64_t expert_dp = 0, gradient_ranks = 0;
   // --offload: bytes over the host link per step each way, and host memory per node.
   double offload_down_bytes = 0, offload_up_bytes = 0;

@@ -46,10 +46,19 @@ std::string EpText(E e) {
   return "per MoE block and micro-batch " + FormatFixed(m.ep_all_to_alls, 0) +
          " all-to-alls (dispatch and combine, forward and backward" +
          (s.recompute == Recompute::kFull ? ", and the forward's again under --recompute full" : "") +
-         "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") + " x (ep - 1) / ep / " +
-         (m.ep_intra_node ? "intra" : "inter") + "-node bandwidth (etp x ep = " + std::to_string(s.expert_tp() * s.ep) +
-         (m.ep_intra_node ? " <= " : " > ") + "--gpus-per-node " + std::to_string(m.gpus_per_node) +
-         "), x grad-accum, layers / pp per device (Lepikhin et al. 2020, GShard; Rajbhandari et "
+         "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") +
+         ", a share to each of ep ranks: " +
+         (m.ep_intra_node
+              ? "(ep - 1) / ep of it / intra-node bandwidth (etp x ep = " + std::to_string(s.expert_tp() * s.ep) +
+                    " <= --gpus-per-node " + std::to_string(m.gpus_per_node) + ")"
+              : "the node's peers' shares / intra-node bandwidth beside " +
+                    std::string(m.ep_dispatch == EpDispatch::kDeepEp
+                                    ? "one copy of a token per other node its top_k experts reach (--ep-dispatch "
+                                      "deepep: (N - 1)(1 - C(E - E/N, k) / C(E, k)) under balanced routing)"
+                                    : "the other nodes' shares") +
+                    " / inter-node bandwidth, the longer (etp x ep = " + std::to_string(s.expert_tp() * s.ep) +
+                    " > --gpus-per-node " + std::to_string(m.gpus_per_node) + ")") +
+         ", x grad-accum, layers / pp per device (Lepikhin et al. 2020, GShard; Rajbhandari et "
          "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)";
 }
 
@@ -227,8 +236,10 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->time.ep_exposed : 0); },
        .explain = [](E) -> std::string {
-         return "exposed: all of time.comm.ep_seconds; with --ep-overlap and two or more micro-batches, what "
-                "outlasts the step's GPU compute (each micro-batch's all-to-alls run under another's: Megatron-Core's "
+         return "exposed: all of time.comm.ep_seconds; with --ep-overlap, one micro-batch's forward runs beside "
+                "another's backward: the forward's all-to-alls show what outlasts the partner's backward compute, the "
+                "backward's what outlasts its forward, and the micro-batches with no partner (pp - 1 of m each way, or "
+                "the first forward and last backward) show whole (Megatron-Core's "
                 "--overlap-moe-expert-parallel-comm; DeepSeek-V3 report, §3.2.1, DualPipe)";
        }},
       {.key = "time.breakdown.pipeline_bubble",
@@ -296,8 +307,11 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.tp_exposed; }); },
        .explain = [](E) -> std::string {
-         return "all of it; with --tp-overlap, what outlasts the tensor-parallel linears' GEMMs (Megatron-LM's "
-                "--tp-comm-overlap; Wang et al. 2022)";
+         return "all of it; with --tp-overlap, what outlasts the tensor-parallel linears' GEMMs, run in Transformer "
+                "Engine's chunks (tp for ring-exchange, 4 for pipeline), plus the pipeline's last reduce-scatter "
+                "chunk, "
+                "1/16 of it without recompute (Megatron-LM's --tp-comm-overlap; Wang et al. 2022; "
+                "transformer_engine/pytorch/module/base.py, initialize_ub)";
        }},
       {.key = "time.comm.ep_seconds",
        .label = "expert-parallel all-to-alls (whole)",
