@@ -157,7 +157,7 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
   }
   // An elementwise op reads and writes its device's share of its elements (inference runs no
   // sequence parallelism).
-  if (l.gemms.empty()) c.bytes += 2 * ShapeElements(l.shape) / ElementwiseTpShards(l, s.tp, false) * act;
+  if (l.gemms.empty()) c.bytes += 2 * OpElements(l) / ElementwiseTpShards(l, s.tp, false) * act;
   // A recurrent node also reads and writes its state, once per pass (a decode step's whole memory
   // traffic besides the weights: mamba_ssm's selective_state_update).
   if (l.state_elements_per_sequence > 0) {

@@ -33,6 +33,10 @@ inline double ShapeElements(const std::vector<uint64_t>& shape) {
   for (uint64_t d : shape) n *= static_cast<double>(d);
   return n;
 }
+// A memory-bound op's elements: its own count where its output shape does not give it (Layer::op_elements).
+inline double OpElements(const Layer& l) {
+  return l.op_elements > 0 ? static_cast<double>(l.op_elements) : ShapeElements(l.shape);
+}
 inline double BytesPerElement(DType d) { return static_cast<double>(BitsPer(d)) / 8; }
 bool RowParallel(const Layer& l);
 

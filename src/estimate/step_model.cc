@@ -252,7 +252,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const double shard = ElementwiseTpShards(l, s.tp, s.sp);
       const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act, autocast);
       const double elements =
-          (l.input_elements > 0 ? static_cast<double>(l.input_elements) : ShapeElements(l.shape)) / shard / cp;
+          OpElements(l) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;
       fwd += elements * traffic.forward_bytes / bw;
       bwd += elements * traffic.backward_bytes / bw;

@@ -116,6 +116,8 @@ Core HeadProjections(TransformerContext& ctx) {
     Layer q_norm = ctx.Norm(ctx.P("attn.q_norm"), q_width, per_head ? d : q_width, ctx.P("attn.q_norm") + ":in", true);
     Layer k_norm =
         ctx.Norm(ctx.P("attn.k_norm"), kv_width, per_head ? d : kv_width, ctx.P("attn.k_norm") + ":in", true);
+    q_norm.op_elements = Count(ctx.P("attn.q_norm"), {ctx.rows, q_width});
+    k_norm.op_elements = Count(ctx.P("attn.k_norm"), {ctx.rows, kv_width});
     if (per_head) {
       SplitOverTp(q_norm);
       SplitOverTp(k_norm, g);
@@ -128,6 +130,7 @@ Core HeadProjections(TransformerContext& ctx) {
     Layer v_norm = MakeElementwise(ctx.P("attn.v_norm"), LayerKind::kNorm, Component::kNorm,
                                    Count(ctx.P("attn.v_norm"), {ctx.rows, kv_width}), kFlopsPerRmsNormElement - 1);
     v_norm.op = ElementwiseOp::kRmsNorm;
+    v_norm.op_elements = Count(ctx.P("attn.v_norm"), {ctx.rows, kv_width});
     SplitOverTp(v_norm, g);  // per head
     ctx.Add(std::move(v_norm), {ctx.batch, ctx.seq, qkv_width}, qkv);
   }

@@ -71,7 +71,7 @@ void AddLmHead(TransformerContext& ctx) {
   // vocab_parallel_cross_entropy: each rank its V / tp) keeps the log-probabilities for backward.
   const uint64_t logits = Count("loss", {ctx.rows, ctx.t.vocab_size});
   Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
-  loss.input_elements = logits;
+  loss.op_elements = logits;
   loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
   SplitOverTp(loss);
   ctx.Add(std::move(loss), {ctx.batch, ctx.seq});
@@ -110,7 +110,7 @@ void AddEncoderHeads(TransformerContext& ctx) {
           {ctx.batch, ctx.t.num_labels});
   const uint64_t logits = Count("loss", {ctx.batch, ctx.t.num_labels});
   Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
-  loss.input_elements = logits;
+  loss.op_elements = logits;
   loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
   ctx.Add(std::move(loss), {ctx.batch});
 }

@@ -355,7 +355,7 @@ class SequentialBuilder {
     }
     const uint64_t logits = Elements("loss");
     Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
-    loss.input_elements = logits;
+    loss.op_elements = logits;
     loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
     loss.shape = {b_};
     layers_.push_back(std::move(loss));

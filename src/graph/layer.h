@@ -126,10 +126,11 @@ struct Layer {
   std::optional<size_t> weights_of;  // index of the node whose weight it shares (tied head)
   std::vector<Gemm> gemms;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
-  // A memory-bound op whose input outgrows its output: the elements one pass reads (the loss reads
-  // the [b, s, V] logits and writes a [b, s] loss; its measured bytes are per logit,
-  // estimate/kernel_costs.cc). 0: its output's.
-  uint64_t input_elements = 0;
+  // A memory-bound op's elements where its output shape does not give them (estimate/roofline.h,
+  // OpElements): the loss reads the [b, s, V] logits and writes a [b, s] loss (its measured bytes are
+  // per logit, estimate/kernel_costs.cc); the per-head q, k and v norms rewrite their part of the
+  // [b, s, qkv] projection in place. 0: its output's.
+  uint64_t op_elements = 0;
   ElementwiseOp op = ElementwiseOp::kGeneric;
   std::vector<SavedTensor> saved;
   // Its output lies on dimensions Megatron's tensor parallelism splits (Shoeybi et al. 2019, §3;

@@ -215,6 +215,25 @@ TEST_CASE(
   CHECK(memory_bound("loss", 1, false, Kernels::kFused) == doctest::Approx(logits * 12 / bw));
 }
 
+TEST_CASE("step: per-head q and k norms cost their own part of the qkv projection") {
+  // Qwen3-style attention, d 512, 8 query heads and 2 K/V heads of 64, per-head RMSNorms on q and k:
+  // the norms rewrite q (2048 · 512) and k (2048 · 128) inside the [2048, 768] qkv tensor. Eager,
+  // Hugging Face's RMSNorm as measured (kRmsNormHf: 55.04 B forward and 129.97 B backward per 16-bit
+  // element at a copy's 0.85 of the bandwidth).
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  const std::string qwen =
+      "family: transformer\nvocab_size: 1000\ncontext_length: 2048\nd_model: 512\nn_layers: 1\nn_heads: 8\n"
+      "n_kv_heads: 2\nd_ff: 1536\nmlp: swiglu\nnorm: rmsnorm\nposition: rope\nbias: false\nqk_norm: per_head\n";
+  const double copy = a100.memory_bandwidth * kCopyEfficiency;
+  const auto memory_bound = [&](const std::string& path) {
+    const Settings s = Parallel(1, 1, 1, 1);
+    const LayerGraph g = OneNode(Micro(qwen, s), path);
+    return TrainingStep(g, s, a100, 312e12, 0.8, 0, {.kernels = Kernels::kEager}).memory_bound;
+  };
+  CHECK(memory_bound("blocks.0.attn.q_norm") == doctest::Approx(2048.0 * 512 * (55.04 + 129.97) / copy));
+  CHECK(memory_bound("blocks.0.attn.k_norm") == doctest::Approx(2048.0 * 128 * (55.04 + 129.97) / copy));
+}
+
 struct Table5Row {
   const char* name;
   uint64_t h, layers, heads, tp, pp, batch;
