@@ -251,8 +251,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // over this device's share of its elements.
       const double shard = ElementwiseTpShards(l, s.tp, s.sp);
       const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act, autocast);
-      const double elements =
-          OpElements(l) / shard / cp;
+      const double elements = OpElements(l) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;
       fwd += elements * traffic.forward_bytes / bw;
       bwd += elements * traffic.backward_bytes / bw;
