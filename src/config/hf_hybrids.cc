@@ -525,9 +525,7 @@ void ReadKimiLinear(HfReader& r, const std::string&) {
       m.Has("model_max_length") ? m.PositiveInt("model_max_length") : r.Context("max_position_embeddings");
   t.position = m.Bool("mla_use_nope", false) ? PositionKind::kNone : PositionKind::kRope;
   t.norm = NormKind::kRmsNorm;
-  const std::string act = m.String("hidden_act", "silu");
-  if (act != "silu") throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
-  t.mlp = MlpKind::kSwiglu;
+  r.SiluGatedMlp();
   r.SetBiases(false, false, false);
   t.tied_embeddings = m.Bool("tie_word_embeddings", false);
   for (const char* key : {"mla_use_output_gate", "routed_expert_hidden_size"}) {
@@ -614,9 +612,7 @@ void ReadMiniMax(HfReader& r, const std::string& type) {
   r.ReadRotaryFraction(0);
   t.rotary_dim = m.NonNegativeInt("rotary_dim", 0);
   t.norm = NormKind::kRmsNorm;
-  const std::string act = m.String("hidden_act", "silu");
-  if (act != "silu") throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
-  t.mlp = MlpKind::kSwiglu;
+  r.SiluGatedMlp();
   r.SetBiases(false, false, false);
   t.tied_embeddings = m.Bool("tie_word_embeddings", false);
   const uint64_t experts = m.PositiveInt("num_local_experts", 8);

@@ -332,6 +332,12 @@ MlpKind HfReader::EncoderActivation(const char* key) {
   throw InputError(m.Loc(key), "unsupported activation '" + act + "'; tally reads gelu and relu here");
 }
 
+void HfReader::SiluGatedMlp() {
+  const std::string act = m.String("hidden_act", "silu");
+  if (act != "silu") throw InputError(m.Loc("hidden_act"), "unsupported hidden_act '" + act + "'; tally reads silu");
+  t.mlp = MlpKind::kSwiglu;
+}
+
 // Derived sizes and the checks a tally config gets too.
 void HfReader::Finish() {
   // transformers' gelu_new, whichever key names the activation (TransformerSpec::gelu_in_ops).

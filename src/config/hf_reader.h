@@ -92,6 +92,8 @@ class HfReader {
   std::string Architecture() const;
   // The feed-forward activation of an encoder: GELU (any of transformers' GELU names) or ReLU.
   MlpKind EncoderActivation(const char* key);
+  // A gated MLP that tally reads with SiLU only: `hidden_act` (default silu) must be silu; SwiGLU.
+  void SiluGatedMlp();
 
   // What the family readers read and write.
   YAML::Node root;  // the map `m` reads (a wrapper's text_config once unwrapped)
