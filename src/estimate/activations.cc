@@ -185,17 +185,17 @@ uint64_t InferenceActivations(const MemoryModel& model, const Settings& s, uint6
     // Chunked prefill (Agrawal et al. 2024, Sarathi-Serve; vLLM's max_num_batched_tokens): a pass
     // takes at most T tokens of all sequences together, whatever their number, and samples at most
     // one token per sequence in it. Without the s x s scores, every output is linear in the
-    // tokens, so the largest per token is largest_output / seq.
+    // tokens, so the largest per token is the largest output / seq.
     const uint64_t all = CheckedMul(batch, model.seq, "activation memory");
     const uint64_t tokens = std::min(all, *s.max_batched_tokens);
-    const uint64_t per_token = CeilDiv(model.largest_output, model.seq);
+    const uint64_t per_token = CeilDiv(LargestDeviceOutput(model, s.tp, s.sp, false), model.seq);
     const uint64_t live =
         BytesOf(CheckedProduct({2, per_token, tokens}, "activation memory"), s.dtypes.activation, "activation memory");
     const uint64_t sampled = std::min(batch, *s.max_batched_tokens);
     return Add(live, CheckedProduct({sampled, model.vocab, 4}, "activation memory"));
   }
   // Flash attention never materializes the s x s scores.
-  const uint64_t largest = s.attention == Attention::kFlash ? model.largest_output : model.largest_output_eager;
+  const uint64_t largest = LargestDeviceOutput(model, s.tp, s.sp, s.attention != Attention::kFlash);
   const uint64_t live =
       BytesOf(CheckedProduct({2, largest, batch}, "activation memory"), s.dtypes.activation, "activation memory");
   const uint64_t logits = CheckedProduct({batch, model.vocab, 4}, "activation memory");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <unordered_set>
 
+#include "estimate/roofline.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -67,6 +68,15 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
                   .params_begin = static_cast<uint32_t>(m.params.size()),
                   .backward_scratch = l.backward_scratch};
     if (l.weights_of) node.shares_weight_of = static_cast<uint32_t>(*l.weights_of);
+    const Layer& weights = l.weights_of ? graph.layers[*l.weights_of] : l;
+    const bool split_weights = std::any_of(weights.param_tensors.begin(), weights.param_tensors.end(),
+                                           [](const ParamTensor& t) { return t.tp_sharded && t.shape.size() >= 2; });
+    if (l.tp_split) {
+      node.tp_output = StepNode::TpOutput::kSplit;
+      node.output_tp_max_shards = l.tp_max_shards;
+    } else if (!l.gemms.empty() && split_weights && !RowParallel(l)) {
+      node.tp_output = StepNode::TpOutput::kByWeights;  // a column-parallel linear, the vocabulary-parallel head
+    }
     for (const ParamTensor& t : l.param_tensors) {
       // Autocast casts the weights of GEMMs (an embedding lookup is no autocast op).
       if (t.shape.size() >= 2 && !l.gemms.empty()) {
@@ -105,15 +115,40 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
       m.states.push_back({l.state_elements_per_sequence, l.block_type});
     }
     if (l.component == Component::kLmHead) m.vocab = l.shape.back();
-    if (l.component == Component::kLmHead || l.component == Component::kLoss) continue;
-    const uint64_t out = Product(l.shape);
-    m.largest_output_eager = std::max(m.largest_output_eager, out);
-    // A vision tower's attention core is under its own component (graph/build_vision.cc).
-    const bool scores =
-        l.shape.size() == 4 && (l.component == Component::kAttentionCore || l.component == Component::kVision);
-    if (!scores) m.largest_output = std::max(m.largest_output, out);
   }
   return m;
+}
+
+uint64_t DeviceOutput(const MemoryModel& m, const StepNode& n, uint64_t tp, bool sp) {
+  switch (n.tp_output) {
+    case StepNode::TpOutput::kSplit:
+      return CeilDiv(n.output, TpShards(true, n.output_tp_max_shards, tp));
+    case StepNode::TpOutput::kByWeights: {
+      // Each weight matrix's output columns split as the matrix does; the matrices share the input.
+      u128 total = 0, device = 0;
+      for (uint32_t k = n.params_begin; k < n.params_end; ++k) {
+        const ParamEntry& p = m.params[k];
+        if (p.shape.size() < 2) continue;
+        total += p.elements;
+        device += CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, tp));
+      }
+      if (total == 0) return n.output;
+      return static_cast<uint64_t>((static_cast<u128>(n.output) * device + total - 1) / total);
+    }
+    case StepNode::TpOutput::kWhole:
+      break;
+  }
+  return sp ? CeilDiv(n.output, tp) : n.output;
+}
+
+uint64_t LargestDeviceOutput(const MemoryModel& m, uint64_t tp, bool sp, bool with_scores) {
+  uint64_t largest = 0;
+  for (const StepNode& n : m.nodes) {
+    if (n.component == Component::kLmHead || n.component == Component::kLoss) continue;
+    if (n.scores && !with_scores) continue;
+    largest = std::max(largest, DeviceOutput(m, n, tp, sp));
+  }
+  return largest;
 }
 
 }  // namespace tally

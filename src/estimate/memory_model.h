@@ -59,6 +59,13 @@ struct StepNode {
   std::optional<uint32_t> shares_weight_of;
   uint64_t weight_elements = 0;   // its GEMMs' weight matrices (what autocast casts), frozen ones too
   uint64_t backward_scratch = 0;  // Layer::backward_scratch
+  // How tensor parallelism splits its output on a device (DeviceOutput): not at all (the residual
+  // stream, a row-parallel linear's all-reduced sum: split only under sequence parallelism), as its
+  // weights split (a column-parallel linear's columns), or by up to `output_tp_max_shards` ranks (a
+  // node on split dimensions, Layer::tp_split; 0: all).
+  enum class TpOutput : uint8_t { kWhole, kByWeights, kSplit };
+  TpOutput tp_output = TpOutput::kWhole;
+  uint64_t output_tp_max_shards = 0;
 };
 
 // One attention layer of a distinct block: what its KV cache holds (estimate/kv_cache.h).
@@ -86,11 +93,9 @@ struct MemoryModel {
   std::vector<BlockRun> runs;  // the blocks in order (LayerGraph::runs)
   uint64_t n_layers = 0;
   uint64_t seq = 1;
-  uint64_t target_seq = 0;            // an encoder–decoder's decoder length (LayerGraph::target_seq); 0 otherwise
-  uint64_t largest_output = 0;        // per sample, without the head, loss and s x s scores
-  uint64_t largest_output_eager = 0;  // the same with the s x s scores (eager attention)
-  uint64_t vocab = 0;                 // the head's width (0 without one)
-  std::string training_refused;       // LayerGraph::training_refused
+  uint64_t target_seq = 0;       // an encoder–decoder's decoder length (LayerGraph::target_seq); 0 otherwise
+  uint64_t vocab = 0;            // the head's width (0 without one)
+  std::string training_refused;  // LayerGraph::training_refused
   // The config's quantization_config (Evaluation sets it): how a frozen base is stored when no
   // --quant says otherwise.
   std::optional<QuantizationSpec> quantization;
@@ -98,6 +103,16 @@ struct MemoryModel {
 
 // `graph` must be built with batch 1.
 MemoryModel SummarizeMemory(const LayerGraph& graph);
+
+// Elements per sample of node `n`'s output (or of the gradient of it) on one of `tp` tensor-parallel
+// ranks, the residual stream split too under sequence parallelism (`sp`; Korthikanti et al. 2022,
+// §4.2.2). A column-parallel linear's output splits as its weights do: K and V past their heads are
+// whole on every rank.
+uint64_t DeviceOutput(const MemoryModel& m, const StepNode& n, uint64_t tp, bool sp);
+
+// The largest output per sample on one tensor-parallel rank, the head, the loss and (with
+// `with_scores` false: flash attention) the s x s attention scores left out.
+uint64_t LargestDeviceOutput(const MemoryModel& m, uint64_t tp, bool sp, bool with_scores);
 
 // Pipeline stages take contiguous runs of blocks, the embedding on the first stage, everything after
 // the blocks on the last (Narayanan et al. 2021, §2.2). --pp is at most the number of blocks

@@ -158,10 +158,15 @@ class StepWalk {
     NodeBytes b;
     const uint64_t mb = s_.micro_batch;
     const bool written = !(n.scores && s_.attention == Attention::kFlash);
-    if (written) {
-      b.output = tally::BytesOf(CeilDiv(Times(n.output, mb), s_.cp), OutputDtype(n, s_), kWhat);
-    }
-    b.scratch = tally::BytesOf(CeilDiv(Times(n.backward_scratch, mb), s_.cp), OutputDtype(n, s_), kWhat);
+    // This tensor-parallel rank's share of the output (and of the gradient of it).
+    const uint64_t device_output = DeviceOutput(m_, n, s_.tp, s_.sp);
+    if (written) b.output = tally::BytesOf(CeilDiv(Times(device_output, mb), s_.cp), OutputDtype(n, s_), kWhat);
+    // A backward's scratch is shaped as its node's output and splits as it does.
+    const uint64_t scratch =
+        n.output == 0
+            ? 0
+            : static_cast<uint64_t>((static_cast<u128>(n.backward_scratch) * device_output + n.output - 1) / n.output);
+    b.scratch = tally::BytesOf(CeilDiv(Times(scratch, mb), s_.cp), OutputDtype(n, s_), kWhat);
     for (uint32_t k = n.saved_begin; k < n.saved_end; ++k) {
       const SavedEntry& e = m_.saved[k];
       const uint64_t bytes = SavedBytes(e, s_, mb);

@@ -43,25 +43,27 @@ TEST_CASE("serving: fit --mode infer holds Mixtral-8x7B's sequences as vLLM allo
   // KV per sequence per device: 32 layers x (2 x 8 x 128 / tp 2) elements x 32,768 tokens (2,048
   // whole pages) x 1 byte (fp8) = 1,073,741,824 B.
   // Activations under chunked prefill: one pass of 8,192 tokens (Sarathi-Serve; vLLM), the largest
-  // live pair being the two routed experts' d_ff outputs, 2 x (2 x 14,336) elements per token at 2
-  // bytes: 2 · 28,672 · 8,192 · 2 = 939,524,096 B, + fp32 logits of one position per sequence,
+  // live pair being the two routed experts' d_ff outputs, 2 x (2 x 14,336) elements per token, each
+  // expert's d_ff split over the tp 2 ranks (vLLM's fused MoE), at 2 bytes:
+  // 2 · 28,672 / 2 · 8,192 · 2 = 469,762,048 B, + fp32 logits of one position per sequence,
   // 32,000 · 4 = 128,000 B each.
   // The runtime lives inside the claimed memory too: the CUDA context, cuBLAS's workspace and, on
   // two devices, NCCL's buffers, 685 + 32 + 256 MiB = 1,020,264,448 B (estimate/defaults.h).
-  // b (1,073,741,824 + 128,000) <= 77,309,411,328 - 23,500,825,600 - 939,524,096 - 1,020,264,448
-  //   = 51,848,797,184 => b = 48 (51,848,797,184 / 1,073,869,824 = 48.3); the issue expects 45-58.
+  // b (1,073,741,824 + 128,000) <= 77,309,411,328 - 23,500,825,600 - 469,762,048 - 1,020,264,448
+  //   = 52,318,559,232 => b = 48 (52,318,559,232 / 1,073,869,824 = 48.7); the issue expects 45-58.
   CHECK(j["fit"]["batch"] == 48);
   CHECK(j["memory"]["infer"]["kv_cache"] == 48 * 1'073'741'824ULL);
-  CHECK(j["memory"]["infer"]["activations"] == 939'524'096ULL + 48 * 128'000ULL);
-  // KV tokens: free = 51,848,797,184 - 48 · 128,000 = 51,842,653,184 B; a page is 16 tokens x 32
-  // layers x 1,024 B = 524,288 B; 98,882 whole pages = 1,582,112 tokens.
-  CHECK(j["fit"]["kv_pages"] == 98'882);
-  CHECK(j["fit"]["kv_tokens"] == 1'582'112);
-  // Whole-batch prefill, as the ledger had it before (the issue's 12): the activations of 48
-  // sequences of 32,768 tokens would not fit.
+  CHECK(j["memory"]["infer"]["activations"] == 469'762'048ULL + 48 * 128'000ULL);
+  // KV tokens: free = 52,318,559,232 - 48 · 128,000 = 52,312,415,232 B; a page is 16 tokens x 32
+  // layers x 1,024 B = 524,288 B; 99,778 whole pages = 1,596,448 tokens.
+  CHECK(j["fit"]["kv_pages"] == 99'778);
+  CHECK(j["fit"]["kv_tokens"] == 1'596'448);
+  // Whole-batch prefill: a sequence's 32,768 tokens at once hold 2 · 28,672 / 2 · 32,768 · 2 =
+  // 1,879,048,192 B of activations beside its KV and logits, 2,952,918,016 B in all, in
+  // 85,899,345,920 - 23,500,825,600 - 1,020,264,448 = 61,378,255,872 B: 20 sequences (20.8).
   std::vector<std::string> whole = kMixtral;
   whole.insert(whole.end(), {"--max-batched-tokens", "1000000000", "--gpu-memory-utilization", "1"});
-  CHECK(RunJson(whole)["fit"]["batch"] == 12);
+  CHECK(RunJson(whole)["fit"]["batch"] == 20);
 }
 
 TEST_CASE("serving: on a named device, TPOT and tokens/s at the concurrency found") {

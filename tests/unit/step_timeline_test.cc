@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,30 @@ TEST_CASE("timeline: the loss holds four vocabulary-wide fp32 tensors at once") 
   CHECK(loss->live[LiveCategory::kActivations] == s.ledger.activations);
   CHECK(loss->live[LiveCategory::kTemporaries] == 3 * logits);
   CHECK(loss->live.Total() == s.ledger.weights + s.ledger.optimizer + s.ledger.activations + 3 * logits);
+}
+
+TEST_CASE("timeline: a tensor-parallel rank writes its share of a split output, the all-reduced ones whole") {
+  // GPT-2 small in fp32, 128 tokens, TP 4 (Shoeybi et al. 2019, §3): the column-parallel qkv (2,304
+  // wide) and MLP up (3,072) write a quarter of their columns on each rank, the attention core its
+  // 3 of 12 heads (768 / 4); the row-parallel out ends in an all-reduce, whole on every rank, and a
+  // quarter of it under sequence parallelism's reduce-scatter (Korthikanti et al. 2022, §4.2.2).
+  const auto written = [](bool sp) {
+    const Step s = StepOf("gpt2-small", {.seq = 128, .precision = Precision::kFp32, .tp = 4, .sp = sp}, true);
+    std::map<std::string, uint64_t> out;
+    for (const StepEvent& e : s.timeline.events) {
+      if (e.phase == StepPhase::kForward && e.node.rfind("blocks.0.", 0) == 0)
+        out[e.node] = e.live[LiveCategory::kTemporaries];
+    }
+    return out;
+  };
+  const std::map<std::string, uint64_t> tp = written(false);
+  CHECK(tp.at("blocks.0.attn.qkv") == 128ULL * 2304 / 4 * 4);
+  CHECK(tp.at("blocks.0.mlp.up") == 128ULL * 3072 / 4 * 4);
+  CHECK(tp.at("blocks.0.attn.context") == 128ULL * 768 / 4 * 4);
+  CHECK(tp.at("blocks.0.attn.out") == 128ULL * 768 * 4);
+  const std::map<std::string, uint64_t> sp = written(true);
+  CHECK(sp.at("blocks.0.attn.out") == 128ULL * 768 / 4 * 4);
+  CHECK(sp.at("blocks.0.mlp.up") == tp.at("blocks.0.mlp.up"));
 }
 
 TEST_CASE("timeline: a tied embedding's gradient is the sum of two, three tables live at its last write") {
