@@ -70,6 +70,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "training: the MoE token dispatcher, " + JoinNames<EpDispatch>(" | ") +
           " (default all-to-all, NCCL's); deepep sends a token across nodes once per node it reaches",
       "NAME");
+  opt("--moe-imbalance", f.moe_imbalance,
+      "training with --ep: the routed tokens the busiest expert-parallel rank receives over the mean (max / "
+      "mean load, at least 1; default 1, balanced routing); every MoE layer waits for that rank",
+      "RATIO");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -101,6 +105,10 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   r.train.dp_overlap = !f.no_dp_overlap;
   r.train.ep_overlap = f.ep_overlap;
   if (f.ep_dispatch) r.train.ep_dispatch = ParseName<EpDispatch>(*f.ep_dispatch, "--ep-dispatch");
+  if (f.moe_imbalance) {
+    r.train.moe_imbalance =
+        ParseReal(*f.moe_imbalance, "--moe-imbalance", {.lo = 1, .what = "a ratio of at least 1 such as 1.3"});
+  }
   r.train.schedule = r.train.vp > 1 ? PipelineSchedule::kInterleaved : PipelineSchedule::k1f1b;
   if (f.pp_schedule) {
     r.train.schedule = ParseName<PipelineSchedule>(*f.pp_schedule, "--pp-schedule");

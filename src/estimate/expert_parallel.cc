@@ -106,6 +106,13 @@ DeviceParams TrainableParamsPerDevice(const LayerGraph& g, uint64_t trainable, c
 
 double ExpertRowShare(const Settings& s) { return static_cast<double>(s.expert_tp()) / static_cast<double>(s.tp); }
 
+double MostMoeImbalance(const ModelSpec& spec, const Settings& s) {
+  const TransformerSpec& t = spec.transformer;
+  if (s.ep <= 1 || t.n_experts == 0 || t.top_k == 0) return 1;
+  const double ep = static_cast<double>(s.ep), top_k = static_cast<double>(t.top_k);
+  return ep * std::min(top_k, static_cast<double>(t.n_experts) / ep) / top_k;
+}
+
 double ExpertAllToAllsPerBlock(const Settings& s) { return s.recompute == Recompute::kFull ? 6 : 4; }
 
 double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const ExpertLinks& links) {

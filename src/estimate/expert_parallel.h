@@ -87,6 +87,11 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const Exper
 // all-to-all returns, and as many elements as the dispatch sent (its input's copies at hidden).
 bool RoutedDownProjection(const Layer& l);
 
+// The most routed token copies an expert-parallel rank can receive over the mean: its E / ep
+// experts take at most min(top_k, E / ep) copies of each token where the mean is top_k / ep, so
+// ep · min(top_k, E / ep) / top_k (every token routed to that rank). 1 without --ep.
+double MostMoeImbalance(const ModelSpec& spec, const Settings& s);
+
 // The all-to-alls per MoE block and micro-batch: 4, or 6 under --recompute full.
 double ExpertAllToAllsPerBlock(const Settings& s);
 

@@ -167,7 +167,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   double expert_row_bytes = 0, expert_row_calls = 0;
   const bool expert_tp_apart = s.expert_tp() != s.tp;
   // The share of a micro-batch's routed token copies a device's experts compute (expert_parallel.h).
-  const double expert_rows = ExpertRowShare(s);
+  // On the busiest expert-parallel rank (--moe-imbalance), whose pace every MoE layer takes.
+  const double imbalance = s.ep > 1 ? o.moe_imbalance : 1;
+  const double expert_rows = ExpertRowShare(s) * imbalance;
   double attention_forward = 0, attention_backward = 0;  // the blocks' attention core, for the ring's overlap
   double gemm_weights = 0, trainable_weights = 0, param_tensors = 0;  // this device's, for casts and launches
   double fp8_weights = 0;  // the fp8 linears' weights, cast once a step (TE caches them over micro-batches)
@@ -211,7 +213,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       if (!core) (RowParallel(l) ? k : n) /= width_div;
       if (!core) m /= cp;
       if (routed) m *= expert_rows;
-      const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp;
+      // A routed expert GEMM on the busiest rank does `imbalance` times the mean rank's FLOPs.
+      const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp * (routed ? imbalance : 1);
       // The forward's n and k are the operands' leading dimensions in all three products.
       const double aligned = GemmAlignmentFactor(compute_dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
       fwd += gemm_time(r, f, m, n, k, count, eff, on_chip, experts * forward_splits, aligned);
@@ -376,7 +379,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                                .inter_bandwidth = out.inter_bandwidth,
                                .gpus_per_node = static_cast<double>(o.gpus_per_node),
                                .dispatch = o.ep_dispatch};
-    out.ep_comm = ExpertAllToAllSeconds(g, s, links) * micro * stage_share;
+    // The busiest rank receives (dispatch) and sends back (combine) `imbalance` times its share.
+    out.ep_comm = ExpertAllToAllSeconds(g, s, links) * imbalance * micro * stage_share;
   }
   out.ep_exposed = o.ep_overlap ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,
                                                         (stage(backward_all) + stage(recompute)) * micro, micro)

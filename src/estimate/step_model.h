@@ -31,10 +31,14 @@ struct StepOptions {
   // flight (Megatron-Core's --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe, §3.2.1).
   bool ep_overlap = false;
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
-  double mbu = kDefaultMbu;                        // memory-bandwidth utilization of the memory-bound ops
-  OffloadTraffic offload;                          // --offload: the bytes over the host link (estimate/offload.h)
-  double host_bandwidth = 0;                       // bytes/s per direction of that link (the catalog's host_bandwidth)
-  RingExchange ring;  // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
+  // --moe-imbalance: the routed token copies the busiest expert-parallel rank receives over the mean
+  // (max / mean load; 1, balanced routing). Each MoE layer's combine waits for that rank, so its
+  // grouped GEMMs, permutation and all-to-all set the layer's pace. No effect without --ep.
+  double moe_imbalance = 1;
+  double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
+  OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
+  double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
+  RingExchange ring;          // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
 };
 
 struct StepTime {

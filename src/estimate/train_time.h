@@ -28,6 +28,7 @@ struct TrainQuery {
   bool dp_overlap = true;                          // not --no-dp-overlap (estimate/step_model.h)
   bool ep_overlap = false;                         // --ep-overlap (estimate/step_model.h)
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
+  double moe_imbalance = 1;                        // --moe-imbalance (estimate/step_model.h)
   std::optional<double> price;                     // per device-hour
 };
 

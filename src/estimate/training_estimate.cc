@@ -66,6 +66,15 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
   micro.causal = s.causal || (causal_kernels && s.attention == Attention::kFlash);
   const TrainMemory ledger = TrainingMemory(s, summary.memory);
   const OffloadTraffic traffic = OffloadBytes(ledger, s);
+  if (const double most = MostMoeImbalance(ev.spec(), s); s.ep > 1 && req.train.moe_imbalance > most) {
+    const TransformerSpec& t = ev.spec().transformer;
+    const uint64_t local = t.n_experts / s.ep;
+    throw InputError("--moe-imbalance: at most " + FormatDouble(most) + " with --ep " + std::to_string(s.ep) +
+                     ": a rank's " + std::to_string(local) + " of the " + std::to_string(t.n_experts) +
+                     " experts take at most " + std::to_string(std::min(t.top_k, local)) + " of a token's " +
+                     std::to_string(t.top_k) + " copies, where the mean is top_k / ep = " +
+                     FormatDouble(static_cast<double>(t.top_k) / static_cast<double>(s.ep)));
+  }
   ModelledStep m;
   m.gpus_per_node = req.train.gpus_per_node;
   m.host_bandwidth = hw.host_bandwidth;
@@ -79,6 +88,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .dp_overlap = req.train.dp_overlap,
                          .ep_overlap = req.train.ep_overlap,
                          .ep_dispatch = req.train.ep_dispatch,
+                         .moe_imbalance = req.train.moe_imbalance,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,
@@ -86,6 +96,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
   m.ep_all_to_alls = ExpertAllToAllsPerBlock(s);
   m.ep_intra_node = s.expert_tp() * s.ep <= req.train.gpus_per_node;
   m.ep_dispatch = req.train.ep_dispatch;
+  m.moe_imbalance = s.ep > 1 ? req.train.moe_imbalance : 1;
   if (ExpertGrid(s)) {
     m.expert_dp = ExpertDataParallel(s);
     m.gradient_ranks = GradientRanks(s);
@@ -113,6 +124,11 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
     e.notes.push_back(
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
         "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
+  }
+  if (e.step && query.moe_imbalance > 1 && s.ep == 1) {
+    e.notes.push_back(
+        "--moe-imbalance changes nothing without --ep: every device computes every expert's tokens (or its "
+        "--etp slice of them), so no device waits for a busier one");
   }
   if (query.ep_dispatch == EpDispatch::kDeepEp && s.ep * s.expert_tp() <= query.gpus_per_node) {
     e.notes.push_back("--ep-dispatch deepep changes nothing here: the expert group (ep x etp = " +

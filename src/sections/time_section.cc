@@ -58,6 +58,7 @@ std::string EpText(E e) {
                                     : "the other nodes' shares") +
                     " / inter-node bandwidth, the longer (etp x ep = " + std::to_string(s.expert_tp() * s.ep) +
                     " > --gpus-per-node " + std::to_string(m.gpus_per_node) + ")") +
+         (m.moe_imbalance > 1 ? ", x --moe-imbalance " + FormatDouble(m.moe_imbalance) + " on the busiest rank" : "") +
          ", x grad-accum, layers / pp per device (Lepikhin et al. 2020, GShard; Rajbhandari et "
          "al. 2022, DeepSpeed-MoE; Megatron-Core MoE docs, expert parallelism)";
 }
@@ -318,6 +319,15 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->time.ep_comm : 0); },
        .explain = EpText},
+      {.key = "time.comm.moe_imbalance",
+       .label = "MoE load: busiest expert rank / mean",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return When(Step(e) && S(e).ep > 1, Step(e) ? Step(e)->moe_imbalance : 0); },
+       .explain = [](E) -> std::string {
+         return "--moe-imbalance (default 1, balanced routing): the routed token copies the busiest expert-parallel "
+                "rank receives over the mean; its grouped GEMMs, token permutation and all-to-alls take this many "
+                "times the mean's, and every MoE layer waits for it";
+       }},
       {.key = "time.comm.pp_seconds",
        .label = "pipeline point-to-point",
        .unit = Unit::kSecond,

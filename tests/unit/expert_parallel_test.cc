@@ -170,6 +170,44 @@ TEST_CASE("ep: --ep-dispatch deepep sends a token across nodes once per other no
   CHECK(testing::RunTally({"time", "mixtral-8x7b", "--ep-dispatch", "nvshmem"}).code == 2);
 }
 
+TEST_CASE("ep: --moe-imbalance sets every MoE layer at the busiest rank's load, up to every token on it") {
+  // Mixtral on 8 devices in nodes of 4, ep 8, one micro-batch of 4096 tokens. Balanced: 4 all-to-alls
+  // per block, 32 blocks, each 4096 · 2 · 4096 · 2 B with 4/8 of it to the other node at 50 GB/s. The
+  // busiest rank receiving 1.5 times the mean copies receives and returns 1.5 times the bytes.
+  const std::vector<std::string> base = {"--gpus", "8", "--ep", "8", "--gpus-per-node", "4"};
+  std::vector<std::string> hot = base;
+  hot.insert(hot.end(), {"--moe-imbalance", "1.5"});
+  const nlohmann::json even = Time("mixtral-8x7b", base), busy = Time("mixtral-8x7b", hot);
+  const double a2a = 4 * 32 * 4096.0 * 2 * 4096 * 2 * 4 / 8 / 50e9;
+  CHECK(even["comm"]["ep_seconds"].get<double>() == doctest::Approx(a2a));
+  CHECK(busy["comm"]["ep_seconds"].get<double>() == doctest::Approx(1.5 * a2a));
+  CHECK(busy["comm"]["moe_imbalance"].get<double>() == 1.5);
+  // Its grouped GEMMs do half as many FLOPs again: the routed experts' forward and backward,
+  // 6 · 4096 tokens · 2 copies · 3 · 4096 · 14336 · 32 blocks = 2.77e14 FLOPs on the device, half of
+  // which take at least 1.4e14 / 989 TFLOP/s (the bf16 peak) more. The model's FLOPs do not change.
+  const double routed = 6.0 * 4096 * 2 * 3 * 4096 * 14336 * 32;
+  CHECK(busy["breakdown"]["compute"].get<double>() - even["breakdown"]["compute"].get<double>() >
+        0.5 * routed / 989.4e12);
+  CHECK(busy["compute_flops"] == even["compute_flops"]);
+  // The most: a rank's one expert of 8 takes at most 1 of a token's 2 copies, the mean 2 / 8:
+  // 8 · min(2, 8 / 8) / 2 = 4.
+  std::vector<std::string> most = base, past = base;
+  most.insert(most.end(), {"--moe-imbalance", "4"});
+  past.insert(past.end(), {"--moe-imbalance", "4.01"});
+  CHECK(Time("mixtral-8x7b", most)["comm"]["moe_imbalance"].get<double>() == 4);
+  std::vector<std::string> args = {"time",     "mixtral-8x7b", "--hardware", "h100-sxm",
+                                   "--tokens", "1e9",          "--seq",      "4096"};
+  args.insert(args.end(), past.begin(), past.end());
+  const testing::TallyRun refused = testing::RunTally(args);
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("--moe-imbalance: at most 4 with --ep 8") != std::string::npos);
+  CHECK(testing::RunTally({"time", "mixtral-8x7b", "--moe-imbalance", "0.9"}).code == 2);
+  // Without --ep every device computes every expert's tokens: nothing to wait for, and it says so.
+  const testing::TallyRun alone = testing::RunTally(
+      {"time", "mixtral-8x7b", "--hardware", "h100-sxm", "--gpus", "8", "--tokens", "1e9", "--moe-imbalance", "2"});
+  CHECK(alone.err.find("--moe-imbalance changes nothing without --ep") != std::string::npos);
+}
+
 TEST_CASE("ep: --ep-overlap hides the all-to-alls under another micro-batch's compute") {
   // Mixtral on 8 devices in nodes of 4, the all-to-alls bound by InfiniBand: 4 per block, 32 blocks,
   // each 4096 · 2 · 4096 · 2 B, 4/8 of it to the other node, at 50 GB/s: 0.086 s a micro-batch; 4
