@@ -233,7 +233,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--precision", f.precision,
       choices(JoinNames<Precision>(" | "), Name(defaults.precision)) +
           "; mixed-* is Megatron's (half-precision weights, fp32 master copy), amp-* PyTorch autocast (fp32 weights, "
-          "half-precision GEMMs: Hugging Face's bf16=True)",
+          "half-precision GEMMs: Hugging Face's bf16=True), tf32 fp32 with TF32 tensor-core GEMMs (Hugging Face's "
+          "tf32=True)",
       "POLICY");
   opt("--param-dtype", f.param_dtype, "override the weights' dtype (also the inference weights)", "DTYPE");
   opt("--grad-dtype", f.grad_dtype, "override the gradients' dtype", "DTYPE");

@@ -16,6 +16,7 @@ struct EnumNames<Mode> {
 template <>
 struct EnumNames<Precision> {
   static constexpr NameEntry<Precision> kTable[] = {{Precision::kFp32, "fp32"},
+                                                    {Precision::kTf32, "tf32"},
                                                     {Precision::kFp16, "fp16"},
                                                     {Precision::kBf16, "bf16"},
                                                     {Precision::kMixedFp16, "mixed-fp16"},

@@ -6,7 +6,9 @@ namespace tally {
 
 Precisions PolicyDtypes(Precision p) {
   switch (p) {
+    // tf32 stores what fp32 does; only its GEMMs differ (ComputeDtype).
     case Precision::kFp32:
+    case Precision::kTf32:
       return {DType::kFp32, DType::kFp32, std::nullopt, DType::kFp32, DType::kFp32};
     // Pure low precision: everything, optimizer states included, in the one dtype.
     case Precision::kFp16:

@@ -19,7 +19,7 @@ enum class Mode { kBoth, kTrain, kInfer };
 // weights, gradients and activations with an fp32 master copy. amp-*: PyTorch autocast (what Hugging
 // Face's Trainer runs with bf16=True): fp32 weights, gradients and states, GEMMs on half-precision
 // casts of their inputs and weights. fp8: Transformer Engine's.
-enum class Precision { kFp32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8, kAmpFp16, kAmpBf16 };
+enum class Precision { kFp32, kTf32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8, kAmpFp16, kAmpBf16 };
 enum class Optimizer { kSgd, kSgdMomentum, kAdagrad, kRmsprop, kAdam, kAdamw, kAdam8bit, kLion, kAdafactor };
 enum class Recompute { kNone, kSelective, kFull };
 // How the optimizer step runs (torch.optim's `foreach` and `fused`): a loop over the parameters

@@ -201,6 +201,10 @@ GemmDType ComputeDtype(Precision p) {
   switch (p) {
     case Precision::kFp32:
       return GemmDType::kFp32;
+    // fp32 tensors whose GEMMs round their inputs to TF32 on the tensor cores (PyTorch's
+    // torch.backends.cuda.matmul.allow_tf32 / set_float32_matmul_precision("high"); Hugging Face's --tf32).
+    case Precision::kTf32:
+      return GemmDType::kTf32;
     case Precision::kFp16:
     case Precision::kMixedFp16:
     case Precision::kAmpFp16:

@@ -43,7 +43,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<UnitSystem>(2);
   CheckRoundTrip<OutputFormat>(4);
   CheckRoundTrip<Mode>(3);
-  CheckRoundTrip<Precision>(8);
+  CheckRoundTrip<Precision>(9);
   CheckRoundTrip<Optimizer>(9);
   CheckRoundTrip<Recompute>(3);
   CheckRoundTrip<OptimizerImpl>(3);

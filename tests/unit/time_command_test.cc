@@ -84,3 +84,29 @@ TEST_CASE("time command: the weight-only quantized GEMMs' kernel is named, with 
 
 }  // namespace
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("time command: --precision tf32 keeps fp32 tensors and runs the GEMMs at the TF32 tensor-core peak") {
+  // nanoGPT's GPT-2 124M count, 854,438,400 FLOPs a token at seq 1024, on 8 A100 at MFU 0.3 of the
+  // TF32 dense peak, 156 TFLOP/s (A100 datasheet; 19.5 without TF32): 300e9 tokens take
+  // 854,438,400 · 300e9 / (8 · 156e12 · 0.3) s.
+  const nlohmann::json tf32 =
+      testing::RunJson({"time", "gpt2-small", "--hardware", "a100-80gb", "--gpus", "8", "--precision", "tf32", "--mfu",
+                        "0.3", "--tokens", "300e9", "--seq", "1024"})["time"];
+  CHECK(tf32["peak_flop_per_s"].get<double>() == 156e12);
+  CHECK(tf32["train_seconds"].get<double>() == doctest::Approx(854'438'400.0 * 300e9 / (8 * 156e12 * 0.3)));
+  // Modelled, its GEMMs run at the catalog's tf32 efficiency (PyTorch's CUDA notes: a 10240³ matmul in
+  // 0.016 s on GA100, 134.2 of 156 TFLOP/s, 0.86).
+  const nlohmann::json step = testing::RunJson(
+      {"time", "gpt2-small", "--hardware", "a100-80gb", "--precision", "tf32", "--tokens", "1e9"})["time"];
+  CHECK(step["gemm_efficiency"].get<double>() == 0.86);
+  // Its tensors are fp32's: the memory is the fp32 policy's to the byte.
+  const std::vector<std::string> memory = {"memory", "gpt2-small", "--mode", "train", "--precision"};
+  std::vector<std::string> a = memory, b = memory;
+  a.push_back("tf32");
+  b.push_back("fp32");
+  CHECK(testing::RunJson(a)["memory"]["train"] == testing::RunJson(b)["memory"]["train"]);
+}
+
+}  // namespace tally
