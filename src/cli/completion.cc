@@ -46,6 +46,7 @@ std::vector<std::pair<std::string, std::string>> CompletionChoices() {
       {"--kernels", JoinNames<Kernels>(" ")},
       {"--pp-schedule", JoinNames<PipelineSchedule>(" ")},
       {"--ep-dispatch", JoinNames<EpDispatch>(" ")},
+      {"--fp8-recipe", JoinNames<Fp8Recipe>(" ")},
       {"--mode", JoinNames<Mode>(" ")},
       {"--solve", JoinNames<Solve>(" ")},
       dtypes("--param-dtype"),

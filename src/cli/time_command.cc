@@ -74,6 +74,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "training with --ep: the routed tokens the busiest expert-parallel rank receives over the mean (max / "
       "mean load, at least 1; default 1, balanced routing); every MoE layer waits for that rank",
       "RATIO");
+  opt("--fp8-recipe", f.fp8_recipe,
+      "training with --precision fp8: how tensors are scaled, " + JoinNames<Fp8Recipe>(" | ") +
+          " (default tensorwise, Transformer Engine's current scaling); sets what the casts cost",
+      "NAME");
   opt("--price", f.price, "training: price per device-hour, for time.cost", "PRICE");
 }
 
@@ -105,6 +109,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   r.train.dp_overlap = !f.no_dp_overlap;
   r.train.ep_overlap = f.ep_overlap;
   if (f.ep_dispatch) r.train.ep_dispatch = ParseName<EpDispatch>(*f.ep_dispatch, "--ep-dispatch");
+  if (f.fp8_recipe) r.train.fp8_recipe = ParseName<Fp8Recipe>(*f.fp8_recipe, "--fp8-recipe");
   if (f.moe_imbalance) {
     r.train.moe_imbalance =
         ParseReal(*f.moe_imbalance, "--moe-imbalance", {.lo = 1, .what = "a ratio of at least 1 such as 1.3"});

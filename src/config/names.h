@@ -40,6 +40,14 @@ struct EnumNames<PipelineSchedule> {
 };
 
 template <>
+struct EnumNames<Fp8Recipe> {
+  static constexpr NameEntry<Fp8Recipe> kTable[] = {{Fp8Recipe::kTensorwise, "tensorwise"},
+                                                    {Fp8Recipe::kDelayed, "delayed"},
+                                                    {Fp8Recipe::kBlockwise, "blockwise"},
+                                                    {Fp8Recipe::kMxfp8, "mxfp8"}};
+};
+
+template <>
 struct EnumNames<EpDispatch> {
   static constexpr NameEntry<EpDispatch> kTable[] = {{EpDispatch::kAllToAll, "all-to-all"},
                                                      {EpDispatch::kDeepEp, "deepep"}};

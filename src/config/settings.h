@@ -39,6 +39,11 @@ enum class PipelineSchedule { k1f1b, kInterleaved, kZeroBubble, kDualPipe };
 // The MoE token dispatcher (estimate/expert_parallel.h): NCCL's all-to-all, or DeepEP's, which sends
 // a token across nodes once per destination node and forwards it inside the node.
 enum class EpDispatch { kAllToAll, kDeepEp };
+// How fp8 training scales its tensors (Transformer Engine's recipes, transformer_engine/common/recipe):
+// one scale per tensor from its own amax (Float8CurrentScaling; torchao's tensorwise), per tensor from
+// an amax history (DelayedScaling), per 1 x 128 / 128 x 128 block (Float8BlockScaling, DeepSeek-V3's),
+// per 32 values with E8M0 scales (MXFP8BlockScaling). What each costs: estimate/kernel_costs.h.
+enum class Fp8Recipe { kTensorwise, kDelayed, kBlockwise, kMxfp8 };
 // A gated MLP's act(gate) · up: eager PyTorch ops (4 saved tensors) or one fused kernel (3).
 enum class MlpKernel { kEager, kFused };
 // Weight quantization by --quant, each one method of config/quantization.h (QuantFlagSpec): int8

@@ -86,6 +86,32 @@ inline constexpr DequantKernelCost kMarlinCost{.bandwidth = 1, .compute = 0};
 // TFLOP/s bf16 peak (its dequantization, redone for each row of tokens, binds).
 inline constexpr DequantKernelCost kTinygemmCost{.bandwidth = 0.484, .compute = 0.0297};
 
+// What an fp8 linear's cast of one 16-bit input (forward) or output gradient (backward) moves per
+// element and launches, by recipe (Transformer Engine 2.x, transformer_engine/pytorch/csrc/quantizer.cpp):
+// the cast reads 2 bytes and writes the fp8 tensor and its transpose, 1 + 1 (cast_transpose; MXFP8
+// and blockwise quantize both directions from the 16-bit input). Current scaling first reads the
+// tensor for its amax (nvte_compute_amax, then the scale from it, then nvte_quantize): 2 more bytes
+// and two more kernels. Delayed scaling takes its scale from the amax history and updates the amax
+// inside the cast. Block scales are found inside the cast and stored beside it: E8M0 bytes per 32
+// values (MXFP8), fp32 per 128 (blockwise), each direction.
+struct Fp8CastCost {
+  double bytes = 0;    // per element
+  double kernels = 0;  // launches
+};
+inline constexpr Fp8CastCost Fp8CastCostOf(Fp8Recipe r) {
+  switch (r) {
+    case Fp8Recipe::kTensorwise:
+      return {.bytes = 6, .kernels = 3};
+    case Fp8Recipe::kDelayed:
+      return {.bytes = 4, .kernels = 1};
+    case Fp8Recipe::kBlockwise:
+      return {.bytes = 4 + 2 * 4.0 / 128, .kernels = 1};
+    case Fp8Recipe::kMxfp8:
+      return {.bytes = 4 + 2 * 1.0 / 32, .kernels = 1};
+  }
+  return {};
+}
+
 inline constexpr DequantKernelCost DequantCostOf(DequantKernel k) {
   return k == DequantKernel::kTinygemm ? kTinygemmCost : kMarlinCost;
 }

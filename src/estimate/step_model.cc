@@ -233,14 +233,17 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
       if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(r, f, m, n, k, count, eff, on_chip, 1, 1);
       if (!core) gemms = fwd + bwd;
-      // An fp8 linear casts its input to fp8 and transposes it (Transformer Engine's cast_transpose:
-      // 2 bytes read, 1 + 1 written) after a pass that takes its amax (current scaling: 2 more), and
-      // the same for the output's gradient in the backward.
+      // An fp8 linear casts its input to fp8 (and its transpose), and in the backward the output's
+      // gradient, as --fp8-recipe does (Fp8CastCostOf).
       if (in_fp8) {
-        fwd += 6 * m * k * count / copy_bandwidth;
-        bwd += 6 * m * n * count / copy_bandwidth;
-        fwd_launches += 2;
-        bwd_launches += 2;
+        const Fp8CastCost cast = Fp8CastCostOf(o.fp8_recipe);
+        const double cast_fwd = cast.bytes * m * k * count / copy_bandwidth;
+        const double cast_bwd = cast.bytes * m * n * count / copy_bandwidth;
+        fwd += cast_fwd;
+        bwd += cast_bwd;
+        memory_bound += (cast_fwd + cast_bwd) * rep;
+        fwd_launches += cast.kernels;
+        bwd_launches += cast.kernels;
       }
     }
     if (in_fp8) fp8_weights += static_cast<double>(l.params) / weight_div * rep;

@@ -35,10 +35,11 @@ struct StepOptions {
   // (max / mean load; 1, balanced routing). Each MoE layer's combine waits for that rank, so its
   // grouped GEMMs, permutation and all-to-all set the layer's pace. No effect without --ep.
   double moe_imbalance = 1;
-  double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
-  OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
-  double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
-  RingExchange ring;          // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
+  Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // --fp8-recipe: what --precision fp8's casts cost
+  double mbu = kDefaultMbu;                       // memory-bandwidth utilization of the memory-bound ops
+  OffloadTraffic offload;                         // --offload: the bytes over the host link (estimate/offload.h)
+  double host_bandwidth = 0;                      // bytes/s per direction of that link (the catalog's host_bandwidth)
+  RingExchange ring;  // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
 };
 
 struct StepTime {

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "config/hardware.h"
+#include "config/names.h"
 #include "config/resolve.h"
 #include "estimate/context_parallel.h"
 #include "estimate/defaults.h"
@@ -89,6 +90,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .ep_overlap = req.train.ep_overlap,
                          .ep_dispatch = req.train.ep_dispatch,
                          .moe_imbalance = req.train.moe_imbalance,
+                         .fp8_recipe = req.train.fp8_recipe,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,
@@ -124,6 +126,10 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
     e.notes.push_back(
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
         "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
+  }
+  if (e.step && query.fp8_recipe != Fp8Recipe::kTensorwise && s.precision != Precision::kFp8) {
+    e.notes.push_back(std::string("--fp8-recipe ") + Name(query.fp8_recipe) +
+                      " changes nothing without --precision fp8: only fp8 linears cast their tensors");
   }
   if (e.step && query.moe_imbalance > 1 && s.ep == 1) {
     e.notes.push_back(

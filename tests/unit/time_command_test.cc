@@ -110,3 +110,33 @@ TEST_CASE("time command: --precision tf32 keeps fp32 tensors and runs the GEMMs 
 }
 
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("time command: --fp8-recipe prices each fp8 linear's casts as Transformer Engine's recipe runs them") {
+  // GPT-2 small in fp8 on one H100, micro-batch 8 of 1024 tokens (8,192). Each block's 4 linears cast
+  // their inputs (qkv, out and fc take 768 wide, proj 3,072: 5,376 a token) and, in the backward,
+  // their output gradients (2,304 + 768 + 3,072 + 768 = 6,912): 12,288 elements a token, 12 blocks.
+  // Current scaling (tensorwise) reads each once more for its amax than delayed scaling does: 2 bytes
+  // an element and two more kernels a cast, at the copy bandwidth (0.85 of 3.35 TB/s). MXFP8 adds
+  // its E8M0 scales to delayed's bytes, one per 32 values each way: 2 / 32 bytes an element.
+  const auto step = [](const char* recipe) {
+    return testing::RunJson({"time", "gpt2-small", "--hardware", "h100-sxm", "--gpus", "1", "--micro-batch", "8",
+                             "--seq", "1024", "--tokens", "1e9", "--precision", "fp8", "--kernels", "fused",
+                             "--fp8-recipe", recipe})["time"];
+  };
+  const nlohmann::json tensorwise = step("tensorwise"), delayed = step("delayed"), mxfp8 = step("mxfp8");
+  const double elements = 8192.0 * 12288 * 12, copy = 3.35e12 * 0.85;
+  CHECK(tensorwise["breakdown"]["compute"].get<double>() - delayed["breakdown"]["compute"].get<double>() ==
+        doctest::Approx(2 * elements / copy));
+  CHECK(tensorwise["compute"]["kernels"].get<double>() - delayed["compute"]["kernels"].get<double>() == 2 * 8 * 12);
+  CHECK(mxfp8["breakdown"]["compute"].get<double>() - delayed["breakdown"]["compute"].get<double>() ==
+        doctest::Approx(2.0 / 32 * elements / copy));
+  // Without --precision fp8 no linear casts, and it says so.
+  const testing::TallyRun bf16 =
+      testing::RunTally({"time", "gpt2-small", "--hardware", "h100-sxm", "--tokens", "1e9", "--fp8-recipe", "delayed"});
+  CHECK(bf16.err.find("--fp8-recipe delayed changes nothing without --precision fp8") != std::string::npos);
+  CHECK(testing::RunTally({"time", "gpt2-small", "--fp8-recipe", "nvfp4"}).code == 2);
+}
+
+}  // namespace tally
