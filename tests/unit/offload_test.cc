@@ -118,9 +118,9 @@ TEST_CASE("offload: refused where it cannot be modelled") {
   CHECK(err({"time", "llama-2-7b", "--hardware", "h100-sxm", "--zero", "2", "--offload", "optimizer", "--mfu", "0.5",
              "--tokens", "1e9"})
             .starts_with("tally: error: --offload: its transfers are timed in the modelled step, which --mfu"));
-  CHECK(err({"time", "llama-2-7b", "--hardware", "mi300x", "--zero", "2", "--offload", "optimizer", "--precision",
+  CHECK(err({"time", "llama-2-7b", "--hardware", "mi355x", "--zero", "2", "--offload", "optimizer", "--precision",
              "fp32", "--tokens", "1e9"}) ==
-        "tally: error: --offload: its transfers are timed in the modelled step, and mi300x lists no "
+        "tally: error: --offload: its transfers are timed in the modelled step, and mi355x lists no "
         "gemm_efficiency for fp32 to model it\n");
 }
 

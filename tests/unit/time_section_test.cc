@@ -71,7 +71,7 @@ TEST_CASE("time section: the reader knows every time.* key and reads the report'
       {"gpt2-small", {.batch = "4", .mode = "infer", .hardware = "h100"}, {}},
       {"llama-2-7b", {.batch = "8", .mode = "infer", .gpus = "2", .tp = "2", .hardware = "a100-80gb"}, {}},
       // A device without gemm_efficiency for fp32 (flat MFU), --mfu, --price, an --achieved rate alone.
-      {"gpt2-small", {.batch = "8", .precision = "fp32", .hardware = "mi300x"}, {}},
+      {"gpt2-small", {.batch = "8", .precision = "fp32", .hardware = "mi355x"}, {}},
       {"gpt2-small", {.batch = "8", .hardware = "h100"}, {.train = {.mfu = 0.5}}},
       {"gpt2-small", {.batch = "8", .hardware = "h100"}, {.train = {.price = 2.5}}},
       {"gpt2-small", {.batch = "8"}, {.train = {.achieved = 1e14}}},
