@@ -181,12 +181,14 @@ class StepWalk {
       }
     }
     if (s_.autocast()) {
-      // Autocast casts each GEMM's weight to the half-precision dtype; a quantized frozen base
-      // (QLoRA) is dequantized instead (the ledger's dequantization buffer).
-      uint64_t cast = n.weight_elements;
-      for (uint32_t k = n.params_begin; k < n.params_end && frozen_quantized_; ++k) {
+      // Autocast casts each GEMM's weight, this rank's shard of it under --tp, to the half-precision
+      // dtype; a quantized frozen base (QLoRA) is dequantized instead (the ledger's dequantization
+      // buffer).
+      uint64_t cast = 0;
+      for (uint32_t k = n.params_begin; k < n.params_end && n.weight_elements > 0; ++k) {
         const ParamEntry& p = m_.params[k];
-        if (!p.trainable && p.block_matrix && !p.tied_copy) cast -= std::min(cast, p.elements);
+        if (p.shape.size() < 2 || (frozen_quantized_ && !p.trainable && p.block_matrix && !p.tied_copy)) continue;
+        cast = Add(cast, CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, s_.tp)));
       }
       b.casts = tally::BytesOf(cast, s_.dtypes.activation, kWhat);
     }

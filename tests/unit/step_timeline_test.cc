@@ -201,6 +201,12 @@ TEST_CASE("timeline: autocast saves its half-precision weight casts until each G
   }
   REQUIRE(loss != nullptr);
   CHECK(loss->live[LiveCategory::kActivations] == s.ledger.activations + casts);
+  // Under TP 4 a rank casts its quarter of every matrix (each of these splits by 4, the tied head's
+  // 50,257 · 768 too: vocabulary-parallel).
+  const Step tp = StepOf("gpt2-small", {.seq = 128, .precision = Precision::kAmpBf16, .tp = 4}, true);
+  for (const StepEvent& e : tp.timeline.events) {
+    if (e.node == "loss") CHECK(e.live[LiveCategory::kActivations] == tp.ledger.activations + casts / 4);
+  }
 }
 
 TEST_CASE("timeline: a chunked cross-entropy holds one chunk of logits, not the whole") {
