@@ -127,6 +127,27 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
         "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
   }
+  // The flags that shape the modelled step change nothing where no step is modelled (--mfu,
+  // --achieved, or a device without the dtype's GEMM efficiency): say so rather than drop them.
+  if (!e.step) {
+    std::string unused;
+    int count = 0;
+    for (const auto& [flag, set] : {std::pair{"--tp-overlap", query.tp_overlap},
+                                    {"--no-dp-overlap", !query.dp_overlap},
+                                    {"--ep-overlap", query.ep_overlap},
+                                    {"--ep-dispatch", query.ep_dispatch != EpDispatch::kAllToAll},
+                                    {"--moe-imbalance", query.moe_imbalance != 1},
+                                    {"--fp8-recipe", query.fp8_recipe != Fp8Recipe::kTensorwise}}) {
+      if (set) unused += (count++ == 0 ? "" : ", ") + std::string(flag);
+    }
+    if (!unused.empty()) {
+      e.notes.push_back(unused + ": the step is not modelled from its parts here (" +
+                        (query.mfu || query.achieved
+                             ? std::string("--mfu or --achieved sets the rate")
+                             : "the device gives no GEMM efficiency for " + std::string(Name(e.dtype))) +
+                        (count == 1 ? "), so it changes nothing" : "), so they change nothing"));
+    }
+  }
   if (e.step && query.fp8_recipe != Fp8Recipe::kTensorwise && s.precision != Precision::kFp8) {
     e.notes.push_back(std::string("--fp8-recipe ") + Name(query.fp8_recipe) +
                       " changes nothing without --precision fp8: only fp8 linears cast their tensors");

@@ -140,3 +140,23 @@ TEST_CASE("time command: --fp8-recipe prices each fp8 linear's casts as Transfor
 }
 
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("time command: the modelled step's own flags say so where no step is modelled") {
+  // --mfu sets the rate for the whole step: the overlap, dispatch, imbalance and fp8 recipe flags
+  // shape only the step modelled from its parts, so they are named, not silently dropped.
+  const testing::TallyRun mfu =
+      testing::RunTally({"time", "mixtral-8x7b", "--hardware", "h100-sxm", "--gpus", "16", "--ep", "8", "--tokens",
+                         "1e9", "--mfu", "0.4", "--moe-imbalance", "2", "--tp-overlap"});
+  CHECK(mfu.code == 0);
+  CHECK(mfu.err.find("--tp-overlap, --moe-imbalance: the step is not modelled from its parts here (--mfu or "
+                     "--achieved sets the rate), so they change nothing") != std::string::npos);
+  // A device without the dtype's GEMM efficiency (the MI300X has none for tf32) falls back the same way.
+  const testing::TallyRun flat = testing::RunTally({"time", "llama-3-8b", "--hardware", "mi300x", "--precision", "tf32",
+                                                    "--tokens", "1e9", "--fp8-recipe", "mxfp8"});
+  CHECK(flat.err.find("--fp8-recipe: the step is not modelled from its parts here (the device gives no GEMM "
+                      "efficiency for tf32), so it changes nothing") != std::string::npos);
+}
+
+}  // namespace tally
