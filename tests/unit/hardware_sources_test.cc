@@ -2,6 +2,8 @@
 // which prints every field of a device with its source (issue 19, "Done when").
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "config/hardware.h"
@@ -73,6 +75,70 @@ TEST_CASE("hardware sources: --explain shows every field with its source — JSO
   CHECK(r.out.find("peak_flops.fp8") == std::string::npos);
   const testing::TallyRun get = RunTally({"hardware", "--get", "hardware.a100-80gb.sources.peak.bf16"});
   CHECK(get.out.rfind("NVIDIA A100 Tensor Core GPU Datasheet (2021)", 0) == 0);
+}
+
+}  // namespace tally
+
+namespace tally {
+
+TEST_CASE("hardware sources: a measured GEMM efficiency is its source's TFLOP/s over the catalog's peak") {
+  // Each row: the device-level measurement its field_sources quote, divided by the catalog's dense
+  // peak of the dtype and rounded to two places (capped at 1.0, the schema's maximum).
+  struct Measured {
+    const char* device;
+    GemmDType dtype;
+    double tflops;
+  };
+  const Measured rows[] = {
+      {"l40s", GemmDType::kFp8, 433.4},       // NVIDIA aiconfigurator, TensorRT-LLM 1.3.0rc20 GEMM sweep
+      {"rtx-5090", GemmDType::kFp8, 388.91},  // pytorch/pytorch PR #155991, row-wise fp8 at 4096³
+      {"mi355x", GemmDType::kFp8, 3293.23},   // HipKittens, hipBLASLt at 16384³
+      {"a100-80gb", GemmDType::kTf32, 2 * 10240.0 * 10240 * 10240 / 0.016 / 1e12},  // PyTorch CUDA notes
+      {"b200", GemmDType::kTf32, 869.7},                                            // OpenXLA's matmul table
+      {"l4", GemmDType::kTf32, 31.88},  // zzc0721/torch-performance-test-data at 9d82827, 'NVIDIA L4'
+      {"l4", GemmDType::kFp16, 68.83},
+      {"l4", GemmDType::kBf16, 70.89},
+      {"l4", GemmDType::kFp32, 15.38},
+      {"h20", GemmDType::kTf32, 71.80},       // the same database, 'NVIDIA H20' (派欧云)
+      {"rtx-4090", GemmDType::kTf32, 85.65},  // the same database: above its 82.6 peak, capped
+      {"mi325x", GemmDType::kFp32, 130.6},    // ROCm gpu-operator issue #419, torch.matmul 16384²
+  };
+  for (const Measured& r : rows) {
+    CAPTURE(r.device);
+    CAPTURE(Name(r.dtype));
+    const HardwareSpec h = ResolveHardware(r.device);
+    const double ratio = std::min(1.0, std::round(r.tflops * 1e12 / *h.Peak(r.dtype) * 100) / 100);
+    CHECK(h.gemm_efficiency.at(r.dtype) == doctest::Approx(ratio).scale(0));
+  }
+  // Carried over within one architecture (SOURCES.md, "carried over"), each from its named donor.
+  struct Carried {
+    const char *device, *donor;
+    GemmDType dtype, donor_dtype;
+  };
+  const Carried carried[] = {
+      {"l40", "l40s", GemmDType::kFp8, GemmDType::kFp8},
+      {"l4", "l40s", GemmDType::kFp8, GemmDType::kFp8},
+      {"b300", "b200", GemmDType::kTf32, GemmDType::kTf32},
+      {"gb200", "b200", GemmDType::kTf32, GemmDType::kTf32},
+      {"b300", "b200", GemmDType::kFp32, GemmDType::kFp32},
+      {"gb200", "b200", GemmDType::kFp32, GemmDType::kFp32},
+      {"mi300x", "mi325x", GemmDType::kFp32, GemmDType::kFp32},
+      {"a10g", "a100-80gb", GemmDType::kTf32, GemmDType::kTf32},
+      {"rtx-3090", "a100-80gb", GemmDType::kTf32, GemmDType::kTf32},
+      {"l40s", "l4", GemmDType::kTf32, GemmDType::kTf32},
+      {"l40", "rtx-4090", GemmDType::kTf32, GemmDType::kTf32},
+      // Run at the device's own bf16 rate path: TPU v5p's fp8 at its bf16 rate, the H20's capped
+      // tensor rate, the RTX 4090's FP32-accumulate half rate.
+      {"tpu-v5p", "tpu-v5p", GemmDType::kFp8, GemmDType::kBf16},
+      {"h20", "h20", GemmDType::kFp8, GemmDType::kBf16},
+      {"rtx-4090", "rtx-4090", GemmDType::kFp8, GemmDType::kBf16},
+  };
+  for (const Carried& c : carried) {
+    CAPTURE(c.device);
+    CAPTURE(Name(c.dtype));
+    CHECK(ResolveHardware(c.device).gemm_efficiency.at(c.dtype) ==
+          ResolveHardware(c.donor).gemm_efficiency.at(c.donor_dtype));
+  }
 }
 
 }  // namespace tally
