@@ -16,10 +16,7 @@
 namespace tally {
 namespace {
 
-// One device's share of a tensor: Megatron splits sharded tensors across the tensor-parallel group
-// (K and V across at most their heads).
 uint64_t Shards(const ParamEntry& t, uint64_t tp) { return TpShards(t.tp_sharded, t.tp_max_shards, tp); }
-uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) { return CeilDiv(t.elements, Shards(t, tp)); }
 
 uint64_t Add(uint64_t a, uint64_t b) { return CheckedAdd(a, b, "the memory ledger"); }
 

@@ -130,7 +130,7 @@ uint64_t DeviceOutput(const MemoryModel& m, const StepNode& n, uint64_t tp, bool
         const ParamEntry& p = m.params[k];
         if (p.shape.size() < 2) continue;
         total += p.elements;
-        device += CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, tp));
+        device += DeviceElements(p, tp);
       }
       if (total == 0) return n.output;
       return static_cast<uint64_t>((static_cast<u128>(n.output) * device + total - 1) / total);

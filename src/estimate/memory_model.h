@@ -31,6 +31,12 @@ struct ParamEntry {
   bool expert = false;                      // MoE expert weights, [experts, ...]
 };
 
+// One tensor-parallel rank's share of a parameter tensor: Megatron splits sharded tensors across the
+// tensor-parallel group (K and V across at most their heads).
+inline uint64_t DeviceElements(const ParamEntry& t, uint64_t tp) {
+  return CeilDiv(t.elements, TpShards(t.tp_sharded, t.tp_max_shards, tp));
+}
+
 struct SavedEntry {
   uint64_t elements = 0;  // per sample
   SavedClass cls = SavedClass::kActivation;

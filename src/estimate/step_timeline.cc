@@ -188,15 +188,14 @@ class StepWalk {
       for (uint32_t k = n.params_begin; k < n.params_end && n.weight_elements > 0; ++k) {
         const ParamEntry& p = m_.params[k];
         if (p.shape.size() < 2 || (frozen_quantized_ && !p.trainable && p.block_matrix && !p.tied_copy)) continue;
-        cast = Add(cast, CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, s_.tp)));
+        cast = Add(cast, DeviceElements(p, s_.tp));
       }
       b.casts = tally::BytesOf(cast, s_.dtypes.activation, kWhat);
     }
     for (uint32_t k = n.params_begin; k < n.params_end; ++k) {
       const ParamEntry& p = m_.params[k];
       if (!p.trainable || p.tied_copy) continue;
-      b.grads = Add(b.grads, tally::BytesOf(CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, s_.tp)),
-                                            s_.dtypes.grad, kWhat));
+      b.grads = Add(b.grads, tally::BytesOf(DeviceElements(p, s_.tp), s_.dtypes.grad, kWhat));
     }
     return b;
   }
@@ -512,7 +511,7 @@ class StepWalk {
                               : (p.after_blocks ? last_stage_ : first_stage_) ? 1
                                                                               : 0;
       if (!p.trainable || p.tied_copy || copies == 0) continue;
-      const uint64_t n = CeilDiv(p.elements, TpShards(p.tp_sharded, p.tp_max_shards, s_.tp));
+      const uint64_t n = DeviceElements(p, s_.tp);
       uint64_t before = previous;
       if (p.block_type >= 0) {
         const auto type = static_cast<size_t>(p.block_type);
