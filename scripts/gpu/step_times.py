@@ -54,6 +54,11 @@ CASES = [
     case("phi2_amp_b1_s1024", "phi-2", "fp32", 1, 1024, autocast=True),
     case("llama8b_lora32_bf16_gc_b1_s4096", "llama-3-8b", "bf16", 1, 4096, grad_ckpt=True, lora_rank=32),
     case("llama8b_bf16_gc_b1_s4096", "llama-3-8b", "bf16", 1, 4096, grad_ckpt=True),
+    # fp32 weights with TF32 matmuls (torch.backends.cuda.matmul.allow_tf32): tally's --precision tf32.
+    dict(case("gpt2_tf32_b4_s1024", "gpt2-small", "fp32", 4, 1024), tf32=True),
+    dict(case("gpt2_tf32_b16_s1024", "gpt2-small", "fp32", 16, 1024), tf32=True),
+    dict(case("llama1b_tf32_b1_s2048", "llama-3.2-1b", "fp32", 1, 2048), tf32=True),
+    dict(case("llama1b_tf32_b4_s2048", "llama-3.2-1b", "fp32", 4, 2048), tf32=True),
 ]
 
 PROFILED = ["gpt2_fp32_b4_s1024", "llama1b_bf16_b1_s2048", "llama3b_bf16_b1_s2048"]
@@ -186,6 +191,7 @@ def profile_step(torch, step):
 def run_case(torch, c, do_profile):
     res = {"name": c["name"], "config": dict(c), "error": None}
     model = opt = x = params = None
+    torch.backends.cuda.matmul.allow_tf32 = bool(c.get("tf32"))
     try:
         model, extra = step_peaks.build_model(torch, c, False, "cuda")
         res.update(extra)
@@ -239,6 +245,7 @@ def run_case(torch, c, do_profile):
         res["error"] = "%s: %s" % (type(e).__name__, str(e)[:600])
         res["traceback"] = traceback.format_exc()[-1500:]
     finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
         del model, opt, x, params
         gc.collect()
         torch.cuda.synchronize()
