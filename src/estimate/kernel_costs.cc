@@ -1,38 +1,55 @@
 #include "estimate/kernel_costs.h"
 
+#include <cmath>
+
 namespace tally {
 namespace {
 
-// One op's measured cost: bytes per output element at the copy bandwidth, forward and backward
-// (forward + backward less forward), for 16-bit and fp32 activations, and its kernels.
+// One op's measured cost per output element, forward and backward (forward + backward less
+// forward), for 16-bit and fp32 activations, and its kernels.
 struct Measured {
-  double forward16, backward16, forward32, backward32;
+  ElementCost forward16, backward16, forward32, backward32;
   double forward_kernels, backward_kernels;
 };
 
-// docs/data/h200-op-costs.json (scripts/gpu/op_costs.py): one H200, PyTorch 2.11, transformers 5.17,
-// 8,192 x 2,048 activations (RoPE: q and k of 4 x 2,048 tokens, 16 and 8 heads of 128, laid out as
-// Hugging Face does; the loss: 4,096 tokens x 128,256 logits, within 4% of the same at 50,257). The
-// GPU time alone: 20 calls captured in a CUDA graph and replayed (median of 10), so no launch gap
-// sits between kernels, as in a step whose queue the host keeps full; the host's launches are priced
-// apart (kHostSecondsPerKernel). Kernels: torch.profiler's count of one call in the first run of the
-// same script (docs/data/h200-op-costs-first-run.json, whose bytes were wall-clock, launches included);
-// the later run's counts, taken after its CUDA-graph captures, miss kernels and are not used.
-constexpr Measured kRmsNormHf = {55.04, 129.97, 38.53, 126.22, 8, 19};  // LlamaRMSNorm: upcast, pow, mean, rsqrt, mul
-constexpr Measured kLayerNorm = {8.10, 25.72, 12.39, 40.76, 1, 5};      // torch.nn.LayerNorm: one kernel
-constexpr Measured kGelu = {6.01, 13.58, 8.43, 23.63, 1, 2};            // F.gelu, one kernel (ReLU, SiLU alike)
-constexpr Measured kGeluInOps = {37.66, 64.31, 73.20, 124.16, 8, 12};   // NewGELUActivation's tanh formula
-constexpr Measured kGatedAct = {10.90, 30.61, 20.17, 58.87, 2, 5};      // silu(gate) * up
-constexpr Measured kResidualAdd = {6.18, 6.12, 11.86, 11.77, 1, 1};     // a + b
-constexpr Measured kDropout = {7.91, 11.19, 12.37, 20.99, 1, 2};        // F.dropout(p = 0.1)
-// apply_rotary_pos_emb on q and k, measured in bf16 only: fp32 moves twice the bytes.
-constexpr Measured kRope = {60.10, 87.64, 2 * 60.10, 2 * 87.64, 10, 20};
+// Each op timed on an H100 SXM (docs/data/h100-op-costs.json) and an H200 (h200-op-costs.json), one
+// script (scripts/gpu/op_costs.py), PyTorch 2.11, transformers 5.17, 8,192 x 2,048 activations (RoPE:
+// q and k of 4 x 2,048 tokens, 16 and 8 heads of 128, laid out as Hugging Face does; the loss: 4,096
+// tokens x 128,256 logits). The GPU time alone: 20 calls captured in a CUDA graph and replayed (median
+// of 10), so no launch gap sits between kernels, as in a step whose queue the host keeps full; the
+// host's launches are priced apart (kHostSecondsPerKernel). Each figure solves t = bytes / (0.85 x
+// datasheet bandwidth) + SM seconds on both devices (3.35 and 4.8 TB/s; a negative SM part, noise, is
+// 0 with the bytes fitted to both), so that the model gives each device's measured time; the test
+// (time_parts_test) solves it again from the files. Kernels: torch.profiler's count of one call in
+// the H200's first run (docs/data/h200-op-costs-first-run.json); the later runs' counts, taken after
+// their CUDA-graph captures, miss kernels and are not used.
+constexpr double ps = 1e-12;
+// LlamaRMSNorm: upcast, pow, mean, rsqrt, mul.
+constexpr Measured kRmsNormHf = {{22.43, 7.95 * ps}, {76.70, 12.9 * ps}, {17.59, 5.1 * ps}, {85.29, 9.93 * ps}, 8, 19};
+// torch.nn.LayerNorm: one kernel.
+constexpr Measured kLayerNorm = {{1.21, 1.68 * ps}, {8.99, 4.08 * ps}, {3.34, 2.21 * ps}, {32.86, 1.9 * ps}, 1, 5};
+// F.gelu, one kernel (ReLU, SiLU alike).
+constexpr Measured kGelu = {{1.09, 1.2 * ps}, {8.20, 1.31 * ps}, {7.10, 0.319 * ps}, {22.19, 0.334 * ps}, 1, 2};
+// NewGELUActivation's tanh formula.
+constexpr Measured kGeluInOps = {
+    {34.62, 0.713 * ps}, {57.62, 1.58 * ps}, {65.72, 1.77 * ps}, {113.48, 2.51 * ps}, 8, 12};
+// silu(gate) * up.
+constexpr Measured kGatedAct = {
+    {8.82, 0.503 * ps}, {28.19, 0.567 * ps}, {18.40, 0.417 * ps}, {56.08, 0.636 * ps}, 2, 5};
+// a + b.
+constexpr Measured kResidualAdd = {
+    {5.88, 0.0688 * ps}, {5.60, 0.122 * ps}, {11.21, 0.149 * ps}, {11.19, 0.134 * ps}, 1, 1};
+// F.dropout(p = 0.1).
+constexpr Measured kDropout = {{3.05, 1.19 * ps}, {10.39, 0.187 * ps}, {7.04, 1.29 * ps}, {19.29, 0.398 * ps}, 1, 2};
+// apply_rotary_pos_emb on q and k, measured in bf16 only: fp32 is taken as twice the work.
+constexpr Measured kRope = {{2.54, 14.1 * ps}, {17.84, 17.0 * ps}, {5.08, 28.2 * ps}, {35.68, 34.0 * ps}, 10, 20};
 // nn.Embedding(128256, 2048): the lookup, and a backward that zero-fills the table's gradient and
-// sorts the tokens to sum theirs, per output element; fp32 taken as twice the bytes.
-constexpr Measured kEmbedding = {5.33, 206.42, 2 * 5.33, 2 * 206.42, 1, 32};
+// sorts the tokens to sum theirs, per output element; fp32 taken as twice the work.
+constexpr Measured kEmbedding = {
+    {4.52, 0.192 * ps}, {93.76, 27.4 * ps}, {9.04, 0.384 * ps}, {187.52, 54.8 * ps}, 1, 32};
 // The loss per logit: Hugging Face's ForCausalLMLoss upcasts 16-bit logits to fp32 before the
 // cross-entropy (the fp32 columns: fp32 logits, no upcast).
-constexpr Measured kLoss = {27.38, 31.34, 15.82, 31.34, 3, 6};
+constexpr Measured kLoss = {{16.12, 2.74 * ps}, {27.97, 0.8 * ps}, {14.16, 0.394 * ps}, {28.25, 0.73 * ps}, 3, 6};
 
 const Measured* EagerOf(const Layer& l) {
   switch (l.kind) {
@@ -73,28 +90,39 @@ OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes, 
       l.kind == LayerKind::kRope ||
       (l.kind == LayerKind::kActivation && l.op != ElementwiseOp::kGeluInOps && l.op != ElementwiseOp::kGeneric);
   const bool wide = act_bytes >= 4 || (autocast && !half_under_autocast);
-  return {.forward_bytes = wide ? m->forward32 : m->forward16,
-          .backward_bytes = wide ? m->backward32 : m->backward16,
+  const ElementCost& forward = wide ? m->forward32 : m->forward16;
+  const ElementCost& backward = wide ? m->backward32 : m->backward16;
+  return {.forward_bytes = forward.bytes,
+          .backward_bytes = backward.bytes,
+          .forward_sm_seconds = forward.sm_seconds,
+          .backward_sm_seconds = backward.sm_seconds,
           .forward_kernels = m->forward_kernels,
           .backward_kernels = m->backward_kernels,
           .measured = true};
 }
 
-std::optional<double> MeasuredAdamBytes(OptimizerImpl impl, double param_bytes) {
+std::optional<ElementCost> MeasuredAdamCost(OptimizerImpl impl, double param_bytes) {
   // torch.optim.AdamW on 64 tensors of 2^24 parameters each, weights and gradients of one dtype
-  // (docs/data/h200-op-costs.json; wall time, the host's Python included, since the update's launches
-  // are not hidden under other work): foreach runs about ten passes over the states
-  // (torch/optim/adamw.py, _multi_tensor_adamw), for-loop the same per tensor, fused one.
+  // (docs/data/h100-op-costs.json and h200-op-costs.json, split as the ops are; wall time, the host's
+  // Python included, since the update's launches are not hidden under other work): foreach runs about
+  // ten passes over the states (torch/optim/adamw.py, _multi_tensor_adamw), for-loop the same per
+  // tensor, fused one.
   const bool wide = param_bytes >= 4;
   switch (impl) {
     case OptimizerImpl::kForeach:
-      return wide ? 91.58 : 55.88;
+      return wide ? ElementCost{76.26, 3.68 * ps} : ElementCost{32.47, 5.69 * ps};
     case OptimizerImpl::kFused:
-      return wide ? 35.40 : 22.30;
+      return wide ? ElementCost{24.46, 2.65 * ps} : ElementCost{8.82, 3.29 * ps};
     case OptimizerImpl::kForLoop:
-      return wide ? 84.56 : 43.80;
+      return wide ? ElementCost{72.19, 2.96 * ps} : ElementCost{37.83, 1.43 * ps};
   }
   return std::nullopt;
+}
+
+double SmSecondsScale(std::optional<double> fp32_peak, double copy_bandwidth) {
+  constexpr double kH200CopyBandwidth = 4.8e12 * kCopyEfficiency;
+  if (fp32_peak && std::abs(*fp32_peak / kMeasuredSmFp32Peak - 1) < 0.01) return 1;
+  return kH200CopyBandwidth / copy_bandwidth;
 }
 
 double OptimizerKernelsPerTensor(OptimizerImpl impl) {

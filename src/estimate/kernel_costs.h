@@ -1,9 +1,11 @@
 // What a training step's memory-bound work costs: the bytes each non-GEMM node moves and the kernels
 // it launches, eager (PyTorch op by op, as Hugging Face models run) or fused (Megatron-LM, NeMo,
 // TransformerEngine, torch.compile); the optimizer update's bytes per parameter; the host's time to
-// launch a kernel. The eager figures are measured (scripts/gpu/op_costs.py, docs/data/h200-op-costs.json):
-// each op's time on an H200 times the copy bandwidth measured beside it, per element, so that a
-// device's own copy bandwidth turns them back into seconds.
+// launch a kernel. The eager figures are measured (scripts/gpu/op_costs.py) on two devices with the
+// same SMs at the same clocks and different memory (an H100 SXM, docs/data/h100-op-costs.json, and an
+// H200, h200-op-costs.json): each op's time per element splits into what scales with the memory
+// bandwidth (its bytes) and what does not (its SM time), so that each device's bandwidth turns them
+// back into seconds.
 #pragma once
 
 #include <optional>
@@ -14,9 +16,17 @@
 namespace tally {
 
 struct OpTraffic {
-  double forward_bytes = 0, backward_bytes = 0;      // per element of the node's output
+  double forward_bytes = 0, backward_bytes = 0;  // per element of the node's output
+  // Per element, the seconds beyond its bytes on the measured SMs (SmSecondsScale); 0 unless measured.
+  double forward_sm_seconds = 0, backward_sm_seconds = 0;
   double forward_kernels = 0, backward_kernels = 0;  // launches
   bool measured = false;  // bytes at the copy bandwidth (kCopyEfficiency), not at the step's mbu
+};
+
+// A measured cost of one element (or one parameter): bytes at the copy bandwidth plus SM seconds.
+struct ElementCost {
+  double bytes = 0;
+  double sm_seconds = 0;
 };
 
 // An elementwise (non-GEMM) node whose output elements are `act_bytes` wide (2 or 4). Under
@@ -29,7 +39,17 @@ OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes, 
 // PyTorch's Adam/AdamW update measured per parameter whose weight is `param_bytes` wide, where the
 // weight is what the optimizer updates (no fp32 master copy); nullopt for the other optimizers,
 // whose update the step prices from the tensors it reads and writes.
-std::optional<double> MeasuredAdamBytes(OptimizerImpl impl, double param_bytes);
+std::optional<ElementCost> MeasuredAdamCost(OptimizerImpl impl, double param_bytes);
+
+// The part of an eager op's time that did not follow the memory bandwidth between the H100 and the
+// H200 (their ops' time ratio is 1.0-1.4 where the bandwidths' is 1.43: the rest is the SMs' work and
+// what the L2 cache serves). It was measured on GH100's 132 SMs at 1,980 MHz, the CUDA-core fp32 peak
+// `kMeasuredSmFp32Peak` the catalog gives the H100 SXM, H200 and H800: there its scale is 1. On a
+// device of other SMs it was not measured, and it keeps its H200 share of the bandwidth, as bytes at
+// the H200's copy bandwidth (the scale is that bandwidth over the device's), so that a device whose
+// ops were not measured is priced as its bandwidth says.
+inline constexpr double kMeasuredSmFp32Peak = 67e12;
+double SmSecondsScale(std::optional<double> fp32_peak, double copy_bandwidth);
 
 // Kernel launches per parameter tensor of the update: a for-loop runs each tensor's ops one by one;
 // foreach and fused launch per group of tensors, which the per-tensor count leaves out.
@@ -41,8 +61,8 @@ double OptimizerKernelsPerTensor(OptimizerImpl impl);
 inline constexpr double kHostSecondsPerKernel = 5.7e-6;
 
 // A device-to-device copy's fraction of the datasheet bandwidth: 4.09 of 4.8 TB/s on an H200 (0.85;
-// docs/data/h200-op-costs.json), 2.97 of 3.35 TB/s on an H100 (0.89; shared reference
-// h100-measured.md). The eager bytes are at this rate.
+// docs/data/h200-op-costs.json), 2.94 of 3.35 TB/s on an H100 (0.88; docs/data/h100-op-costs.json).
+// The eager bytes are at this rate.
 inline constexpr double kCopyEfficiency = 0.85;
 
 // A GPU kernel's fixed time, whatever its bytes: what a decode step of small tensors is made of.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "estimate/attention_rate.h"
 #include "estimate/collectives.h"
 #include "estimate/expert_parallel.h"
 #include "estimate/flops.h"
@@ -107,6 +108,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double bandwidth = hw.memory_bandwidth * o.mbu;
   // What eager ops were measured at: a device-to-device copy's share of the datasheet bandwidth.
   const double copy_bandwidth = hw.memory_bandwidth * kCopyEfficiency;
+  // ... and the SMs' share of their time, beyond their bytes, on this device (kernel_costs.h).
+  const double sm_scale = SmSecondsScale(hw.Peak(GemmDType::kFp32), copy_bandwidth);
   const double tp = static_cast<double>(s.tp), pp = static_cast<double>(s.pp);
   const double micro = static_cast<double>(s.grad_accum());
   // Context parallelism: each rank holds s/cp of every micro-batch's tokens (their GEMMs and
@@ -157,6 +160,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const bool half = compute_dtype == GemmDType::kBf16 || compute_dtype == GemmDType::kFp16;
   const double flash_efficiency =
       (half || fp8) && hw.attention_efficiency > 0 ? hw.attention_efficiency : half_rate.efficiency;
+  // In fp32 and tf32 no flash kernel runs: SDPA's memory-efficient kernel does, on the CUDA cores, at
+  // its measured rate by shape (estimate/attention_rate.h).
+  const std::optional<double> fp32_peak = hw.Peak(GemmDType::kFp32);
+  const bool cuda_core_attention =
+      flash && (compute_dtype == GemmDType::kFp32 || compute_dtype == GemmDType::kTf32) && fp32_peak;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
   const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
@@ -208,8 +216,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const bool core = l.component == Component::kAttentionCore;
       // The s x s operand: the scores GEMM's output (m x n) or the PV GEMM's input (m x k).
       const double on_chip = flash && core ? m * (l.kind == LayerKind::kAttentionScores ? n : k) : 0;
-      const double eff = flash && core ? flash_efficiency : r.efficiency;
       const double count = static_cast<double>(gm.count) / (core ? tp * cp : 1);
+      double eff = flash && core ? flash_efficiency : r.efficiency;
+      Rate rate = r;
+      if (core && cuda_core_attention) {
+        // Sequence m; head dim the scores' k, the PV product's n; batch x heads the products.
+        eff = Fp32AttentionEfficiency(count, m, l.kind == LayerKind::kAttentionScores ? k : n);
+        rate = {*fp32_peak, eff, GemmDType::kFp32};
+      }
       if (!core) (RowParallel(l) ? k : n) /= width_div;
       if (!core) m /= cp;
       if (routed) m *= expert_rows;
@@ -217,21 +231,21 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp * (routed ? imbalance : 1);
       // The forward's n and k are the operands' leading dimensions in all three products.
       const double aligned = GemmAlignmentFactor(compute_dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
-      fwd += gemm_time(r, f, m, n, k, count, eff, on_chip, experts * forward_splits, aligned);
+      fwd += gemm_time(rate, f, m, n, k, count, eff, on_chip, experts * forward_splits, aligned);
       fwd_launches += forward_splits;
       if (gm.grad_a) {
-        bwd +=
-            gemm_time(r, f, m, k, n, count, eff, on_chip, experts * input_grad_splits, aligned);  // dA = dY·Bᵀ: m x k
+        bwd += gemm_time(rate, f, m, k, n, count, eff, on_chip, experts * input_grad_splits,
+                         aligned);  // dA = dY·Bᵀ: m x k
         bwd_launches += input_grad_splits - 1;
       }
       if (gm.grad_b) {
-        const double dw = gemm_time(r, f, k, n, m, count, eff, on_chip, 1, aligned);  // dB = Aᵀ·dY: k x n out
+        const double dw = gemm_time(rate, f, k, n, m, count, eff, on_chip, 1, aligned);  // dB = Aᵀ·dY: k x n out
         bwd += dw;
         if (!core) weight_grad += dw;
       }
       bwd_launches += (gm.grad_a ? 1 : 0) + (gm.grad_b ? 1 : 0);
       // Flash attention's backward forms the scores again (Dao et al. 2022, §3.1).
-      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(r, f, m, n, k, count, eff, on_chip, 1, 1);
+      if (flash && l.kind == LayerKind::kAttentionScores) bwd += gemm_time(rate, f, m, n, k, count, eff, on_chip, 1, 1);
       if (!core) gemms = fwd + bwd;
       // An fp8 linear casts its input to fp8 (and its transpose), and in the backward the output's
       // gradient, as --fp8-recipe does (Fp8CastCostOf).
@@ -259,9 +273,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act, autocast);
       const double elements = OpElements(l) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;
-      fwd += elements * traffic.forward_bytes / bw;
-      bwd += elements * traffic.backward_bytes / bw;
-      memory_bound += elements * (traffic.forward_bytes + traffic.backward_bytes) / bw * rep;
+      const double forward = elements * (traffic.forward_bytes / bw + traffic.forward_sm_seconds * sm_scale);
+      const double backward = elements * (traffic.backward_bytes / bw + traffic.backward_sm_seconds * sm_scale);
+      fwd += forward;
+      bwd += backward;
+      memory_bound += (forward + backward) * rep;
       fwd_launches += traffic.forward_kernels;
       bwd_launches += traffic.backward_kernels;
     }
@@ -321,12 +337,13 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                        device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
   const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
-  const std::optional<double> measured_adam = o.kernels == Kernels::kEager && !s.dtypes.master && IsAdam(s.optimizer)
-                                                  ? MeasuredAdamBytes(s.optimizer_impl, BytesPerElement(s.dtypes.param))
-                                                  : std::nullopt;
+  const std::optional<ElementCost> measured_adam =
+      o.kernels == Kernels::kEager && !s.dtypes.master && IsAdam(s.optimizer)
+          ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(s.dtypes.param))
+          : std::nullopt;
   out.optimizer =
       measured_adam
-          ? local * *measured_adam / copy_bandwidth
+          ? local * (measured_adam->bytes / copy_bandwidth + measured_adam->sm_seconds * sm_scale)
           : local * (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master + 2 * states) /
                 bandwidth;
   const double optimizer_launches =

@@ -189,7 +189,9 @@ KeyTable<TimeEstimate> StepRows() {
                 "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background; an MoE expert's m is its tokens); "
                 "other ops by the bytes they move, measured per op for eager PyTorch (--kernels eager) or a read and a "
                 "write (fused), at the device's bandwidth; flash attention keeps the s x s scores on chip, runs at "
-                "attention_efficiency where the device gives one (16-bit) and re-forms QK^T in its backward; layers / "
+                "attention_efficiency where the device gives one (16-bit; fp32 and tf32 at the memory-efficient "
+                "kernel's "
+                "measured rate by shape, docs/data/h100-kernel-sweep.json) and re-forms QK^T in its backward; layers / "
                 "pp per device; at least the host's time to launch the kernels; plus the optimizer update";
        }},
       {.key = "time.compute.memory_bound",
@@ -198,8 +200,10 @@ KeyTable<TimeEstimate> StepRows() {
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.memory_bound; }); },
        .explain = [](E) -> std::string {
          return "norms, activations, residual adds, dropout, RoPE, the embedding and the loss: bytes per element "
-                "(eager: measured per op on an H200, docs/data/h200-op-costs.json) / (bandwidth x 0.85, a copy's "
-                "share), over this device's elements (tensor-parallel-split ones: activation, RoPE, attention "
+                "/ (bandwidth x 0.85, a copy's share), eager ops plus their SM time per element (each op measured "
+                "on an H100 and an H200, docs/data/h100-op-costs.json and h200-op-costs.json; on other SMs than "
+                "theirs, as bytes at the H200's bandwidth), over this device's elements (tensor-parallel-split ones: "
+                "activation, RoPE, attention "
                 "core, loss / tp; the residual stream's / tp under --sp); autocast's weight casts";
        }},
       {.key = "time.compute.optimizer",
@@ -207,7 +211,8 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.optimizer; }); },
        .explain = [](E) -> std::string {
-         return "eager Adam/AdamW on the weights: PyTorch's measured bytes per parameter (foreach, fused, for-loop); "
+         return "eager Adam/AdamW on the weights: PyTorch's measured bytes and SM time per parameter (foreach, fused, "
+                "for-loop), split as the eager ops are; "
                 "else gradient + 2 x (weight + master + states) bytes per parameter; at bandwidth";
        }},
       {.key = "time.compute.host_launch",

@@ -1,5 +1,5 @@
-// The step model's measured and published parts against their sources: each eager op's bytes and
-// kernels and AdamW's bytes against the H200 measurements they were taken from, the GEMM shape table
+// The step model's measured and published parts against their sources: each eager op's bytes, SM
+// time and kernels and AdamW's against the H100 and H200 measurements they were taken from, the GEMM shape table
 // against the sweep it was generated from, NCCL's algorithm choice by hand from its tuning model, and
 // the pipeline bubbles of 1F1B, interleaved 1F1B, ZB-H1 and DualPipe by hand from their papers, and
 // decode's kernel floors and bandwidth against the H200 decode sweep.
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/hardware.h"
+#include "estimate/attention_rate.h"
 #include "estimate/collectives.h"
 #include "estimate/gemm_shape.h"
 #include "estimate/kernel_costs.h"
@@ -37,15 +38,39 @@ Layer Node(LayerKind kind, ElementwiseOp op = ElementwiseOp::kGeneric) {
   return l;
 }
 
-TEST_CASE("time parts: each eager op's bytes and kernels are the H200's measurements") {
-  // docs/data/h200-op-costs.json (bytes: CUDA-graph GPU time x copy bandwidth / elements, rounded to
-  // 2 decimals in the table) and h200-op-costs-first-run.json (kernels of one call).
-  const nlohmann::json ops = Data("h200-op-costs.json")["ops"];
+// One measured cost per element from the two devices' files: the seconds per element (bytes at the
+// copy bandwidth measured beside them) on the H100 (3.35 TB/s) and the H200 (4.8 TB/s), solved for
+// t = bytes / (0.85 x datasheet bandwidth) + SM seconds; a negative SM part is 0, the bytes then the
+// least-squares fit to both.
+ElementCost SplitOf(double h100_bytes, double h200_bytes) {
+  const double h100_seconds = h100_bytes / Data("h100-op-costs.json")["copy_bytes_per_second"].get<double>();
+  const double h200_seconds = h200_bytes / Data("h200-op-costs.json")["copy_bytes_per_second"].get<double>();
+  const double inv100 = 1 / (3.35e12 * kCopyEfficiency), inv200 = 1 / (4.8e12 * kCopyEfficiency);
+  const double bytes = (h100_seconds - h200_seconds) / (inv100 - inv200);
+  const double sm = h200_seconds - bytes * inv200;
+  if (sm >= 0) return {bytes, sm};
+  return {(h100_seconds * inv100 + h200_seconds * inv200) / (inv100 * inv100 + inv200 * inv200), 0};
+}
+
+void CheckCost(const ElementCost& got, const ElementCost& want) {
+  CHECK(got.bytes == doctest::Approx(want.bytes).epsilon(2e-3));
+  CHECK(got.sm_seconds == doctest::Approx(want.sm_seconds).epsilon(6e-3).scale(1e-15));
+}
+
+TEST_CASE("time parts: each eager op's bytes and SM time are the H100's and H200's measurements") {
+  // docs/data/h100-op-costs.json and h200-op-costs.json (bytes: CUDA-graph GPU time x copy bandwidth /
+  // elements) and h200-op-costs-first-run.json (kernels of one call).
+  const nlohmann::json h100 = Data("h100-op-costs.json")["ops"];
+  const nlohmann::json h200 = Data("h200-op-costs.json")["ops"];
   const nlohmann::json first = Data("h200-op-costs-first-run.json")["ops"];
+  const auto split = [&](const std::string& op, const char* phase) {
+    const std::string key = std::string(phase) + "_bytes_per_element";
+    return SplitOf(h100[op][key].get<double>(), h200[op][key].get<double>());
+  };
   struct Row {
     Layer node;
     const char* name;       // the measurement, without its dtype suffix
-    bool fp32_measured;     // else fp32 is twice the bf16 bytes
+    bool fp32_measured;     // else fp32 is twice the bf16 figures
     const char* loss_fp32;  // the loss's fp32 row has its own name
   };
   const std::vector<Row> rows = {
@@ -65,14 +90,23 @@ TEST_CASE("time parts: each eager op's bytes and kernels are the H200's measurem
     const std::string bf16 = std::string(row.name) + (row.node.kind == LayerKind::kLoss ? "_bf16_v128256" : "_bf16");
     const OpTraffic half = ElementwiseTraffic(row.node, Kernels::kEager, 2);
     CHECK(half.measured);
-    CHECK(half.forward_bytes == doctest::Approx(ops[bf16]["forward_bytes_per_element"].get<double>()).epsilon(1e-3));
-    CHECK(half.backward_bytes == doctest::Approx(ops[bf16]["backward_bytes_per_element"].get<double>()).epsilon(1e-3));
+    CheckCost({half.forward_bytes, half.forward_sm_seconds}, split(bf16, "forward"));
+    CheckCost({half.backward_bytes, half.backward_sm_seconds}, split(bf16, "backward"));
+    // The model gives each device its measured time: here the H100's forward, per element.
+    CHECK(half.forward_bytes / (3.35e12 * kCopyEfficiency) + half.forward_sm_seconds ==
+          doctest::Approx(h100[bf16]["forward_bytes_per_element"].get<double>() /
+                          Data("h100-op-costs.json")["copy_bytes_per_second"].get<double>())
+              .epsilon(5e-3));
     const OpTraffic wide = ElementwiseTraffic(row.node, Kernels::kEager, 4);
     if (row.loss_fp32 != nullptr || row.fp32_measured) {
       const std::string fp32 = row.loss_fp32 != nullptr ? row.loss_fp32 : std::string(row.name) + "_fp32";
-      CHECK(wide.forward_bytes == doctest::Approx(ops[fp32]["forward_bytes_per_element"].get<double>()).epsilon(1e-3));
+      CheckCost({wide.forward_bytes, wide.forward_sm_seconds}, split(fp32, "forward"));
+      CheckCost({wide.backward_bytes, wide.backward_sm_seconds}, split(fp32, "backward"));
     } else {
       CHECK(wide.forward_bytes == doctest::Approx(2 * half.forward_bytes));
+      CHECK(wide.forward_sm_seconds == doctest::Approx(2 * half.forward_sm_seconds).epsilon(5e-3));
+      CHECK(wide.backward_bytes == doctest::Approx(2 * half.backward_bytes));
+      CHECK(wide.backward_sm_seconds == doctest::Approx(2 * half.backward_sm_seconds).epsilon(5e-3));
     }
     // Kernels from the first run (the rope row of its first layout, the loss's bf16 row).
     const std::string counted = row.node.kind == LayerKind::kRope ? "rope_hf_bf16" : bf16;
@@ -81,11 +115,12 @@ TEST_CASE("time parts: each eager op's bytes and kernels are the H200's measurem
     CHECK(half.backward_kernels == first[counted]["forward_backward_kernels"].get<double>() - forward);
   }
   // Fused, and an eager op not measured (the attention's softmax): a read and a write forward, twice
-  // that backward.
+  // that backward, no SM time beyond.
   for (const Layer& l : {Node(LayerKind::kNorm, ElementwiseOp::kRmsNorm), Node(LayerKind::kSoftmax)}) {
     const OpTraffic t = ElementwiseTraffic(l, l.kind == LayerKind::kSoftmax ? Kernels::kEager : Kernels::kFused, 2);
     CHECK(t.forward_bytes == 4);
     CHECK(t.backward_bytes == 8);
+    CHECK(t.forward_sm_seconds == 0);
     CHECK_FALSE(t.measured);
   }
   // Under autocast the norm and the residual stream take their fp32 figures, an activation of a
@@ -94,22 +129,29 @@ TEST_CASE("time parts: each eager op's bytes and kernels are the H200's measurem
         ElementwiseTraffic(rows[0].node, Kernels::kEager, 4).forward_bytes);
   CHECK(ElementwiseTraffic(rows[4].node, Kernels::kEager, 2, true).forward_bytes ==
         ElementwiseTraffic(rows[4].node, Kernels::kEager, 2).forward_bytes);
-  // AdamW's bytes per parameter: the wall time of one step (launches included) x copy bandwidth.
+  // AdamW per parameter: the wall time of one step (launches included) x copy bandwidth, split alike.
   for (const auto& [impl, impl_name] :
        {std::pair{OptimizerImpl::kForeach, "foreach"}, std::pair{OptimizerImpl::kFused, "fused"},
         std::pair{OptimizerImpl::kForLoop, "for-loop"}}) {
     const std::string name = impl_name;  // clang cannot capture a structured binding
     CAPTURE(name);
-    CHECK(*MeasuredAdamBytes(impl, 2) ==
-          doctest::Approx(ops[std::string("adamw_") + name + "_bf16"]["bytes_per_param"].get<double>()).epsilon(1e-3));
-    CHECK(*MeasuredAdamBytes(impl, 4) ==
-          doctest::Approx(ops[std::string("adamw_") + name + "_fp32"]["bytes_per_param"].get<double>()).epsilon(1e-3));
+    for (const auto& [bytes, suffix] : {std::pair{2.0, "_bf16"}, std::pair{4.0, "_fp32"}}) {
+      const std::string op = "adamw_" + name + suffix;
+      CheckCost(*MeasuredAdamCost(impl, bytes),
+                SplitOf(h100[op]["bytes_per_param"].get<double>(), h200[op]["bytes_per_param"].get<double>()));
+    }
   }
   CHECK(OptimizerKernelsPerTensor(OptimizerImpl::kForLoop) ==
         first["adamw_for-loop_bf16"]["kernels"].get<double>() / 64);  // 64 tensors
-  // The copy's share of the H200's 4.8 TB/s the bytes are at.
+  // The copy's share of the H200's 4.8 TB/s the bytes are at (the H100's 3.35: 0.88).
   CHECK(kCopyEfficiency ==
         doctest::Approx(Data("h200-op-costs.json")["copy_bytes_per_second"].get<double>() / 4.8e12).epsilon(0.005));
+  // The SM part as measured on the devices of the measured SMs (fp32 peak 67 TFLOP/s: H100 SXM, H200,
+  // H800); elsewhere as bytes at the H200's copy bandwidth: on an A100 80GB (2.039 TB/s) 4.8 / 2.039.
+  CHECK(SmSecondsScale(67e12, 3.35e12 * kCopyEfficiency) == 1);
+  CHECK(SmSecondsScale(66.9e12, 4.8e12 * kCopyEfficiency) == 1);
+  CHECK(SmSecondsScale(19.5e12, 2.039e12 * kCopyEfficiency) == doctest::Approx(4.8 / 2.039));
+  CHECK(SmSecondsScale(std::nullopt, 2.039e12 * kCopyEfficiency) == doctest::Approx(4.8 / 2.039));
 }
 
 TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound shapes left to the memory term") {
@@ -291,6 +333,39 @@ TEST_CASE("time parts: the pipeline bubbles of 1F1B, interleaving, ZB-H1 and Dua
       "got 3");
   testing::CheckRefused({"time", "llama-2-7b", "--hardware", "h100-sxm", "--pp-schedule", "interleaved"},
                         "tally: error: --pp-schedule: interleaved needs --vp 2 or more (virtual stages per device)");
+}
+
+TEST_CASE("time parts: fp32 attention at the H100 sweep's memory-efficient kernel rate") {
+  // docs/data/h100-kernel-sweep.json: SDPA in fp32 (the default backend, which is the
+  // memory-efficient kernel), forward + backward TFLOP/s over the H100 SXM's 67 TFLOP/s fp32 peak.
+  const nlohmann::json sweep = Data("h100-kernel-sweep.json");
+  int rows = 0;
+  for (const nlohmann::json& r : sweep["attention"]) {
+    if (r["dtype"] != "fp32" || r["backend"] != "default") continue;
+    const double bh = r["b"].get<double>() * r["heads"].get<double>();
+    CAPTURE(bh);
+    CAPTURE(r["s"].get<double>());
+    CHECK(Fp32AttentionEfficiency(bh, r["s"].get<double>(), r["d"].get<double>()) ==
+          doctest::Approx(r["forward_backward_tflops"].get<double>() / 67).epsilon(0.01));
+    ++rows;
+  }
+  CHECK(rows == 18);
+  // With TF32 matmuls on, the same kernel at the same rate (within 5%, run to run).
+  for (const nlohmann::json& r : sweep["attention"]) {
+    if (r["dtype"] != "fp32-tf32" || r["backend"] != "default") continue;
+    CHECK(Fp32AttentionEfficiency(r["b"].get<double>() * r["heads"].get<double>(), r["s"].get<double>(),
+                                  r["d"].get<double>()) ==
+          doctest::Approx(r["forward_backward_tflops"].get<double>() / 67).epsilon(0.05));
+  }
+  // Between measured shapes: halfway in log2 of the sequence (1,024 and 2,048 at 8 heads, head dim
+  // 64: 9.8 and 15.9), in the head dim (64 and 128 at 8 x 1,024: 9.8 and 16.0) and in log4 of batch x
+  // heads (8 and 32 at 1,024, head dim 64: 9.8 and 19.0).
+  CHECK(Fp32AttentionEfficiency(8, 1024 * std::sqrt(2.0), 64) == doctest::Approx((9.8 + 15.9) / 2 / 67));
+  CHECK(Fp32AttentionEfficiency(8, 1024, 96) == doctest::Approx((9.8 + 16.0) / 2 / 67));
+  CHECK(Fp32AttentionEfficiency(16, 1024, 64) == doctest::Approx((9.8 + 19.0) / 2 / 67));
+  // Beyond them, the nearest measured: 32 heads at 16,384 tokens are the sweep's 32 x 4,096 (29.8).
+  CHECK(Fp32AttentionEfficiency(32, 16384, 64) == doctest::Approx(29.8 / 67));
+  CHECK(Fp32AttentionEfficiency(2, 512, 32) == doctest::Approx(9.8 / 67));
 }
 
 }  // namespace
