@@ -82,6 +82,7 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
       s.lora_targets.push_back(t);
     }
   }
+  if (f.lora_dtype) s.lora_dtype = ParseNameAnyCase<LoraDtype>(*f.lora_dtype, "--lora-dtype");
 }
 
 void ReadParallelism(const WorkloadFlags& f, Settings& s) {
@@ -172,6 +173,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"dropout", &WorkloadFlags::dropout, true},
       {"lora", &WorkloadFlags::lora, true},
       {"lora_targets", &WorkloadFlags::lora_targets, true},
+      {"lora_dtype", &WorkloadFlags::lora_dtype, true},
       {"gpus", &WorkloadFlags::gpus},
       {"tp", &WorkloadFlags::tp},
       {"pp", &WorkloadFlags::pp},
@@ -266,6 +268,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       ->group("Workload");
   opt("--lora", f.lora, "LoRA rank: adapters on --lora-targets, every base weight frozen", "R");
   opt("--lora-targets", f.lora_targets, "comma list of qkv, out, gate, up, down (default qkv,out)", "LIST");
+  opt("--lora-dtype", f.lora_dtype,
+      "the adapters' dtype on a 16-bit model: " + choices(JoinNames<LoraDtype>(" | "), Name(defaults.lora_dtype)) +
+          "; fp32 is PEFT's (autocast_adapter_dtype), base the frozen weights' (TRL's bf16 cast, torchtune)",
+      "DTYPE");
   opt("--gpus", f.gpus, "devices in all: data x tensor x pipeline x context parallel; default tp x pp x cp", "N");
   opt("--tp", f.tp, "tensor-parallel degree; default 1", "N");
   opt("--pp", f.pp, "pipeline-parallel stages; default 1", "N");

@@ -90,6 +90,11 @@ struct EnumNames<OptimizerImpl> {
 };
 
 template <>
+struct EnumNames<LoraDtype> {
+  static constexpr NameEntry<LoraDtype> kTable[] = {{LoraDtype::kFp32, "fp32"}, {LoraDtype::kBase, "base"}};
+};
+
+template <>
 struct EnumNames<LossKernel> {
   static constexpr NameEntry<LossKernel> kTable[] = {{LossKernel::kEager, "eager"}, {LossKernel::kChunked, "chunked"}};
 };

@@ -26,6 +26,12 @@ enum class Recompute { kNone, kSelective, kFull };
 // with per-tensor temporaries, multi-tensor kernels with temporaries for every parameter at once,
 // or one fused kernel with none (estimate/step_timeline.cc). PyTorch 2 picks foreach on a GPU.
 enum class OptimizerImpl { kForLoop, kForeach, kFused };
+// The dtype of LoRA's adapters on a 16-bit model: fp32, PEFT's default (get_peft_model and PeftModel's
+// autocast_adapter_dtype=True upcasts bf16 and fp16 adapters to fp32), whose forward casts each
+// adapted linear's input to fp32 and adds the fp32 update to the 16-bit output
+// (peft/tuners/lora/layer.py, Linear.forward); or the base weights' dtype (PEFT with
+// autocast_adapter_dtype=False, TRL's bf16 casting of PEFT modules, torchtune).
+enum class LoraDtype { kFp32, kBase };
 // The cross-entropy over the logits: eager PyTorch (Hugging Face upcasts the logits to fp32, then
 // log-softmax), or a chunked kernel that never holds the whole logits (Liger's fused linear
 // cross-entropy, Unsloth's).
@@ -109,6 +115,7 @@ struct Settings {
   // Empty: qkv and out (LoraTargets). Not spelled out here, so that making a Settings allocates
   // nothing (a sweep makes one per point).
   std::vector<std::string> lora_targets;
+  LoraDtype lora_dtype = LoraDtype::kFp32;
 
   // Parallelism: gpus = dp · tp · pp · cp. The routed experts have their own grid over the same
   // devices, etp · ep · edp · pp with etp · ep · edp = tp · cp · dp (estimate/expert_parallel.h).

@@ -119,6 +119,14 @@ std::optional<ElementCost> MeasuredAdamCost(OptimizerImpl impl, double param_byt
   return std::nullopt;
 }
 
+OpTraffic LoraFp32Traffic(double in, double out) {
+  return {.forward_bytes = 6 * in + 24 * out,
+          .backward_bytes = 12 * in + 20 * out,
+          .forward_kernels = 4,
+          .backward_kernels = 5,
+          .measured = true};
+}
+
 double SmSecondsScale(std::optional<double> fp32_peak, double copy_bandwidth) {
   constexpr double kH200CopyBandwidth = 4.8e12 * kCopyEfficiency;
   if (fp32_peak && std::abs(*fp32_peak / kMeasuredSmFp32Peak - 1) < 0.01) return 1;

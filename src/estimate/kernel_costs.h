@@ -36,6 +36,15 @@ struct ElementCost {
 // (GELU, SiLU and its product) and RoPE keep the half-precision ones.
 OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes, bool autocast = false);
 
+// What an fp32 LoRA adapter on a 16-bit linear of `in` inputs and `out` outputs moves per token
+// beside its two GEMMs (--lora-dtype fp32, PEFT's Linear.forward: x.to(fp32), B(A x) * scaling,
+// result + that, promoted to fp32, then .to(the 16-bit dtype)): forward the input's cast (2 + 4 bytes
+// an input), the scaling (4 + 4), the promoting add (2 + 4 + 4) and the cast back (4 + 2): 6 in +
+// 24 out, 4 kernels. Backward the output gradient's cast to fp32 and the base output's back to
+// 16-bit (6 + 6), the scaling (8), the input gradient's cast to 16-bit (6 an input) and its sum with
+// the frozen linear's (2 + 2 + 2): 12 in + 20 out, 5 kernels. By formula, at the copy bandwidth.
+OpTraffic LoraFp32Traffic(double in, double out);
+
 // PyTorch's Adam/AdamW update measured per parameter whose weight is `param_bytes` wide, where the
 // weight is what the optimizer updates (no fp32 master copy); nullopt for the other optimizers,
 // whose update the step prices from the tensors it reads and writes.

@@ -135,6 +135,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   struct Rate {
     double peak, efficiency;
     GemmDType dtype;
+    double operand_bytes = 0;  // per element; 0: the activations'
   };
   const Rate main_rate = {peak, efficiency, compute_dtype};
   // FP8 training (Transformer Engine under Megatron-LM, NeMo, torchao) runs the blocks' linears in
@@ -152,7 +153,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double rate = r.peak * eff * shape *
                         TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
                         std::min(1.0, m / experts / rows);
-    return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * act / bandwidth);
+    const double bytes = r.operand_bytes > 0 ? r.operand_bytes : act;
+    return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * bytes / bandwidth);
   };
   // Flash attention keeps the scores S = QK^T and the probabilities P on chip, forward and backward
   // (Dao et al. 2022, §3.1): its GEMMs move only their s x d operands, at the fraction of the peak
@@ -163,6 +165,12 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // In fp32 and tf32 no flash kernel runs: SDPA's memory-efficient kernel does, on the CUDA cores, at
   // its measured rate by shape (estimate/attention_rate.h).
   const std::optional<double> fp32_peak = hw.Peak(GemmDType::kFp32);
+  // PEFT's fp32 LoRA adapters beside 16-bit weights run fp32 GEMMs (graph/layer.h, fp32_adapter).
+  const auto fp32_efficiency = hw.gemm_efficiency.find(GemmDType::kFp32);
+  const std::optional<Rate> fp32_rate =
+      fp32_peak && fp32_efficiency != hw.gemm_efficiency.end()
+          ? std::optional<Rate>(Rate{*fp32_peak, fp32_efficiency->second, GemmDType::kFp32, 4})
+          : std::nullopt;
   const bool cuda_core_attention =
       flash && (compute_dtype == GemmDType::kFp32 || compute_dtype == GemmDType::kTf32) && fp32_peak;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
@@ -219,10 +227,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const double count = static_cast<double>(gm.count) / (core ? tp * cp : 1);
       double eff = flash && core ? flash_efficiency : r.efficiency;
       Rate rate = r;
+      if (l.fp32_adapter && fp32_rate) {
+        rate = *fp32_rate;
+        eff = rate.efficiency;
+      }
       if (core && cuda_core_attention) {
         // Sequence m; head dim the scores' k, the PV product's n; batch x heads the products.
         eff = Fp32AttentionEfficiency(count, m, l.kind == LayerKind::kAttentionScores ? k : n);
-        rate = {*fp32_peak, eff, GemmDType::kFp32};
+        rate = {*fp32_peak, eff, GemmDType::kFp32, 4};
       }
       if (!core) (RowParallel(l) ? k : n) /= width_div;
       if (!core) m /= cp;
@@ -230,7 +242,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // A routed expert GEMM on the busiest rank does `imbalance` times the mean rank's FLOPs.
       const double f = static_cast<double>(GemmForwardFlops(gm, l.path)) / div / cp * (routed ? imbalance : 1);
       // The forward's n and k are the operands' leading dimensions in all three products.
-      const double aligned = GemmAlignmentFactor(compute_dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
+      const double aligned = GemmAlignmentFactor(rate.dtype, static_cast<uint64_t>(n), static_cast<uint64_t>(k));
       fwd += gemm_time(rate, f, m, n, k, count, eff, on_chip, experts * forward_splits, aligned);
       fwd_launches += forward_splits;
       if (gm.grad_a) {
@@ -266,6 +278,17 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       if (l.trainable) trainable_weights += static_cast<double>(l.params) / weight_div * rep;
     }
     if (l.trainable) param_tensors += static_cast<double>(l.param_tensors.size()) * rep;
+    if (l.fp32_adapter) {
+      // PEFT's casts around an fp32 adapter, per token of its input (estimate/kernel_costs.h).
+      const Gemm& a = l.gemms.front();
+      const OpTraffic casts = LoraFp32Traffic(static_cast<double>(a.k), static_cast<double>(l.gemms.back().n) / div);
+      const double tokens = static_cast<double>(a.m) * static_cast<double>(a.count) / cp;
+      fwd += tokens * casts.forward_bytes / copy_bandwidth;
+      bwd += tokens * casts.backward_bytes / copy_bandwidth;
+      memory_bound += tokens * (casts.forward_bytes + casts.backward_bytes) / copy_bandwidth * rep;
+      fwd_launches += casts.forward_kernels;
+      bwd_launches += casts.backward_kernels;
+    }
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
       // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h),
       // over this device's share of its elements.

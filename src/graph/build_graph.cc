@@ -112,6 +112,9 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .lora_rank = s.lora_rank,
           // The targets matter only with adapters: without, every point shares one key (and no copy).
           .lora_targets = s.lora_rank > 0 ? LoraTargets(s) : std::vector<std::string>{},
+          // Under autocast the weights, adapters and all, are fp32 already.
+          .lora_fp32 =
+              s.lora_rank > 0 && s.lora_dtype == LoraDtype::kFp32 && BitsPer(s.dtypes.param) == 16 && !s.autocast(),
           .dropout_mask = s.dropout_mask,
           .input = s.input};
 }
@@ -130,7 +133,7 @@ size_t GraphSettingsHash::operator()(const GraphSettings& s) const {
       static_cast<uint64_t>(s.mlp_kernel) << 8 | static_cast<uint64_t>(s.dropout_mask) << 16);
   mix(s.dropout ? std::hash<double>{}(*s.dropout) + 1 : 0);
   for (const std::string& f : s.frozen) mix(std::hash<std::string>{}(f));
-  mix(s.lora_rank);
+  mix(s.lora_rank << 1 | static_cast<uint64_t>(s.lora_fp32));
   for (const std::string& t : s.lora_targets) mix(std::hash<std::string>{}(t));
   for (uint64_t d : s.input) mix(d);
   return static_cast<size_t>(h ^ (h >> 32));

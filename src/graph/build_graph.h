@@ -29,6 +29,9 @@ struct GraphSettings {
   std::vector<std::string> frozen;
   uint64_t lora_rank = 0;
   std::vector<std::string> lora_targets;
+  // The adapters compute in fp32 beside 16-bit weights (--lora-dtype fp32, PEFT's default): each
+  // casts its input to fp32 and keeps that copy for its weight gradient.
+  bool lora_fp32 = false;
   DropoutMask dropout_mask = DropoutMask::kCuda;  // what a saved dropout mask costs
   std::vector<uint64_t> input;                    // a sequential model's input shape, when not its own
   // NOLINTNEXTLINE(modernize-use-nullptr): a false positive on the defaulted <=>'s comparison with literal 0.

@@ -100,6 +100,16 @@ void TransformerContext::AddLinear(Layer l, std::vector<uint64_t> shape, const s
   lora.non_matmul_flops = Count(lora.path, {base.m, base.n, base.count});  // adding B(A x) to W x
   lora.saved = {{.id = input, .elements = Count(lora.path, {base.m, base.k, base.count})},
                 {.id = lora.path + ":ax", .elements = Count(lora.path, {base.m, rank, base.count})}};
+  if (settings.lora_fp32) {
+    // PEFT casts the input to the adapters' fp32 (peft/tuners/lora/layer.py, Linear.forward,
+    // _cast_input_dtype), each adapted linear its own copy, which A keeps for its weight gradient.
+    lora.fp32_adapter = true;
+    lora.saved = {
+        {.id = lora.path + ":x_fp32",
+         .elements = Count(lora.path, {base.m, base.k, base.count}),
+         .cls = SavedClass::kFp32},
+        {.id = lora.path + ":ax", .elements = Count(lora.path, {base.m, rank, base.count}), .cls = SavedClass::kFp32}};
+  }
   Add(std::move(lora), std::move(shape));
   cur = path;  // W x + B(A x) is the base layer's output
 }

@@ -353,3 +353,34 @@ TEST_CASE("graph: per-layer attention kinds set the keys each query sees") {
 
 }  // namespace
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("graph: PEFT's fp32 adapters on 16-bit weights keep an fp32 copy of their input") {
+  // Rank 8 on GPT-2 small's qkv (768 -> 2,304), 1,024 tokens: the adapter saves its input cast to
+  // fp32 (768 a token, its own tensor) and A x (8 a token), both fp32; with --lora-dtype base it
+  // shares the 16-bit input its frozen linear reads.
+  Settings s{.batch = 1, .seq = 1024, .precision = Precision::kBf16, .lora_rank = 8};
+  const auto adapter = [](const LayerGraph& g) {
+    for (const Layer& l : g.layers) {
+      if (l.path == "blocks.0.attn.qkv.lora") return l;
+    }
+    FAIL("no adapter");
+    return Layer{};
+  };
+  const Layer fp32 = adapter(testing::PresetGraph("gpt2-small", s));
+  CHECK(fp32.fp32_adapter);
+  REQUIRE(fp32.saved.size() == 2);
+  CHECK(fp32.saved[0].id == "blocks.0.attn.qkv.lora:x_fp32");
+  CHECK(fp32.saved[0].elements == 1024 * 768);
+  CHECK(fp32.saved[0].cls == SavedClass::kFp32);
+  CHECK(fp32.saved[1].elements == 1024 * 8);
+  CHECK(fp32.saved[1].cls == SavedClass::kFp32);
+  s.lora_dtype = LoraDtype::kBase;
+  const Layer base = adapter(testing::PresetGraph("gpt2-small", s));
+  CHECK_FALSE(base.fp32_adapter);
+  CHECK(base.saved[0].cls == SavedClass::kActivation);
+  CHECK(base.saved[0].id != fp32.saved[0].id);
+}
+
+}  // namespace tally

@@ -38,6 +38,7 @@ const std::map<std::string, Sample>& Samples() {
       {"dropout", {"0", "0.1"}},
       {"lora", {"4", "8"}},
       {"lora_targets", {"qkv", "out", {{"lora", "8"}}}},
+      {"lora_dtype", {"fp32", "base", {{"lora", "8"}, {"precision", "bf16"}}}},
       {"gpus", {"2", "4"}},
       {"tp", {"1", "2"}},
       {"pp", {"1", "2"}},

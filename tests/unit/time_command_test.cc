@@ -160,3 +160,36 @@ TEST_CASE("time command: the modelled step's own flags say so where no step is m
 }
 
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("time command: --lora-dtype fp32 prices PEFT's fp32 adapters: their casts, and their GEMMs in fp32") {
+  // GPT-2 small in bf16 on one H100, 1,024 tokens, rank 8 on qkv (768 -> 2,304) and out (768 -> 768)
+  // in 12 blocks. PEFT's Linear.forward around each fp32 adapter moves 6 bytes an input and 24 an
+  // output forward, 12 and 20 backward (LoraFp32Traffic): 18 x 768 + 44 x 2,304 for qkv and
+  // 18 x 768 + 44 x 768 for out, a token, at the copy bandwidth (0.85 of 3.35 TB/s); 4 + 5 kernels an
+  // adapter.
+  const auto step = [](const char* dtype) {
+    return testing::RunJson({"time", "gpt2-small", "--hardware", "h100-sxm", "--precision", "bf16", "--batch", "1",
+                             "--seq", "1024", "--tokens", "1e9", "--lora", "8", "--lora-dtype", dtype})["time"];
+  };
+  const nlohmann::json fp32 = step("fp32"), base = step("base");
+  const double bytes = 1024.0 * 12 * (18 * 768 + 44 * 2304 + 18 * 768 + 44 * 768);
+  CHECK(fp32["compute"]["memory_bound"].get<double>() - base["compute"]["memory_bound"].get<double>() ==
+        doctest::Approx(bytes / (3.35e12 * 0.85)));
+  CHECK(fp32["compute"]["kernels"].get<double>() - base["compute"]["kernels"].get<double>() == 2 * 9 * 12);
+  // The adapters' GEMMs at fp32's rate: the rest of the compute grows too.
+  CHECK(fp32["breakdown"]["compute"].get<double>() - base["breakdown"]["compute"].get<double>() >
+        bytes / (3.35e12 * 0.85));
+  // The fp32 policy has nothing to cast: the flag changes nothing.
+  const auto fp32_policy = [](const char* dtype) {
+    return testing::RunJson({"time", "gpt2-small", "--hardware", "h100-sxm", "--precision", "fp32", "--tokens", "1e9",
+                             "--lora", "8", "--lora-dtype", dtype})["time"]["step_seconds"];
+  };
+  CHECK(fp32_policy("fp32") == fp32_policy("base"));
+  testing::CheckRefused(
+      {"time", "gpt2-small", "--lora", "8", "--lora-dtype", "fp16"},
+      "tally: error: --lora-dtype: unknown value 'fp16' (did you mean 'fp32'?); use one of fp32, base");
+}
+
+}  // namespace tally
