@@ -129,8 +129,12 @@ OpTraffic LoraFp32Traffic(double in, double out) {
 
 double SmSecondsScale(std::optional<double> fp32_peak, double copy_bandwidth) {
   constexpr double kH200CopyBandwidth = 4.8e12 * kCopyEfficiency;
-  if (fp32_peak && std::abs(*fp32_peak / kMeasuredSmFp32Peak - 1) < 0.01) return 1;
+  if (OnMeasuredSms(fp32_peak)) return 1;
   return kH200CopyBandwidth / copy_bandwidth;
+}
+
+bool OnMeasuredSms(std::optional<double> fp32_peak) {
+  return fp32_peak && std::abs(*fp32_peak / kMeasuredSmFp32Peak - 1) < 0.01;
 }
 
 double OptimizerKernelsPerTensor(OptimizerImpl impl) {

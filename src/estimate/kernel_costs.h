@@ -59,6 +59,9 @@ std::optional<ElementCost> MeasuredAdamCost(OptimizerImpl impl, double param_byt
 // ops were not measured is priced as its bandwidth says.
 inline constexpr double kMeasuredSmFp32Peak = 67e12;
 double SmSecondsScale(std::optional<double> fp32_peak, double copy_bandwidth);
+// Whether a device has the SMs the op costs and the attention sweep were measured on: its catalog
+// fp32 peak is kMeasuredSmFp32Peak (within 1%).
+bool OnMeasuredSms(std::optional<double> fp32_peak);
 
 // Kernel launches per parameter tensor of the update: a for-loop runs each tensor's ops one by one;
 // foreach and fused launch per group of tensors, which the per-tensor count leaves out.

@@ -135,7 +135,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   struct Rate {
     double peak, efficiency;
     GemmDType dtype;
-    double operand_bytes = 0;  // per element; 0: the activations'
+    double operand_bytes = 0;      // per element; 0: the activations'
+    bool measured_kernel = false;  // a fused kernel's measured rate by shape: no tile or shape roll-off on top
   };
   const Rate main_rate = {peak, efficiency, compute_dtype};
   // FP8 training (Transformer Engine under Megatron-LM, NeMo, torchao) runs the blocks' linears in
@@ -150,21 +151,25 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                              double on_chip, double experts, double aligned) {
     const double rows = std::max(1.0, std::ceil(m / experts));
     const double shape = on_chip > 0 ? 1 : GemmShapeFactor(r.dtype, m / experts, n, k) * aligned;
-    const double rate = r.peak * eff * shape *
-                        TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
-                        std::min(1.0, m / experts / rows);
+    const double tiles = r.measured_kernel
+                             ? 1
+                             : TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
+                                   std::min(1.0, m / experts / rows);
+    const double rate = r.peak * eff * shape * tiles;
     const double bytes = r.operand_bytes > 0 ? r.operand_bytes : act;
     return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * bytes / bandwidth);
   };
   // Flash attention keeps the scores S = QK^T and the probabilities P on chip, forward and backward
   // (Dao et al. 2022, §3.1): its GEMMs move only their s x d operands, at the fraction of the peak
-  // fused attention kernels reach (the catalog's attention_efficiency, 16-bit; without it the GEMMs').
+  // fused attention kernels reach: 16-bit on the SMs the sweep measured, cuDNN's rate by shape
+  // (estimate/attention_rate.h); elsewhere the catalog's attention_efficiency (without it the GEMMs').
   const bool half = compute_dtype == GemmDType::kBf16 || compute_dtype == GemmDType::kFp16;
   const double flash_efficiency =
       (half || fp8) && hw.attention_efficiency > 0 ? hw.attention_efficiency : half_rate.efficiency;
+  const std::optional<double> fp32_peak = hw.Peak(GemmDType::kFp32);
+  const bool cudnn_attention = flash && (half || fp8) && OnMeasuredSms(fp32_peak);
   // In fp32 and tf32 no flash kernel runs: SDPA's memory-efficient kernel does, on the CUDA cores, at
   // its measured rate by shape (estimate/attention_rate.h).
-  const std::optional<double> fp32_peak = hw.Peak(GemmDType::kFp32);
   // PEFT's fp32 LoRA adapters beside 16-bit weights run fp32 GEMMs (graph/layer.h, fp32_adapter).
   const auto fp32_efficiency = hw.gemm_efficiency.find(GemmDType::kFp32);
   const std::optional<Rate> fp32_rate =
@@ -231,10 +236,17 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
         rate = *fp32_rate;
         eff = rate.efficiency;
       }
+      // The kernel's shape: batch x heads the products on this tensor-parallel rank, head dim the
+      // scores' k (the PV product's n), and the sequence, whose s / cp queries a context-parallel
+      // rank runs against each s / cp block of keys in turn (ring attention).
+      const double kernel_heads = static_cast<double>(gm.count) / tp, kernel_seq = m / cp;
+      const double head_dim = l.kind == LayerKind::kAttentionScores ? k : n;
       if (core && cuda_core_attention) {
-        // Sequence m; head dim the scores' k, the PV product's n; batch x heads the products.
-        eff = Fp32AttentionEfficiency(count, m, l.kind == LayerKind::kAttentionScores ? k : n);
-        rate = {*fp32_peak, eff, GemmDType::kFp32, 4};
+        eff = Fp32AttentionEfficiency(kernel_heads, kernel_seq, head_dim);
+        rate = {*fp32_peak, eff, GemmDType::kFp32, 4, true};
+      } else if (core && cudnn_attention) {
+        eff = CudnnAttentionEfficiency(kernel_heads, kernel_seq, head_dim);
+        rate.measured_kernel = true;
       }
       if (!core) (RowParallel(l) ? k : n) /= width_div;
       if (!core) m /= cp;

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "config/hardware.h"
+#include "estimate/attention_rate.h"
 #include "estimate/flops.h"
 #include "estimate/kernel_costs.h"
 #include "estimate/params.h"
@@ -69,23 +70,32 @@ TEST_CASE("step: flash attention's GEMMs run at the device's attention_efficienc
   // output tiles) halves the rate of each with a 64-wide output: PV, dQ, dK and dV, so the core
   // costs (1 + 2 + 2 + 2 + 1 + 1 + 2) F = 11 F at peak x attention_efficiency. Every one stays
   // compute-bound (each moves only its 2048 x 64 operands: the s x s scores stay on chip, Dao et
-  // al. 2022, §3.1), so halving attention_efficiency adds exactly that time again.
-  HardwareSpec h100 = ResolveHardware("h100-sxm");
-  REQUIRE(h100.attention_efficiency == 0.35);  // FlashAttention-2 on H100 (Shah et al. 2024)
+  // al. 2022, §3.1), so halving attention_efficiency adds exactly that time again. On a device of
+  // other SMs than the attention sweep's: the H100's figures with an H100 PCIe's fp32 peak (51).
+  HardwareSpec other = ResolveHardware("h100-sxm");
+  REQUIRE(other.attention_efficiency == 0.35);  // FlashAttention-2 on H100 (Shah et al. 2024)
+  other.peak_flops[GemmDType::kFp32] = 51e12;
   Settings s = Parallel(1, 1, 1, 1);
   s.causal = false;
   s.causal_kernels = false;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
-  const double core = 8 * 16 * 11 * (2.0 * 2048 * 2048 * 64) / (989.5e12 * 0.35);
-  const StepTime full = TrainingStep(g, s, h100, 989.5e12, 0.75, params, {});
-  h100.attention_efficiency = 0.175;
-  const StepTime half = TrainingStep(g, s, h100, 989.5e12, 0.75, params, {});
+  const StepOptions fused{.kernels = Kernels::kFused};  // no eager op priced by the SMs
+  const double f = 2.0 * 2048 * 2048 * 64;
+  const double core = 8 * 16 * 11 * f / (989.5e12 * 0.35);
+  const StepTime full = TrainingStep(g, s, other, 989.5e12, 0.75, params, fused);
+  other.attention_efficiency = 0.175;
+  const StepTime half = TrainingStep(g, s, other, 989.5e12, 0.75, params, fused);
   CHECK(half.compute - full.compute == doctest::Approx(core).epsilon(1e-9));
   // Without the field the GEMMs' efficiency stands in.
-  h100.attention_efficiency = 0;
-  const StepTime gemm = TrainingStep(g, s, h100, 989.5e12, 0.75, params, {});
+  other.attention_efficiency = 0;
+  const StepTime gemm = TrainingStep(g, s, other, 989.5e12, 0.75, params, fused);
   CHECK(full.compute - gemm.compute == doctest::Approx(core * (1 - 0.35 / 0.75)).epsilon(1e-9));
+  // On the SMs the sweep measured (the H100 SXM itself), cuDNN's rate for 16 heads of 64 over 2,048
+  // tokens, whole kernels: the seven GEMMs' 7 F at peak x that rate, no tile quantization on top.
+  const StepTime measured = TrainingStep(g, s, ResolveHardware("h100-sxm"), 989.5e12, 0.75, params, fused);
+  const double cudnn = 8 * 16 * 7 * f / (989.5e12 * CudnnAttentionEfficiency(16, 2048, 64));
+  CHECK(measured.compute - full.compute == doctest::Approx(cudnn - core).epsilon(1e-9));
 }
 
 TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's link or the NIC") {

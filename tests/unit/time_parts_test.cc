@@ -335,37 +335,48 @@ TEST_CASE("time parts: the pipeline bubbles of 1F1B, interleaving, ZB-H1 and Dua
                         "tally: error: --pp-schedule: interleaved needs --vp 2 or more (virtual stages per device)");
 }
 
-TEST_CASE("time parts: fp32 attention at the H100 sweep's memory-efficient kernel rate") {
-  // docs/data/h100-kernel-sweep.json: SDPA in fp32 (the default backend, which is the
-  // memory-efficient kernel), forward + backward TFLOP/s over the H100 SXM's 67 TFLOP/s fp32 peak.
+TEST_CASE("time parts: attention at the H100 sweep's kernel rates, cuDNN in 16-bit, memory-efficient in fp32") {
+  // docs/data/h100-kernel-sweep.json, "attention_kernels": SDPA's default backend, forward + backward
+  // kernel time, over the H100 SXM's bf16 (989.5) and fp32 (67) TFLOP/s peaks.
   const nlohmann::json sweep = Data("h100-kernel-sweep.json");
   int rows = 0;
-  for (const nlohmann::json& r : sweep["attention"]) {
-    if (r["dtype"] != "fp32" || r["backend"] != "default") continue;
+  for (const nlohmann::json& r : sweep["attention_kernels"]) {
     const double bh = r["b"].get<double>() * r["heads"].get<double>();
+    const double s = r["s"].get<double>(), d = r["d"].get<double>();
+    const double tflops = r["forward_backward_kernel_tflops"].get<double>();
     CAPTURE(bh);
-    CAPTURE(r["s"].get<double>());
-    CHECK(Fp32AttentionEfficiency(bh, r["s"].get<double>(), r["d"].get<double>()) ==
-          doctest::Approx(r["forward_backward_tflops"].get<double>() / 67).epsilon(0.01));
+    CAPTURE(s);
+    if (r["dtype"] == "bf16") {
+      CHECK(CudnnAttentionEfficiency(bh, s, d) == doctest::Approx(tflops / 989.5).epsilon(0.002));
+    } else {
+      CHECK(Fp32AttentionEfficiency(bh, s, d) == doctest::Approx(tflops / 67).epsilon(0.005));
+    }
     ++rows;
   }
-  CHECK(rows == 18);
-  // With TF32 matmuls on, the same kernel at the same rate (within 5%, run to run).
+  CHECK(rows == 28 + 18);
+  // The event-timed sweep of the same shapes ("attention") agrees in fp32 within 10% (its eager
+  // backward calls pay launch gaps), and with TF32 matmuls on the fp32 kernel is the same.
   for (const nlohmann::json& r : sweep["attention"]) {
-    if (r["dtype"] != "fp32-tf32" || r["backend"] != "default") continue;
+    if (r["backend"] != "default" || r["dtype"] == "bf16") continue;
     CHECK(Fp32AttentionEfficiency(r["b"].get<double>() * r["heads"].get<double>(), r["s"].get<double>(),
                                   r["d"].get<double>()) ==
-          doctest::Approx(r["forward_backward_tflops"].get<double>() / 67).epsilon(0.05));
+          doctest::Approx(r["forward_backward_tflops"].get<double>() / 67).epsilon(0.12));
   }
   // Between measured shapes: halfway in log2 of the sequence (1,024 and 2,048 at 8 heads, head dim
-  // 64: 9.8 and 15.9), in the head dim (64 and 128 at 8 x 1,024: 9.8 and 16.0) and in log4 of batch x
-  // heads (8 and 32 at 1,024, head dim 64: 9.8 and 19.0).
-  CHECK(Fp32AttentionEfficiency(8, 1024 * std::sqrt(2.0), 64) == doctest::Approx((9.8 + 15.9) / 2 / 67));
-  CHECK(Fp32AttentionEfficiency(8, 1024, 96) == doctest::Approx((9.8 + 16.0) / 2 / 67));
-  CHECK(Fp32AttentionEfficiency(16, 1024, 64) == doctest::Approx((9.8 + 19.0) / 2 / 67));
-  // Beyond them, the nearest measured: 32 heads at 16,384 tokens are the sweep's 32 x 4,096 (29.8).
-  CHECK(Fp32AttentionEfficiency(32, 16384, 64) == doctest::Approx(29.8 / 67));
-  CHECK(Fp32AttentionEfficiency(2, 512, 32) == doctest::Approx(9.8 / 67));
+  // 64: 78.8 and 182.2 TFLOP/s in bf16), in the head dim (64 and 128 at 8 x 1,024: 10.5 and 17.9 in
+  // fp32) and in log4 of batch x heads (8 and 32 at 1,024, head dim 64: 10.5 and 19.5 in fp32).
+  CHECK(CudnnAttentionEfficiency(8, 1024 * std::sqrt(2.0), 64) == doctest::Approx((78.8 + 182.2) / 2 / 989.5));
+  CHECK(Fp32AttentionEfficiency(8, 1024, 96) == doctest::Approx((10.5 + 17.9) / 2 / 67));
+  CHECK(Fp32AttentionEfficiency(16, 1024, 64) == doctest::Approx((10.5 + 19.5) / 2 / 67));
+  // Beyond them, the nearest measured: 32 heads at 16,384 tokens in fp32 are the sweep's 32 x 4,096.
+  CHECK(Fp32AttentionEfficiency(32, 16384, 64) == doctest::Approx(30.0 / 67));
+  CHECK(CudnnAttentionEfficiency(2, 512, 32) == doctest::Approx(78.8 / 989.5));
+  // The cuDNN rates apply on the SMs they were measured on (fp32 peak 67 TFLOP/s: H100 SXM, H200,
+  // H800), not on an A100 (19.5) or a B200.
+  CHECK(OnMeasuredSms(67e12));
+  CHECK(OnMeasuredSms(66.9e12));
+  CHECK_FALSE(OnMeasuredSms(19.5e12));
+  CHECK_FALSE(OnMeasuredSms(std::nullopt));
 }
 
 }  // namespace
