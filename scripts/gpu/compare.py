@@ -40,9 +40,14 @@ CASES = {
     "phi2_fp32_autocast_b1_s1024": ("phi-2", ["--seq", "1024", "--precision", "amp-bf16"]),
     "llama3b_bf16_gc_b4_s2048": ("llama-3.2-3b", ["--seq", "2048", "--batch", "4", "--precision", "bf16",
                                                   "--recompute", "full"]),
+    "llama1b_lora16_bf16_b1_s2048": ("llama-3.2-1b", ["--seq", "2048", "--precision", "bf16", "--lora", "16",
+                                                      "--lora-targets", "qkv,out,gate,up,down",
+                                                      "--grad-dtype", "fp32", "--state-dtype", "fp32"]),
+    "llama8b_bf16_gc_b1_s4096": ("llama-3-8b", ["--seq", "4096", "--precision", "bf16", "--recompute", "full"]),
 }
 HELD_OUT = {"llama3b_bf16_b1_s2048", "llama1b_bf16_fused_b1_s2048", "llama1b_bf16_forloop_gc_b2_s1024",
-            "phi2_fp32_autocast_b1_s1024", "llama3b_bf16_gc_b4_s2048"}
+            "phi2_fp32_autocast_b1_s1024", "llama3b_bf16_gc_b4_s2048", "llama1b_lora16_bf16_b1_s2048",
+            "llama8b_bf16_gc_b1_s4096"}
 
 
 def tally(model, flags):

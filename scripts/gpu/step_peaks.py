@@ -162,6 +162,10 @@ CASES = [
     case("llama1b_bf16_forloop_gc_b2_s1024", "llama-3.2-1b", "bf16", 2, 1024, grad_ckpt=True, impl="for-loop"),
     case("phi2_fp32_autocast_b1_s1024", "phi-2", "fp32", 1, 1024, autocast=True),
     case("llama3b_bf16_gc_b4_s2048", "llama-3.2-3b", "bf16", 4, 2048, grad_ckpt=True),
+    # Held out, measured after --lora-dtype fp32 (PEFT's fp32 adapters, their fp32 input copies) and
+    # for the full fine-tune of an 8B model that tally's device figure said would not fit in 80 GB.
+    case("llama1b_lora16_bf16_b1_s2048", "llama-3.2-1b", "bf16", 1, 2048, lora_rank=16),
+    case("llama8b_bf16_gc_b1_s4096", "llama-3-8b", "bf16", 1, 4096, grad_ckpt=True),
 ]
 
 
