@@ -3,7 +3,8 @@
 // shape's kernels' GPU time summed under torch.profiler (no launch gaps), causal, FLOPs counted as
 // 4·b·h·s²·d/2 forward and 2.5x that backward (tally's count). Between the measured shapes linear in
 // log2 of the sequence (1,024 to 16,384), in log4 of batch x heads (8, 32, 128: what one device
-// runs) and in the head dim (64 to 128); beyond them the nearest measured.
+// runs) and in the head dim (64 to 128); beyond them the nearest measured, and never less for more
+// heads than for fewer (the sweep stops sooner in sequence the more heads a call runs).
 #pragma once
 
 namespace tally {

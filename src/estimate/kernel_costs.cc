@@ -119,7 +119,14 @@ std::optional<ElementCost> MeasuredAdamCost(OptimizerImpl impl, double param_byt
   return std::nullopt;
 }
 
-OpTraffic LoraFp32Traffic(double in, double out) {
+OpTraffic LoraTraffic(double in, double out, bool fp32) {
+  if (!fp32) {
+    return {.forward_bytes = 10 * out,
+            .backward_bytes = 6 * in + 4 * out,
+            .forward_kernels = 2,
+            .backward_kernels = 2,
+            .measured = true};
+  }
   return {.forward_bytes = 6 * in + 24 * out,
           .backward_bytes = 12 * in + 20 * out,
           .forward_kernels = 4,

@@ -36,14 +36,17 @@ struct ElementCost {
 // (GELU, SiLU and its product) and RoPE keep the half-precision ones.
 OpTraffic ElementwiseTraffic(const Layer& l, Kernels kernels, double act_bytes, bool autocast = false);
 
-// What an fp32 LoRA adapter on a 16-bit linear of `in` inputs and `out` outputs moves per token
-// beside its two GEMMs (--lora-dtype fp32, PEFT's Linear.forward: x.to(fp32), B(A x) * scaling,
-// result + that, promoted to fp32, then .to(the 16-bit dtype)): forward the input's cast (2 + 4 bytes
-// an input), the scaling (4 + 4), the promoting add (2 + 4 + 4) and the cast back (4 + 2): 6 in +
-// 24 out, 4 kernels. Backward the output gradient's cast to fp32 and the base output's back to
-// 16-bit (6 + 6), the scaling (8), the input gradient's cast to 16-bit (6 an input) and its sum with
-// the frozen linear's (2 + 2 + 2): 12 in + 20 out, 5 kernels. By formula, at the copy bandwidth.
-OpTraffic LoraFp32Traffic(double in, double out);
+// What a LoRA adapter on a linear of `in` inputs and `out` outputs moves per token beside its two
+// GEMMs, eager, as PEFT's Linear.forward runs it (peft/tuners/lora/layer.py: result + B(A x) *
+// scaling; torchtune's LoRALinear alike). In the weights' 16-bit dtype (--lora-dtype base): forward
+// the scaling (2 + 2 bytes an output) and the add (2 + 2 + 2): 10 out, 2 kernels; backward the
+// scaling's (4 out) and the input gradient's sum with the frozen linear's (2 + 2 + 2 an input): 6 in
+// + 4 out, 2 kernels. With fp32 adapters on 16-bit weights (`fp32`, PEFT's default): forward the
+// input's cast to fp32 (2 + 4 an input), the scaling (4 + 4), the promoting add (2 + 4 + 4) and the
+// cast back (4 + 2): 6 in + 24 out, 4 kernels; backward the output gradient's cast to fp32 and the
+// base output's back (6 + 6), the scaling (8), the input gradient's cast to 16-bit (6 an input) and
+// its sum (6): 12 in + 20 out, 5 kernels. By formula, at the copy bandwidth.
+OpTraffic LoraTraffic(double in, double out, bool fp32);
 
 // PyTorch's Adam/AdamW update measured per parameter whose weight is `param_bytes` wide, where the
 // weight is what the optimizer updates (no fp32 master copy); nullopt for the other optimizers,

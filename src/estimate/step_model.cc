@@ -210,8 +210,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double width_div = routed ? TpDivisor(l, s.expert_tp()) : div;
     // The weights this device holds of the node: a routed expert's E / ep experts, / etp.
     const double weight_div = routed ? width_div * static_cast<double>(s.ep) : div;
+    // LoRA adapters are plain linears beside Transformer Engine's: in 16-bit (or fp32) under fp8 too.
     const bool in_fp8 = fp8 && part == kBlocks && l.component != Component::kAttentionCore &&
-                        l.component != Component::kRouter && l.component != Component::kLmHead;
+                        l.component != Component::kRouter && l.component != Component::kLmHead &&
+                        l.component != Component::kLora;
     const Rate& r = in_fp8 || !fp8 ? main_rate : half_rate;
     // Overlapped with their collectives (--tp-overlap), a tensor-parallel linear's GEMMs run in
     // chunks, each computed as its share of the collective arrives or before it leaves
@@ -246,6 +248,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
         rate = {*fp32_peak, eff, GemmDType::kFp32, 4, true};
       } else if (core && cudnn_attention) {
         eff = CudnnAttentionEfficiency(kernel_heads, kernel_seq, head_dim);
+        rate.peak = hw.Peak(GemmDType::kBf16).value_or(rate.peak);  // the sweep's rates are over the bf16 peak
         rate.measured_kernel = true;
       }
       if (!core) (RowParallel(l) ? k : n) /= width_div;
@@ -290,16 +293,17 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       if (l.trainable) trainable_weights += static_cast<double>(l.params) / weight_div * rep;
     }
     if (l.trainable) param_tensors += static_cast<double>(l.param_tensors.size()) * rep;
-    if (l.fp32_adapter) {
-      // PEFT's casts around an fp32 adapter, per token of its input (estimate/kernel_costs.h).
+    if (l.component == Component::kLora && l.gemms.size() == 2) {
+      // PEFT's scaling and add around an adapter (and, in fp32, its casts), per token of its input.
       const Gemm& a = l.gemms.front();
-      const OpTraffic casts = LoraFp32Traffic(static_cast<double>(a.k), static_cast<double>(l.gemms.back().n) / div);
+      const OpTraffic around =
+          LoraTraffic(static_cast<double>(a.k), static_cast<double>(l.gemms.back().n) / div, l.fp32_adapter);
       const double tokens = static_cast<double>(a.m) * static_cast<double>(a.count) / cp;
-      fwd += tokens * casts.forward_bytes / copy_bandwidth;
-      bwd += tokens * casts.backward_bytes / copy_bandwidth;
-      memory_bound += tokens * (casts.forward_bytes + casts.backward_bytes) / copy_bandwidth * rep;
-      fwd_launches += casts.forward_kernels;
-      bwd_launches += casts.backward_kernels;
+      fwd += tokens * around.forward_bytes / copy_bandwidth;
+      bwd += tokens * around.backward_bytes / copy_bandwidth;
+      memory_bound += tokens * (around.forward_bytes + around.backward_bytes) / copy_bandwidth * rep;
+      fwd_launches += around.forward_kernels;
+      bwd_launches += around.backward_kernels;
     }
     if (l.gemms.empty() && !(flash && l.component == Component::kAttentionCore)) {
       // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h),

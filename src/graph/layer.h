@@ -127,7 +127,7 @@ struct Layer {
   std::vector<Gemm> gemms;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
   // LoRA adapters in fp32 on a 16-bit model (GraphSettings::lora_fp32): their GEMMs run in fp32,
-  // beside the casts of their input and output (estimate/kernel_costs.h, LoraFp32Traffic).
+  // beside the casts of their input and output (estimate/kernel_costs.h, LoraTraffic).
   bool fp32_adapter = false;
   // A memory-bound op's elements where its output shape does not give them (estimate/roofline.h,
   // OpElements): the loss reads the [b, s, V] logits and writes a [b, s] loss (its measured bytes are

@@ -187,11 +187,12 @@ KeyTable<TimeEstimate> StepRows() {
          return "per device: each GEMM (forward, dX, dW, recomputed forward) at max(FLOPs / (peak x gemm_efficiency x "
                 "tile quantization), operands / (bandwidth x MBU)), tile quantization = m / (128 ceil(m / 128)) x "
                 "n / (128 ceil(n / 128)) (NVIDIA, Matrix Multiplication Background; an MoE expert's m is its tokens); "
-                "other ops by the bytes they move, measured per op for eager PyTorch (--kernels eager) or a read and a "
-                "write (fused), at the device's bandwidth; flash attention keeps the s x s scores on chip, runs at "
-                "attention_efficiency where the device gives one (16-bit; fp32 and tf32 at the memory-efficient "
-                "kernel's "
-                "measured rate by shape, docs/data/h100-kernel-sweep.json) and re-forms QK^T in its backward; layers / "
+                "LoRA adapters in fp32 at the fp32 rate under --lora-dtype fp32 (PEFT's); other ops by the bytes "
+                "they move, measured per op for eager PyTorch (--kernels eager) or a read and a write (fused), at "
+                "the device's bandwidth; flash attention keeps the s x s scores on chip, re-forms QK^T in its "
+                "backward and runs, as a whole measured kernel, at cuDNN's rate by shape on the H100's SMs "
+                "(H100 SXM, H200, H800) and the memory-efficient kernel's in fp32 and tf32 "
+                "(docs/data/h100-kernel-sweep.json), elsewhere at the catalog's attention_efficiency; layers / "
                 "pp per device; at least the host's time to launch the kernels; plus the optimizer update";
        }},
       {.key = "time.compute.memory_bound",
@@ -203,8 +204,8 @@ KeyTable<TimeEstimate> StepRows() {
                 "/ (bandwidth x 0.85, a copy's share), eager ops plus their SM time per element (each op measured "
                 "on an H100 and an H200, docs/data/h100-op-costs.json and h200-op-costs.json; on other SMs than "
                 "theirs, as bytes at the H200's bandwidth), over this device's elements (tensor-parallel-split ones: "
-                "activation, RoPE, attention "
-                "core, loss / tp; the residual stream's / tp under --sp); autocast's weight casts";
+                "activation, RoPE, attention core, loss / tp; the residual stream's / tp under --sp); LoRA's "
+                "scaling and add (and under --lora-dtype fp32 its casts); autocast's weight casts";
        }},
       {.key = "time.compute.optimizer",
        .label = "compute: optimizer update",
