@@ -83,6 +83,14 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
     }
   }
   if (f.lora_dtype) s.lora_dtype = ParseNameAnyCase<LoraDtype>(*f.lora_dtype, "--lora-dtype");
+  // The adapters' flags without adapters: say so rather than drop them.
+  if (s.lora_rank == 0 && (f.lora_targets || f.lora_dtype)) {
+    const std::string flags = f.lora_targets && f.lora_dtype ? "--lora-targets and --lora-dtype"
+                              : f.lora_targets               ? "--lora-targets"
+                                                             : "--lora-dtype";
+    s.notes.push_back(flags + ": no --lora R, so no adapters: " +
+                      (f.lora_targets && f.lora_dtype ? "they change" : "it changes") + " nothing");
+  }
 }
 
 void ReadParallelism(const WorkloadFlags& f, Settings& s) {

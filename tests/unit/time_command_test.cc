@@ -187,6 +187,11 @@ TEST_CASE("time command: --lora-dtype fp32 prices PEFT's fp32 adapters: their ca
                              "--lora", "8", "--lora-dtype", dtype})["time"]["step_seconds"];
   };
   CHECK(fp32_policy("fp32") == fp32_policy("base"));
+  // Without --lora the adapters' flags are named, not dropped.
+  const testing::TallyRun no_adapters =
+      testing::RunTally({"time", "gpt2-small", "--hardware", "h100-sxm", "--tokens", "1e9", "--lora-dtype", "base"});
+  CHECK(no_adapters.code == 0);
+  CHECK(no_adapters.err.find("--lora-dtype: no --lora R, so no adapters: it changes nothing") != std::string::npos);
   testing::CheckRefused(
       {"time", "gpt2-small", "--lora", "8", "--lora-dtype", "fp16"},
       "tally: error: --lora-dtype: unknown value 'fp16' (did you mean 'fp32'?); use one of fp32, base");
