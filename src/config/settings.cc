@@ -44,6 +44,10 @@ const char* OptimizerImplName(OptimizerImpl i) { return Name(i); }
 const char* AttentionName(Attention a) { return Name(a); }
 const char* QuantName(Quant q) { return Name(q); }
 
+bool LoraAdaptersInFp32(const Settings& s) {
+  return s.lora_rank > 0 && s.lora_dtype == LoraDtype::kFp32 && BitsPer(s.dtypes.param) == 16 && !s.autocast();
+}
+
 const std::vector<std::string>& LoraTargets(const Settings& settings) {
   static const std::vector<std::string> kDefault = {"qkv", "out"};
   return settings.lora_targets.empty() ? kDefault : settings.lora_targets;

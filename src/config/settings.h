@@ -177,6 +177,10 @@ Precisions PolicyDtypes(Precision p);
 // The projections LoRA adapts: settings.lora_targets, else qkv and out (--lora-targets' default).
 const std::vector<std::string>& LoraTargets(const Settings& settings);
 
+// Whether LoRA's adapters compute in fp32 beside 16-bit weights (--lora-dtype fp32 on a 16-bit policy;
+// under autocast the weights, adapters and all, are fp32 already).
+bool LoraAdaptersInFp32(const Settings& settings);
+
 // The names in config/names.h (kept for the callers that print them).
 const char* PrecisionName(Precision p);
 const char* OptimizerName(Optimizer o);

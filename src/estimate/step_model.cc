@@ -168,14 +168,15 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       (half || fp8) && hw.attention_efficiency > 0 ? hw.attention_efficiency : half_rate.efficiency;
   const std::optional<double> fp32_peak = hw.Peak(GemmDType::kFp32);
   const bool cudnn_attention = flash && (half || fp8) && OnMeasuredSms(fp32_peak);
-  // In fp32 and tf32 no flash kernel runs: SDPA's memory-efficient kernel does, on the CUDA cores, at
-  // its measured rate by shape (estimate/attention_rate.h).
-  // PEFT's fp32 LoRA adapters beside 16-bit weights run fp32 GEMMs (graph/layer.h, fp32_adapter).
+  // PEFT's fp32 LoRA adapters beside 16-bit weights run fp32 GEMMs (graph/layer.h, fp32_adapter);
+  // without the device's fp32 rate, at the 16-bit one (a note says so: training_estimate.cc).
   const auto fp32_efficiency = hw.gemm_efficiency.find(GemmDType::kFp32);
   const std::optional<Rate> fp32_rate =
       fp32_peak && fp32_efficiency != hw.gemm_efficiency.end()
           ? std::optional<Rate>(Rate{*fp32_peak, fp32_efficiency->second, GemmDType::kFp32, 4})
           : std::nullopt;
+  // In fp32 and tf32 no flash kernel runs: SDPA's memory-efficient kernel does, on the CUDA cores, at
+  // its measured rate by shape (estimate/attention_rate.h).
   const bool cuda_core_attention =
       flash && (compute_dtype == GemmDType::kFp32 || compute_dtype == GemmDType::kTf32) && fp32_peak;
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.

@@ -127,6 +127,13 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
         "mixture of experts: the modelled step counts the experts' GEMMs but no expert-parallel "
         "all-to-all (experts are taken as replicated on each device or split by --tp; --ep splits them)");
   }
+  if (e.step && LoraAdaptersInFp32(s) &&
+      !(hw.Peak(GemmDType::kFp32) && hw.gemm_efficiency.count(GemmDType::kFp32) > 0)) {
+    e.notes.push_back("--lora-dtype fp32: " + hw.name +
+                      " gives no fp32 GEMM rate (peak_flops.fp32 and gemm_efficiency.fp32), so the adapters' "
+                      "fp32 GEMMs are priced at the " +
+                      Name(e.dtype) + " rate, faster than they run");
+  }
   // The flags that shape the modelled step change nothing where no step is modelled (--mfu,
   // --achieved, or a device without the dtype's GEMM efficiency): say so rather than drop them.
   if (!e.step) {

@@ -112,9 +112,7 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .lora_rank = s.lora_rank,
           // The targets matter only with adapters: without, every point shares one key (and no copy).
           .lora_targets = s.lora_rank > 0 ? LoraTargets(s) : std::vector<std::string>{},
-          // Under autocast the weights, adapters and all, are fp32 already.
-          .lora_fp32 =
-              s.lora_rank > 0 && s.lora_dtype == LoraDtype::kFp32 && BitsPer(s.dtypes.param) == 16 && !s.autocast(),
+          .lora_fp32 = LoraAdaptersInFp32(s),
           .dropout_mask = s.dropout_mask,
           .input = s.input};
 }

@@ -98,6 +98,31 @@ TEST_CASE("step: flash attention's GEMMs run at the device's attention_efficienc
   CHECK(measured.compute - full.compute == doctest::Approx(cudnn - core).epsilon(1e-9));
 }
 
+TEST_CASE("step: fp32 and tf32 attention at SDPA's memory-efficient kernel rate, over the fp32 peak") {
+  // The same GPT in fp32 (16 heads of 64, 2048 tokens, 8 blocks, no causal discount): no flash kernel
+  // takes fp32, and the core's seven GEMMs of F = 2 x 2048^2 x 64 FLOPs each run as the memory-efficient
+  // kernel at its measured rate for 16 heads of 64 over 2,048 tokens, a fraction of the CUDA-core fp32
+  // peak, whatever the GEMMs' peak (tf32's here). Doubling that fp32 peak halves exactly the core's
+  // time: 8 x 16 x 7 F / (fp32 peak x rate) / 2. Fused kernels, so no eager op is priced by the SMs.
+  Settings s = Parallel(1, 1, 1, 1);
+  s.precision = Precision::kTf32;
+  s.dtypes = PolicyDtypes(Precision::kTf32);
+  s.causal = false;
+  s.causal_kernels = false;
+  const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
+  const uint64_t params = CountParams(g).trainable;
+  const StepOptions fused{.kernels = Kernels::kFused};
+  HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const StepTime at67 = TrainingStep(g, s, h100, 494.7e12, 0.785, params, fused);
+  h100.peak_flops[GemmDType::kFp32] = 134e12;
+  const StepTime at134 = TrainingStep(g, s, h100, 494.7e12, 0.785, params, fused);
+  const double core = 8 * 16 * 7 * (2.0 * 2048 * 2048 * 64) / (67e12 * Fp32AttentionEfficiency(16, 2048, 64));
+  CHECK(at67.compute - at134.compute == doctest::Approx(core / 2).epsilon(1e-9));
+  // 16.7 and 25.8 TFLOP/s at 8 and 32 heads of 64 over 2,048 tokens (docs/data/h100-kernel-sweep.json):
+  // 16 heads, halfway in log4, is their mean.
+  CHECK(Fp32AttentionEfficiency(16, 2048, 64) == doctest::Approx((16.7 + 25.8) / 2 / 67));
+}
+
 TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's link or the NIC") {
   // 16 replicas of a 1-device model: 2 (16 - 1) / 16 x params x 2 bytes (bf16 gradients) over the
   // intra-node link with 16 devices per node, over InfiniBand (25 GB/s on an A100) with 8; each 25 MiB

@@ -211,3 +211,19 @@ TEST_CASE("time command: a LoRA adapter's scaling and add, in the weights' dtype
 }
 
 }  // namespace tally
+
+namespace tally {
+
+TEST_CASE("time command: fp32 adapters on a device with no fp32 GEMM rate are named, not silently fast") {
+  // mi355x lists no gemm_efficiency.fp32: PEFT's fp32 adapters run at the bf16 rate there, said so.
+  const testing::TallyRun r = testing::RunTally(
+      {"time", "llama-3-8b", "--hardware", "mi355x", "--tokens", "1e9", "--precision", "bf16", "--lora", "16"});
+  CHECK(r.code == 0);
+  CHECK(r.err.find("--lora-dtype fp32: mi355x gives no fp32 GEMM rate") != std::string::npos);
+  // With the adapters in bf16 there is nothing to say.
+  CHECK(testing::RunTally({"time", "llama-3-8b", "--hardware", "mi355x", "--tokens", "1e9", "--precision", "bf16",
+                           "--lora", "16", "--lora-dtype", "base"})
+            .err.find("--lora-dtype fp32") == std::string::npos);
+}
+
+}  // namespace tally
