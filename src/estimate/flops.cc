@@ -50,20 +50,29 @@ FlopCounts CountFlops(const LayerGraph& graph) {
   return c;
 }
 
-uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute) {
-  // Under flash attention the scores are never stored, so selective recomputation has nothing to
-  // drop and reruns nothing (the kernel's own backward recomputation is outside this account).
-  bool stores_scores = false;
+RecomputeRule::RecomputeRule(const LayerGraph& graph, Recompute recompute) : recompute_(recompute) {
   for (const Layer& l : graph.layers) {
-    for (const SavedTensor& t : l.saved) stores_scores = stores_scores || t.selective;
+    for (const SavedTensor& t : l.saved) stores_scores_ = stores_scores_ || t.selective;
   }
-  if (recompute == Recompute::kSelective && !stores_scores) return 0;
+}
+
+bool RecomputeRule::operator()(const Layer& l) const {
+  switch (recompute_) {
+    case Recompute::kFull:
+      return l.block >= 0;
+    case Recompute::kSelective:
+      return stores_scores_ && l.component == Component::kAttentionCore;
+    case Recompute::kNone:
+      return false;
+  }
+  return false;
+}
+
+uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute) {
+  const RecomputeRule rerun(graph, recompute);
   uint64_t flops = 0;
   for (const Layer& l : graph.layers) {
-    const bool rerun = recompute == Recompute::kFull
-                           ? l.block >= 0
-                           : recompute == Recompute::kSelective && l.component == Component::kAttentionCore;
-    if (rerun) {
+    if (rerun(l)) {
       flops = CheckedAdd(flops, CheckedMul(CountLayerFlops(l).forward, l.repeat, "the recomputation FLOPs"),
                          "the recomputation FLOPs");
     }

@@ -31,8 +31,23 @@ struct FlopCounts {
 
 FlopCounts CountFlops(const LayerGraph& graph);
 
-// Forward FLOPs run again in backward (hardware FLOPs, not model FLOPs; PaLM App. B): selective
-// recomputation reruns the attention core, full recomputation every block (Korthikanti et al. 2022).
+// Which nodes a backward pass runs forward again, the one rule for FLOPs and time (Korthikanti et
+// al. 2022). Full recomputation reruns every block's nodes and nothing outside them: Hugging Face's
+// gradient checkpointing wraps the decoder layers (GradientCheckpointingLayer) and Megatron-LM's
+// the transformer layers (TransformerBlock), so the embedding, head and loss run once. Selective
+// recomputation reruns the core attention (QKᵀ, softmax, dropout, AV) where the graph stores its
+// scores; under flash attention it stores none, and nothing is rerun.
+class RecomputeRule {
+ public:
+  RecomputeRule(const LayerGraph& graph, Recompute recompute);
+  bool operator()(const Layer& l) const;
+
+ private:
+  Recompute recompute_;
+  bool stores_scores_ = false;
+};
+
+// Forward FLOPs run again in backward (hardware FLOPs, not model FLOPs; PaLM App. B): RecomputeRule's nodes.
 uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute);
 
 }  // namespace tally

@@ -55,10 +55,6 @@ double OptimizerStates(Optimizer o) {
   }
 }
 
-bool SelectiveDropped(const Layer& l) {
-  return std::any_of(l.saved.begin(), l.saved.end(), [](const SavedTensor& t) { return t.selective; });
-}
-
 // Adam and AdamW, whose update PyTorch's implementations were measured for (estimate/kernel_costs.h).
 bool IsAdam(Optimizer o) { return o == Optimizer::kAdam || o == Optimizer::kAdamw; }
 
@@ -182,6 +178,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
   const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
+  const RecomputeRule rerun(g, s.recompute);
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double tp_gemms[3] = {};  // the tensor-parallel linears' GEMMs, which --tp-overlap hides collectives under
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
@@ -341,7 +338,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     weight_grads[part] += weight_grad * rep;
     if (width_div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
-    if (s.recompute == Recompute::kFull || (s.recompute == Recompute::kSelective && SelectiveDropped(l))) {
+    if (rerun(l)) {
       recompute[part] += fwd * rep;
       launches[part] += fwd_launches * rep;
     }

@@ -393,6 +393,38 @@ TEST_CASE("step: --no-dp-overlap exposes the whole data-parallel reduction") {
   CHECK(serial.step_seconds == doctest::Approx(overlap.step_seconds + overlap.dp_comm - overlap.dp_exposed));
 }
 
+TEST_CASE("step: recomputation reruns the blocks' forward, never the embedding, head or loss") {
+  // Hugging Face's gradient checkpointing wraps the decoder layers and Megatron-LM's the transformer
+  // layers: the head and the loss run once. So what a full (or, with eager attention, selective)
+  // recompute adds to the step is the same for a vocabulary of 51,200 as for one four times larger,
+  // whose head and loss cost four times as much; and the selective one the same for an MLP twice as
+  // wide, which it does not rerun. Eager kernels, so the loss is priced per logit.
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const auto added = [&](const std::string& yaml, Recompute recompute, Attention attention) {
+    Settings s = Parallel(1, 1, 1, 1);
+    s.attention = attention;
+    Settings rerun = s;
+    rerun.recompute = recompute;
+    const LayerGraph none = Micro(yaml, s), again = Micro(yaml, rerun);
+    const uint64_t params = CountParams(none).trainable;
+    return TrainingStep(again, rerun, h100, 989.5e12, 0.785, params, {}).compute -
+           TrainingStep(none, s, h100, 989.5e12, 0.785, params, {}).compute;
+  };
+  const std::string base = Gpt(1024, 8, 16);
+  std::string big_vocab = base, wide_mlp = base;
+  big_vocab.replace(big_vocab.find("51200"), 5, "204800");
+  wide_mlp.replace(wide_mlp.find("d_ff: 4096"), 10, "d_ff: 8192");
+  const double full = added(base, Recompute::kFull, Attention::kFlash);
+  CHECK(full > 0);
+  CHECK(added(big_vocab, Recompute::kFull, Attention::kFlash) == doctest::Approx(full).epsilon(1e-12));
+  const double selective = added(base, Recompute::kSelective, Attention::kEager);
+  CHECK(selective > 0);
+  CHECK(added(big_vocab, Recompute::kSelective, Attention::kEager) == doctest::Approx(selective).epsilon(1e-12));
+  CHECK(added(wide_mlp, Recompute::kSelective, Attention::kEager) == doctest::Approx(selective).epsilon(1e-12));
+  // Under flash attention the scores are never stored: selective recomputation reruns nothing.
+  CHECK(added(base, Recompute::kSelective, Attention::kFlash) == 0);
+}
+
 TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configuration alone") {
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective
