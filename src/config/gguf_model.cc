@@ -36,6 +36,9 @@ class GgufSpecReader {
     t.context_length = Count(p + "context_length");
     t.vocab_size = Vocab(p);
     t.tied_embeddings = !Holds("output.weight");
+    // The file's attn_qkv tensor is the source model's one fused projection (GPT-2's c_attn, Phi-3's
+    // qkv_proj); attn_q, attn_k and attn_v are three.
+    t.qkv_fused = Holds("blk.0.attn_qkv.weight");
     if (arch == "gpt2") {
       // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases everywhere.
       t.head_dim = HeadDim(t, p);

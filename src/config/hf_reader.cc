@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "config/hf_common.h"
 #include "util/checked_math.h"
@@ -72,6 +73,18 @@ uint64_t PositiveOr(const ConfigMap& m, const std::string& key, uint64_t fallbac
   return fallback > 0 ? m.PositiveInt(key, fallback) : m.PositiveInt(key);
 }
 
+// The model types whose modeling file holds q, k and v as one nn.Linear (the rest hold three):
+// modeling_gpt2.py c_attn, modeling_gpt_bigcode.py c_attn, modeling_gpt_neox.py query_key_value,
+// modeling_bloom.py query_key_value, modeling_falcon.py query_key_value, modeling_dbrx.py Wqkv,
+// InternLM2's wqkv, modeling_phi3.py qkv_proj, Ling's (bailing_moe_v2) query_key_value,
+// modeling_modernbert.py Wqkv.
+bool HfStoresFusedQkv(const std::string& model_type) {
+  static const std::set<std::string> kFused = {
+      "gpt2", "gpt_bigcode", "gpt_neox", "bloom",      "falcon",         "RefinedWeb", "RefinedWebModel",
+      "dbrx", "internlm2",   "phi3",     "modernbert", "bailing_moe_v2", "RefinedWeb", "RefinedWebModel"};
+  return kFused.count(model_type) > 0;
+}
+
 }  // namespace
 
 ConfigMap HfReader::Map(const YAML::Node& node, const std::string& file, const std::string& context) {
@@ -87,6 +100,7 @@ ModelSpec HfReader::Read(const std::string& model_type, HfFamilyRead family) {
   spec.name = Name();
   spec.description = "Hugging Face config.json, model_type " + model_type;
   t.dtype = Dtype();
+  t.qkv_fused = HfStoresFusedQkv(model_type);
   family(*this, model_type);
   Finish();
   spec.transformer = t;

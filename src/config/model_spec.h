@@ -315,6 +315,9 @@ struct TransformerSpec {
   bool out_bias = true;
   bool mlp_bias = true;
   bool lm_head_bias = false;  // Phi-2's head has one
+  // The checkpoint stores q, k and v as one linear (GPT-2's c_attn, NeoX's query_key_value, Phi-3's
+  // qkv_proj) rather than three (Llama's q_proj, k_proj, v_proj): LoRA adapts each module it holds.
+  bool qkv_fused = false;
   PositionKind position = PositionKind::kLearned;
   uint64_t position_offset = 0;  // extra learned position rows: OPT keeps 2
   uint64_t rotary_dim = 0;       // dimensions of each head that RoPE rotates (partial rotary); 0 = head_dim

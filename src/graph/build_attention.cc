@@ -49,8 +49,17 @@ Core CrossProjections(TransformerContext& ctx) {
     kv.param_tensors.back().shape = {width};
     kv.non_matmul_flops = Count(ctx.P("cross.kv"), {src_rows, width});
   }
+  if (!ctx.t.qkv_fused) {  // k_proj and v_proj, stored apart
+    kv.params = 0;
+    kv.param_tensors.clear();
+    for (int i = 0; i < 2; ++i) AddParamTensor(kv, {h, width}, true);
+    if (ctx.t.qkv_bias && ctx.t.k_bias) AddParamTensor(kv, {width}, true);
+    if (ctx.t.qkv_bias) AddParamTensor(kv, {width}, true);
+  }
   ctx.source_side = true;  // projected once per source; a decode step reads the cache instead
-  ctx.AddLinear(std::move(kv), {ctx.batch, ctx.src_seq, Count(ctx.P("cross"), {2, width})}, "qkv");
+  using Parts = std::vector<std::pair<std::string, uint64_t>>;
+  ctx.AddLinear(std::move(kv), {ctx.batch, ctx.src_seq, Count(ctx.P("cross"), {2, width})}, "qkv",
+                ctx.t.qkv_fused ? Parts{} : Parts{{"k", width}, {"v", width}});
   ctx.source_side = false;
   return {.qkv = ctx.cur,
           .qk_dim = d,
@@ -91,11 +100,11 @@ Core HeadProjections(TransformerContext& ctx) {
     qkv_linear.param_tensors.back().shape = {q_width + kv_width};
     qkv_linear.non_matmul_flops = Count(ctx.P("attn.qkv"), {ctx.rows, q_width + kv_width});
   }
-  if (g < a) {
+  if (g < a || !ctx.t.qkv_fused) {
     // Grouped-query attention: Q splits over every tensor-parallel rank, K and V over at most
     // their g heads, each rank past them holding a replica (vLLM's QKVParallelLinear; tp must
-    // divide g or be a multiple of it: build_graph.cc). Three tensors, as such models store
-    // q_proj, k_proj and v_proj (which Adafactor factors apart).
+    // divide g or be a multiple of it: build_graph.cc). Three tensors, as models that store
+    // q_proj, k_proj and v_proj apart hold them (which Adafactor factors apart).
     qkv_linear.params = 0;
     qkv_linear.param_tensors.clear();
     const std::pair<uint64_t, uint64_t> parts[] = {{q_proj, 0}, {kv_width, g}, {kv_width, g}};  // width, max shards
@@ -106,7 +115,9 @@ Core HeadProjections(TransformerContext& ctx) {
       }
     }
   }
-  ctx.AddLinear(std::move(qkv_linear), {ctx.batch, ctx.seq, qkv_width}, "qkv");
+  using Parts = std::vector<std::pair<std::string, uint64_t>>;
+  ctx.AddLinear(std::move(qkv_linear), {ctx.batch, ctx.seq, qkv_width}, "qkv",
+                ctx.t.qkv_fused ? Parts{} : Parts{{"q", q_proj}, {"k", kv_width}, {"v", kv_width}});
   const std::string qkv = ctx.cur;
   if (ctx.t.qk_norm != QkNorm::kNone) {
     // Normalized in place before RoPE; each norm saves the q or k it reads. A per-head norm runs on
@@ -368,7 +379,9 @@ void AddImageCrossAttention(TransformerContext& ctx) {
   kv.param_tensors.clear();
   for (int i = 0; i < 2; ++i) AddParamTensor(kv, {h, kv_width}, true, g);
   kv.source_side = true;  // projected once per prompt; a decode step reads the cache
-  ctx.AddLinear(std::move(kv), {ctx.batch, ctx.image_tokens, Count(ctx.P("cross"), {2, kv_width})}, "qkv");
+  // MllamaTextCrossAttention stores k_proj and v_proj apart: an adapter on each.
+  ctx.AddLinear(std::move(kv), {ctx.batch, ctx.image_tokens, Count(ctx.P("cross"), {2, kv_width})}, "qkv",
+                {{"k", kv_width}, {"v", kv_width}});
   const std::string kv_id = ctx.cur;
   // k_norm over the image rows' keys, one weight of head_dim.
   Layer k_norm = MakeElementwise(ctx.P("cross.k_norm"), LayerKind::kNorm, Component::kNorm,

@@ -81,7 +81,10 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
   for (const std::string& target : s.lora_targets) {
     std::vector<std::string> suffixes = {(target == "qkv" || target == "out" ? ".attn." : ".") + target + ".lora"};
     // Multi-head latent attention's q and k/v up-projections (graph/build_attention.cc).
-    if (target == "qkv") suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora"});
+    // q, k and v stored apart: an adapter on each (graph/transformer_context.cc).
+    if (target == "qkv") {
+      suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora", ".attn.qkv.q.lora"});
+    }
     bool found = false;
     for (const Layer& l : g.layers) {
       for (const std::string& suffix : suffixes) {

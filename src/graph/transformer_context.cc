@@ -76,8 +76,11 @@ void TransformerContext::Residual(const std::string& path, uint64_t branches) {
 }
 
 // The adapter is X·A·B beside the frozen X·W (Hu et al. 2021, §4.1), A in x r and B r x out, both
-// trainable.
-void TransformerContext::AddLinear(Layer l, std::vector<uint64_t> shape, const std::string& target) {
+// trainable. PEFT wraps each nn.Linear the checkpoint holds: a projection stored as several modules
+// (Llama's q_proj, k_proj and v_proj beside GPT-2's one c_attn) gets an adapter of its own on each,
+// every one with its own A over the whole input (`parts`: their output widths, summing to the node's).
+void TransformerContext::AddLinear(Layer l, std::vector<uint64_t> shape, const std::string& target,
+                                   const std::vector<std::pair<std::string, uint64_t>>& parts) {
   const uint64_t rank = settings.lora_rank;
   const auto& targets = settings.lora_targets;
   const bool adapt = rank > 0 && std::find(targets.begin(), targets.end(), target) != targets.end();
@@ -89,28 +92,35 @@ void TransformerContext::AddLinear(Layer l, std::vector<uint64_t> shape, const s
   const std::string input = l.saved[0].id;
   const std::string path = l.path;
   Add(std::move(l), shape);
-  Layer lora;
-  lora.path = path + ".lora";
-  lora.kind = LayerKind::kLinear;
-  lora.component = Component::kLora;
-  AddParamTensor(lora, {base.k, rank}, false);
-  AddParamTensor(lora, {rank, base.n}, false);
-  lora.gemms = {{.m = base.m, .n = rank, .k = base.k, .count = base.count},
-                {.m = base.m, .n = base.n, .k = rank, .count = base.count}};
-  lora.non_matmul_flops = Count(lora.path, {base.m, base.n, base.count});  // adding B(A x) to W x
-  lora.saved = {{.id = input, .elements = Count(lora.path, {base.m, base.k, base.count})},
-                {.id = lora.path + ":ax", .elements = Count(lora.path, {base.m, rank, base.count})}};
-  if (settings.lora_fp32) {
-    // PEFT casts the input to the adapters' fp32 (peft/tuners/lora/layer.py, Linear.forward,
-    // _cast_input_dtype), each adapted linear its own copy, which A keeps for its weight gradient.
-    lora.fp32_adapter = true;
-    lora.saved = {
-        {.id = lora.path + ":x_fp32",
-         .elements = Count(lora.path, {base.m, base.k, base.count}),
-         .cls = SavedClass::kFp32},
-        {.id = lora.path + ":ax", .elements = Count(lora.path, {base.m, rank, base.count}), .cls = SavedClass::kFp32}};
+  std::vector<std::pair<std::string, uint64_t>> modules = parts;
+  if (modules.empty()) modules = {{"", base.n}};
+  for (const auto& [name, width] : modules) {
+    Layer lora;
+    lora.path = path + (name.empty() ? "" : "." + name) + ".lora";
+    lora.kind = LayerKind::kLinear;
+    lora.component = Component::kLora;
+    AddParamTensor(lora, {base.k, rank}, false);
+    AddParamTensor(lora, {rank, width}, false);
+    lora.gemms = {{.m = base.m, .n = rank, .k = base.k, .count = base.count},
+                  {.m = base.m, .n = width, .k = rank, .count = base.count}};
+    lora.non_matmul_flops = Count(lora.path, {base.m, width, base.count});  // adding B(A x) to W x
+    lora.saved = {{.id = input, .elements = Count(lora.path, {base.m, base.k, base.count})},
+                  {.id = lora.path + ":ax", .elements = Count(lora.path, {base.m, rank, base.count})}};
+    if (settings.lora_fp32) {
+      // PEFT casts the input to the adapters' fp32 (peft/tuners/lora/layer.py, Linear.forward,
+      // _cast_input_dtype), each adapted linear its own copy, which A keeps for its weight gradient.
+      lora.fp32_adapter = true;
+      lora.saved = {{.id = lora.path + ":x_fp32",
+                     .elements = Count(lora.path, {base.m, base.k, base.count}),
+                     .cls = SavedClass::kFp32},
+                    {.id = lora.path + ":ax",
+                     .elements = Count(lora.path, {base.m, rank, base.count}),
+                     .cls = SavedClass::kFp32}};
+    }
+    std::vector<uint64_t> out = shape;
+    out.back() = width;
+    Add(std::move(lora), std::move(out));
   }
-  Add(std::move(lora), std::move(shape));
   cur = path;  // W x + B(A x) is the base layer's output
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/model_spec.h"
@@ -36,8 +37,10 @@ struct TransformerContext {
   void Dropout(const std::string& path, uint64_t elements, Component c, bool tp_split = false);
   // Adds `branches` tensors to the residual stream: one add per branch and element.
   void Residual(const std::string& path, uint64_t branches);
-  // Adds a linear and, when `target` is a LoRA target, its adapter.
-  void AddLinear(Layer l, std::vector<uint64_t> shape, const std::string& target);
+  // Adds a linear and, when `target` is a LoRA target, its adapter: one, or one per module the
+  // checkpoint stores the linear as (`parts`: each module's name and output width).
+  void AddLinear(Layer l, std::vector<uint64_t> shape, const std::string& target,
+                 const std::vector<std::pair<std::string, uint64_t>>& parts = {});
   // An encoder–decoder's blocks run over the target (the decoder) or the source (the encoder).
   void Stack(bool decoder);
 

@@ -182,8 +182,10 @@ TEST_CASE("memory: optimizer states per parameter") {
 }
 
 TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
-  // Rank 16 on Llama-2-7B's qkv (4096 -> 12288) and out (4096 -> 4096) in 32 blocks.
-  const uint64_t adapters = 32 * ((4096 * 16 + 16 * 12288) + (4096 * 16 + 16 * 4096));
+  // Rank 16 on Llama-2-7B's q_proj, k_proj, v_proj and o_proj (each 4096 -> 4096, an adapter of its
+  // own) in 32 blocks: 16,777,216, what PEFT's print_trainable_parameters reports for this setup.
+  const uint64_t adapters = 32 * 4 * (4096 * 16 + 16 * 4096);
+  CHECK(adapters == 16'777'216);
   Settings lora{.lora_rank = 16};
   TrainMemory m = Train("llama-2-7b", lora);
   CHECK(m.gradients == 2 * adapters);
@@ -192,8 +194,8 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   CHECK(m.weights == 2 * (6'738'415'616 + adapters));
   // QLoRA with --quant int4, GPTQ's buffers per [in, out] matrix (AutoGPTQ QuantLinear, group 128):
   // qweight in·out/2 B, qzeros [in/128, out/8] int32, scales [in/128, out] fp16, g_idx [in] int32.
-  // Embeddings, head and norms stay bf16; one dequantized matrix, the largest (qkv, 4096 x 12288),
-  // at bf16 on top.
+  // Embeddings, head and norms stay bf16; one dequantized matrix, the largest module (gate or up,
+  // 4096 x 11008), at bf16 on top.
   auto gptq = [](uint64_t in, uint64_t out) {
     return in * out / 2 + (in / 128) * out / 2 + (in / 128) * out * 2 + in * 4;
   };
@@ -201,26 +203,48 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   qlora.quant = Quant::kInt4;
   const uint64_t blocks = 32ULL * (4 * 4096 * 4096 + 3 * 4096 * 11008);
   const uint64_t rest = 6'738'415'616 - blocks;
-  const uint64_t int4 = 32 * (gptq(4096, 12288) + gptq(4096, 4096) + 2 * gptq(4096, 11008) + gptq(11008, 4096));
+  const uint64_t int4 = 32 * (4 * gptq(4096, 4096) + 2 * gptq(4096, 11008) + gptq(11008, 4096));
   const TrainMemory q = Train("llama-2-7b", qlora);
-  CHECK(q.dequant == 2ULL * 4096 * 12288);
+  CHECK(q.dequant == 2ULL * 4096 * 11008);
   CHECK(q.weights == int4 + 2 * rest + 2 * adapters + q.dequant);
   CHECK(q.gradients == 2 * adapters);
+}
+
+TEST_CASE("memory: LoRA adapts each module the checkpoint stores: one fused qkv, or q, k and v apart") {
+  // PEFT wraps each nn.Linear a target names. GPT-2 holds q, k and v as one c_attn (768 -> 2304): at
+  // rank 8 on it, 12 x (768 x 8 + 8 x 2304) = 294,912 trainable parameters, what PEFT's
+  // print_trainable_parameters reports for GPT-2 with target_modules=["c_attn"]. Pythia's
+  // query_key_value (2048 -> 6144) and Phi-3's qkv_proj (3072 -> 9216) are one module too; Llama-2's
+  // q_proj, k_proj and v_proj are three, each with its own A (3 x (4096 x 8 + 8 x 4096) a block).
+  const auto adapters = [](const std::string& model) {
+    return Train(model, {.lora_rank = 8, .lora_targets = {"qkv"}}).gradients / 2;  // bf16 gradients
+  };
+  CHECK(adapters("gpt2-small") == 294'912);
+  CHECK(adapters(testing::Hf("gpt2.json")) == 294'912);
+  CHECK(adapters(testing::Hf("pythia-1.4b.json")) == 24 * (2048 * 8 + 8 * 6144));
+  CHECK(adapters(testing::Hf("phi-3-mini.json")) == 32 * (3072 * 8 + 8 * 9216));
+  CHECK(adapters(testing::Hf("Llama-2-7b-hf.json")) == 32 * 3 * (4096 * 8 + 8 * 4096));
+  CHECK(adapters("llama-2-7b") == 32 * 3 * (4096 * 8 + 8 * 4096));
+  // PEFT 0.21 on Llama-3.2-1B, rank 16 on q, k, v, o, gate, up and down, counted on the real model
+  // (docs/data/h100-step-peaks-2.json, "trainable"): 11,272,192.
+  const TrainMemory all =
+      Train("llama-3.2-1b", {.lora_rank = 16, .lora_targets = {"qkv", "out", "gate", "up", "down"}});
+  CHECK(all.gradients / 2 == 11'272'192);
 }
 
 TEST_CASE("memory: QLoRA nf4 on Llama-2-7B, 0.5 + 0.127 bits per weight over 4 (QLoRA §3)") {
   // Dettmers et al. 2023 §3: NF4 packs two weights per byte; an absmax per 64 weights, stored in 8
   // bits under double quantization (8/64 = 0.125 bits) with an fp32 constant per 256 absmax
   // (32/(64·256) = 0.002 bits) and one fp32 offset per tensor. Llama-2-7B's graph tensors per block:
-  // qkv 4096 x 12288 (fused: heads = KV heads), out 4096 x 4096, gate/up/down 4096 x 11008.
+  // q, k, v and out 4096 x 4096 each, gate/up/down 4096 x 11008.
   auto nf4 = [](uint64_t n) { return n / 2 + n / 64 + 4 * ((n / 64 + 255) / 256) + 4; };
   CHECK(nf4(4096ULL * 4096) == 8'388'608 + 262'144 + 4'096 + 4);
-  const uint64_t quantized = 32 * (nf4(4096ULL * 12288) + nf4(4096ULL * 4096) + 3 * nf4(4096ULL * 11008));
-  CHECK(quantized == 32ULL * 104'399'124);
-  const uint64_t adapters = 32 * ((4096 * 16 + 16 * 12288) + (4096 * 16 + 16 * 4096));
-  const uint64_t rest = 32000ULL * 4096 * 2 + 65 * 4096;  // embedding, head, 65 RMSNorms: bf16
+  const uint64_t quantized = 32 * (4 * nf4(4096ULL * 4096) + 3 * nf4(4096ULL * 11008));
+  CHECK(quantized == 32ULL * 104'399'132);
+  const uint64_t adapters = 32 * 4 * (4096 * 16 + 16 * 4096);  // q, k, v and out: an adapter each
+  const uint64_t rest = 32000ULL * 4096 * 2 + 65 * 4096;       // embedding, head, 65 RMSNorms: bf16
   const TrainMemory m = Train("llama-2-7b", {.lora_rank = 16, .quant = Quant::kNf4});
-  CHECK(m.dequant == 2ULL * 4096 * 12288);
+  CHECK(m.dequant == 2ULL * 4096 * 11008);
   CHECK(m.weights == quantized + 2 * rest + 2 * adapters + m.dequant);
   CHECK(m.optimizer == 8 * adapters);
   // Without --lora nothing is frozen: the quantization is moot for training.

@@ -132,12 +132,13 @@ Roofline QuantizedGemms(Quant quant, const RooflineRates& rates, DequantKernel k
 TEST_CASE("roofline: a weight-only int4 decode step's GEMMs by hand, as Marlin and as tinygemm run them") {
   // GPTQ 4-bit, groups of 128 (--quant int4): in x out / 2 B of packed values, groups x out / 2 of
   // zeros, groups x out x 2 of fp16 scales, in x 4 of g_idx.
-  //   qkv  256 -> 768:  98,304 + 768 + 3,072 + 1,024 = 103,168 B; in and out 2 (256 + 768) = 2,048 B
+  //   qkv  256 -> 768:  98,304 + 768 + 3,072 + 3 x 1,024 = 105,216 B (q_proj, k_proj and v_proj, each
+  //                     its own g_idx); in and out 2 (256 + 768) = 2,048 B
   //   out  256 -> 256:  32,768 + 256 + 1,024 + 1,024 =  35,072 B;                           1,024 B
   //   up   256 -> 1024: 131,072 + 1,024 + 4,096 + 1,024 = 137,216 B;                        2,560 B
   //   down 1024 -> 256: 131,072 + 1,024 + 4,096 + 4,096 = 140,288 B (8 groups);             2,560 B
-  // Twice (two blocks): 831,488 B of stored weights, 16,384 B of activations; 2 x 2 x 786,432 FLOPs.
-  const double weights = 2 * (103'168.0 + 35'072 + 137'216 + 140'288), acts = 16'384;
+  // Twice (two blocks): 835,584 B of stored weights, 16,384 B of activations; 2 x 2 x 786,432 FLOPs.
+  const double weights = 2 * (105'216.0 + 35'072 + 137'216 + 140'288), acts = 16'384;
   RooflineRates r{.peak = 1e15, .mfu = 1, .bandwidth = 1e12, .mbu = 0.8, .floors = kGpuKernelFloors};
   const Roofline marlin = QuantizedGemms(Quant::kInt4, r);
   CHECK(marlin.bytes == weights + acts);
@@ -150,7 +151,7 @@ TEST_CASE("roofline: a weight-only int4 decode step's GEMMs by hand, as Marlin a
   const Roofline tinygemm = QuantizedGemms(Quant::kInt4, r, DequantKernel::kTinygemm);
   CHECK(tinygemm.seconds == doctest::Approx(acts / 0.8e12 + weights / (0.8e12 * 0.484) + 8 * 3.85e-6).scale(0));
   // At a peak of 1 TFLOP/s its dequantization binds: 0.0297 of it, 29.7 GFLOP/s, gives qkv 13.2 us
-  // against 2,048 / 0.8e12 + 103,168 / (0.8e12 x 0.484) + 3.85 us = 4.12 us, out 4.41 against 3.94, up
+  // against 2,048 / 0.8e12 + 105,216 / (0.8e12 x 0.484) + 3.85 us = 4.12 us, out 4.41 against 3.94, up
   // and down 17.7 against 4.2: every GEMM is compute-bound. Marlin's FLOPs run at the peak (1.57 us a block).
   r.peak = 1e12;
   CHECK(QuantizedGemms(Quant::kInt4, r, DequantKernel::kTinygemm).seconds ==
