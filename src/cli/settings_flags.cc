@@ -52,6 +52,12 @@ void ReadPrecision(const WorkloadFlags& f, Settings& s) {
 void ReadTraining(const WorkloadFlags& f, Settings& s) {
   if (f.optimizer) s.optimizer = ParseNameAnyCase<Optimizer>(*f.optimizer, "--optimizer");
   if (f.recompute) s.recompute = ParseNameAnyCase<Recompute>(*f.recompute, "--recompute");
+  if (f.recompute_layers) {
+    if (s.recompute != Recompute::kFull) {
+      throw InputError("--recompute-layers: reruns whole blocks, so it needs --recompute full");
+    }
+    s.recompute_layers = ParseCount(*f.recompute_layers, "--recompute-layers", {.min = 1});
+  }
   if (f.attention) s.attention = ParseNameAnyCase<Attention>(*f.attention, "--attention");
   if (f.mlp_kernel) s.mlp_kernel = ParseNameAnyCase<MlpKernel>(*f.mlp_kernel, "--mlp-kernel");
   if (f.optimizer_impl) s.optimizer_impl = ParseNameAnyCase<OptimizerImpl>(*f.optimizer_impl, "--optimizer-impl");
@@ -177,6 +183,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"state_dtype", &WorkloadFlags::state_dtype},
       {"optimizer", &WorkloadFlags::optimizer},
       {"recompute", &WorkloadFlags::recompute},
+      {"recompute_layers", &WorkloadFlags::recompute_layers},
       {"attention", &WorkloadFlags::attention, true},
       {"dropout", &WorkloadFlags::dropout, true},
       {"lora", &WorkloadFlags::lora, true},
@@ -260,6 +267,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "KIND");
   opt("--recompute", f.recompute,
       "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)), "KIND");
+  opt("--recompute-layers", f.recompute_layers,
+      "with --recompute full, the blocks each pipeline stage recomputes, its first N (Megatron-LM's "
+      "--recompute-method block); the others keep their activations (default all)",
+      "N");
   opt("--attention", f.attention,
       std::string(Name(Attention::kEager)) + " (saves the s x s scores) | " + Name(Attention::kFlash) + " (default)",
       "KIND");

@@ -19,7 +19,7 @@ namespace tally {
 struct WorkloadFlags {
   std::optional<std::string> batch, micro_batch, grad_accum, seq, target_seq, images;
   std::optional<std::string> mode, precision, param_dtype, grad_dtype, state_dtype, optimizer;
-  std::optional<std::string> recompute, attention, dropout, lora, lora_targets, lora_dtype;
+  std::optional<std::string> recompute, recompute_layers, attention, dropout, lora, lora_targets, lora_dtype;
   std::optional<std::string> dropout_mask, input, mlp_kernel, optimizer_impl, loss_kernel;
   std::optional<std::string> cuda_context, cublas_workspace, nccl_buffers, fragmentation;
   std::optional<std::string> gpus, tp, pp, cp, ep, etp, zero, kv_dtype, quant, overhead, hardware, reserve;

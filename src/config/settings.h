@@ -104,6 +104,9 @@ struct Settings {
   Optimizer optimizer = Optimizer::kAdamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   Recompute recompute = Recompute::kNone;
+  // --recompute full: the blocks each pipeline stage reruns, its first N (Megatron-LM's
+  // --recompute-method block --recompute-num-layers N); absent: all of them.
+  std::optional<uint64_t> recompute_layers;
   LossKernel loss_kernel = LossKernel::kEager;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;

@@ -36,6 +36,7 @@ ActivationSettings ActivationSettingsOf(const Settings& s) {
           .activation = s.dtypes.activation,
           .autocast = s.autocast(),
           .recompute = s.recompute,
+          .recompute_layers = s.recompute_layers,
           .tp = s.tp,
           .cp = s.cp,
           .pp = s.pp,
@@ -73,21 +74,30 @@ struct BlockBytes {
 ActivationMemory StageActivations(const MemoryModel& model, const ActivationSettings& s, uint64_t stage,
                                   std::span<const BlockBytes> types, uint64_t outside) {
   ActivationMemory m;
-  uint64_t blocks = 0, working_set = 0;
+  uint64_t blocks = 0, working_set = 0, not_rerun = 0;
   const int first = FirstTypeOnStage(model, stage, s.pp);
   for (size_t type = 0; type < types.size(); ++type) {
-    const uint64_t copies = StageCopies(model, static_cast<int>(type), false, stage, s.pp);
-    // Full recomputation keeps each block's input and rebuilds one block at a time in backward.
-    const uint64_t held = s.recompute == Recompute::kFull ? types[type].checkpoint : types[type].kept;
-    if (static_cast<int>(type) == first) m.per_layer = held;
+    const int t = static_cast<int>(type);
+    const uint64_t copies = StageCopies(model, t, false, stage, s.pp);
+    // Full recomputation keeps each rerun block's input and rebuilds one block at a time in
+    // backward; the blocks it does not rerun (--recompute-layers) keep all they save.
+    const uint64_t rerun = s.recompute == Recompute::kFull
+                               ? RecomputedBlocks(model.runs, model.n_layers, t, s.pp, s.recompute_layers, stage)
+                               : 0;
+    if (t == first) m.per_layer = s.recompute == Recompute::kFull ? types[type].checkpoint : types[type].kept;
     if (copies == 0) continue;
-    blocks = Add(blocks, CheckedMul(held, copies, "activation memory"));
-    working_set = std::max(working_set, types[type].full);
+    blocks = Add(blocks, CheckedMul(types[type].checkpoint, rerun, "activation memory"));
+    const uint64_t kept = CheckedMul(types[type].kept, copies - rerun, "activation memory");
+    blocks = Add(blocks, kept);
+    not_rerun = Add(not_rerun, kept);
+    if (rerun > 0) working_set = std::max(working_set, types[type].full);
   }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021, §2.2).
   const uint64_t in_flight = std::min(s.pp - stage, s.in_flight);
   m.total = CheckedMul(Add(blocks, outside), in_flight, "activation memory");
-  if (s.recompute == Recompute::kFull) m.total = Add(m.total, working_set);
+  // The backward reaches the rerun blocks (each stage's first) after the others have freed theirs:
+  // the block rebuilt on top of the checkpoints needs only what those freed did not leave.
+  m.total = Add(m.total, working_set > not_rerun ? working_set - not_rerun : 0);
   return m;
 }
 

@@ -27,6 +27,7 @@ struct ActivationSettings {
   DType activation = DType::kBf16;
   bool autocast = false;
   Recompute recompute = Recompute::kNone;
+  std::optional<uint64_t> recompute_layers;  // --recompute-layers: the blocks of a stage rerun
   uint64_t tp = 1, cp = 1, pp = 1;
   bool sp = false;
   auto operator<=>(const ActivationSettings&) const = default;

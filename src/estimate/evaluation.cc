@@ -42,6 +42,12 @@ std::map<Component, uint64_t> ScaleByComponent(const FlopCounts& one, uint64_t b
 }
 
 uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& s) {
+  if (s.recompute == Recompute::kFull && s.recompute_layers) {
+    // Some blocks of each stage: which, and of which distinct block, the graph says.
+    const LayerGraph& g = *summary.graph;
+    const uint64_t one = RecomputeFlops(g, RecomputeRule(g, s.recompute, s.pp, s.recompute_layers));
+    return CheckedMul(one, s.batch, "the recomputation FLOPs");
+  }
   const uint64_t one = s.recompute == Recompute::kFull        ? summary.recompute_full
                        : s.recompute == Recompute::kSelective ? summary.recompute_selective
                                                               : 0;
@@ -80,8 +86,8 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   // that little is spread over, the fewer cache misses.
   s->memory = memory;
   s->flops = CountFlops(graph);
-  s->recompute_selective = RecomputeFlops(graph, Recompute::kSelective);
-  s->recompute_full = RecomputeFlops(graph, Recompute::kFull);
+  s->recompute_selective = RecomputeFlops(graph, RecomputeRule(graph, Recompute::kSelective));
+  s->recompute_full = RecomputeFlops(graph, RecomputeRule(graph, Recompute::kFull));
   s->params = CountParams(graph);
   s->seq = graph.seq;
   s->family = graph.family;

@@ -113,7 +113,9 @@ double MostMoeImbalance(const ModelSpec& spec, const Settings& s) {
   return ep * std::min(top_k, static_cast<double>(t.n_experts) / ep) / top_k;
 }
 
-double ExpertAllToAllsPerBlock(const Settings& s) { return s.recompute == Recompute::kFull ? 6 : 4; }
+double ExpertAllToAllsPerBlock(const Settings& s, uint64_t n_layers) {
+  return 4 + 2 * RecomputedShare(s.recompute, s.recompute_layers, n_layers, s.pp);
+}
 
 double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const ExpertLinks& links) {
   if (s.ep == 1) return 0;
@@ -142,7 +144,7 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const Exper
   const double nvlink = bytes * (in_node - 1) / ep / links.intra_bandwidth;
   const double crossing = links.dispatch == EpDispatch::kDeepEp ? deduplicated : bytes * (ep - in_node) / ep;
   const double network = in_node < ep ? crossing / links.inter_bandwidth : 0;
-  return ExpertAllToAllsPerBlock(s) * std::max(nvlink, network);
+  return ExpertAllToAllsPerBlock(s, g.n_layers) * std::max(nvlink, network);
 }
 
 double RemoteNodesPerToken(double experts, double top_k, double nodes) {

@@ -1,6 +1,7 @@
 #include "estimate/flops.h"
 
 #include "config/settings.h"
+#include "estimate/memory_model.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -50,30 +51,43 @@ FlopCounts CountFlops(const LayerGraph& graph) {
   return c;
 }
 
-RecomputeRule::RecomputeRule(const LayerGraph& graph, Recompute recompute) : recompute_(recompute) {
+RecomputeRule::RecomputeRule(const LayerGraph& graph, Recompute recompute, uint64_t pp, std::optional<uint64_t> layers)
+    : recompute_(recompute) {
   for (const Layer& l : graph.layers) {
     for (const SavedTensor& t : l.saved) stores_scores_ = stores_scores_ || t.selective;
   }
-}
-
-bool RecomputeRule::operator()(const Layer& l) const {
-  switch (recompute_) {
-    case Recompute::kFull:
-      return l.block >= 0;
-    case Recompute::kSelective:
-      return stores_scores_ && l.component == Component::kAttentionCore;
-    case Recompute::kNone:
-      return false;
+  if (recompute == Recompute::kFull && layers) {
+    for (const BlockRun& r : graph.runs) {
+      const auto type = static_cast<size_t>(r.type);
+      if (rerun_of_type_.size() <= type) {
+        rerun_of_type_.resize(type + 1, 0);
+        rerun_of_type_[type] = RecomputedBlocks(graph.runs, graph.n_layers, r.type, pp, layers);
+      }
+    }
   }
-  return false;
 }
 
-uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute) {
-  const RecomputeRule rerun(graph, recompute);
+uint64_t RecomputeRule::Reruns(const Layer& l) const {
+  switch (recompute_) {
+    case Recompute::kFull: {
+      if (l.block < 0) return 0;
+      if (rerun_of_type_.empty()) return l.repeat;
+      const auto type = static_cast<size_t>(l.block_type);
+      return type < rerun_of_type_.size() ? rerun_of_type_[type] : 0;
+    }
+    case Recompute::kSelective:
+      return stores_scores_ && l.component == Component::kAttentionCore ? l.repeat : 0;
+    case Recompute::kNone:
+      return 0;
+  }
+  return 0;
+}
+
+uint64_t RecomputeFlops(const LayerGraph& graph, const RecomputeRule& rule) {
   uint64_t flops = 0;
   for (const Layer& l : graph.layers) {
-    if (rerun(l)) {
-      flops = CheckedAdd(flops, CheckedMul(CountLayerFlops(l).forward, l.repeat, "the recomputation FLOPs"),
+    if (const uint64_t reruns = rule.Reruns(l); reruns > 0) {
+      flops = CheckedAdd(flops, CheckedMul(CountLayerFlops(l).forward, reruns, "the recomputation FLOPs"),
                          "the recomputation FLOPs");
     }
   }

@@ -3,7 +3,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <vector>
 
+#include "config/settings.h"
 #include "graph/layer_graph.h"
 
 namespace tally {
@@ -32,22 +35,26 @@ struct FlopCounts {
 FlopCounts CountFlops(const LayerGraph& graph);
 
 // Which nodes a backward pass runs forward again, the one rule for FLOPs and time (Korthikanti et
-// al. 2022). Full recomputation reruns every block's nodes and nothing outside them: Hugging Face's
+// al. 2022). Full recomputation reruns the blocks' nodes and nothing outside them: Hugging Face's
 // gradient checkpointing wraps the decoder layers (GradientCheckpointingLayer) and Megatron-LM's
-// the transformer layers (TransformerBlock), so the embedding, head and loss run once. Selective
-// recomputation reruns the core attention (QKᵀ, softmax, dropout, AV) where the graph stores its
-// scores; under flash attention it stores none, and nothing is rerun.
+// the transformer layers (TransformerBlock), so the embedding, head and loss run once; with
+// --recompute-layers N only the first N blocks of each of `pp` stages (estimate/memory_model.h).
+// Selective recomputation reruns the core attention (QKᵀ, softmax, dropout, AV) where the graph
+// stores its scores; under flash attention it stores none, and nothing is rerun.
 class RecomputeRule {
  public:
-  RecomputeRule(const LayerGraph& graph, Recompute recompute);
-  bool operator()(const Layer& l) const;
+  RecomputeRule(const LayerGraph& graph, Recompute recompute, uint64_t pp = 1,
+                std::optional<uint64_t> layers = std::nullopt);
+  // How many of the blocks node `l` stands for (l.repeat) run again: all, some or none.
+  uint64_t Reruns(const Layer& l) const;
 
  private:
   Recompute recompute_;
   bool stores_scores_ = false;
+  std::vector<uint64_t> rerun_of_type_;  // --recompute-layers: the rerun blocks of each distinct block
 };
 
 // Forward FLOPs run again in backward (hardware FLOPs, not model FLOPs; PaLM App. B): RecomputeRule's nodes.
-uint64_t RecomputeFlops(const LayerGraph& graph, Recompute recompute);
+uint64_t RecomputeFlops(const LayerGraph& graph, const RecomputeRule& rule);
 
 }  // namespace tally

@@ -34,6 +34,29 @@ uint64_t StageCopies(const MemoryModel& m, int block_type, bool after_blocks, ui
   return n;
 }
 
+uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, int block_type, uint64_t pp,
+                          std::optional<uint64_t> layers, std::optional<uint64_t> stage) {
+  uint64_t n = 0;
+  for (uint64_t st = stage.value_or(0); st < (stage ? *stage + 1 : pp); ++st) {
+    const uint64_t lo = StageFirstBlock(st, n_layers, pp), hi = StageRecomputeEnd(st, n_layers, pp, layers);
+    for (const BlockRun& r : runs) {
+      if (r.type != block_type) continue;
+      const uint64_t a = std::max(r.first, lo), b = std::min(r.first + r.count, hi);
+      if (a < b) n += b - a;
+    }
+  }
+  return n;
+}
+
+double RecomputedShare(Recompute recompute, std::optional<uint64_t> layers, uint64_t n_layers, uint64_t pp) {
+  if (recompute != Recompute::kFull || n_layers == 0) return 0;
+  if (!layers) return 1;
+  uint64_t rerun = 0;
+  for (uint64_t st = 0; st < pp; ++st)
+    rerun += StageRecomputeEnd(st, n_layers, pp, layers) - StageFirstBlock(st, n_layers, pp);
+  return static_cast<double>(rerun) / static_cast<double>(n_layers);
+}
+
 int FirstTypeOnStage(const MemoryModel& m, uint64_t stage, uint64_t pp) {
   const uint64_t first = StageFirstBlock(stage, m.n_layers, pp);
   for (const BlockRun& r : m.runs) {

@@ -4,12 +4,14 @@
 // it with arithmetic alone.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "config/model_spec.h"
 #include "config/quantization.h"
+#include "config/settings.h"
 #include "graph/layer_graph.h"
 #include "util/checked_math.h"
 
@@ -134,6 +136,24 @@ inline uint64_t StageFirstBlock(uint64_t stage, uint64_t n_layers, uint64_t pp) 
 // How many copies of an entry pipeline stage `stage` holds: 1 or 0 outside the blocks, else the
 // blocks of its type on the stage.
 uint64_t StageCopies(const MemoryModel& m, int block_type, bool after_blocks, uint64_t stage, uint64_t pp);
+
+// Full recomputation reruns a stage's blocks [StageFirstBlock, StageRecomputeEnd): its first
+// `layers` with --recompute-layers (Megatron-LM's --recompute-method block, which checkpoints the
+// first --recompute-num-layers of each stage and keeps the others' activations), all without.
+inline uint64_t StageRecomputeEnd(uint64_t stage, uint64_t n_layers, uint64_t pp, std::optional<uint64_t> layers) {
+  const uint64_t lo = StageFirstBlock(stage, n_layers, pp), hi = StageFirstBlock(stage + 1, n_layers, pp);
+  return layers ? lo + std::min(*layers, hi - lo) : hi;
+}
+
+// Blocks of `block_type` among `runs` that full recomputation reruns on `stage`; over every stage
+// with `stage` absent.
+uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, int block_type, uint64_t pp,
+                          std::optional<uint64_t> layers, std::optional<uint64_t> stage = std::nullopt);
+
+// The share of the blocks a step reruns, for what each rerun block repeats (its tensor-parallel and
+// expert all-to-all collectives, its context-parallel ring, its gathered weights): 1 under
+// --recompute full, less with --recompute-layers, 0 otherwise.
+double RecomputedShare(Recompute recompute, std::optional<uint64_t> layers, uint64_t n_layers, uint64_t pp);
 
 // The distinct block of the first block on `stage`.
 int FirstTypeOnStage(const MemoryModel& m, uint64_t stage, uint64_t pp);

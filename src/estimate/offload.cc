@@ -24,14 +24,14 @@ void OffloadToHost(const ModelStates& states, const Settings& s, TrainMemory& m)
                       CheckedAdd(m.host_master, m.host_optimizer, "host memory"), "host memory");
 }
 
-OffloadTraffic OffloadBytes(const TrainMemory& m, const Settings& s) {
+OffloadTraffic OffloadBytes(const TrainMemory& m, const Settings& s, uint64_t n_layers) {
   OffloadTraffic t;
   if (s.offload == Offload::kNone) return t;
   const double gradients = static_cast<double>(m.host_gradients);
   t.down_per_micro = gradients;
   if (s.offload == Offload::kParams) {
-    // The forward and the backward each gather the weights (and a full recompute's forward again).
-    const double passes = s.recompute == Recompute::kFull ? 3 : 2;
+    // The forward and the backward each gather the weights (and each recomputed block's forward again).
+    const double passes = 2 + RecomputedShare(s.recompute, s.recompute_layers, n_layers, s.pp);
     t.up_per_micro = passes * static_cast<double>(m.host_weights);
   } else {
     // The CPU's updated weights, cast to the weight dtype, go back once: as many elements as the

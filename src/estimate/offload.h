@@ -28,6 +28,6 @@ struct OffloadTraffic {
   double up_per_micro = 0;    // host -> device, each micro-batch: the weight partition, once per pass (params)
   double up_per_step = 0;     // host -> device, once per step: the updated weight partition (optimizer)
 };
-OffloadTraffic OffloadBytes(const TrainMemory& m, const Settings& s);
+OffloadTraffic OffloadBytes(const TrainMemory& m, const Settings& s, uint64_t n_layers);
 
 }  // namespace tally

@@ -23,9 +23,10 @@ namespace {
 // outlasts its partner shows. A micro-batch with no partner hides nothing: the first stage's
 // warm-up and cool-down, pp - 1 of the m micro-batches each way (Narayanan et al. 2021, 1F1B), or
 // with no pipeline the first forward and the last backward. Arguments: the step's all-to-alls, its
-// forward and its backward compute (all micro-batches), m.
-double PairedAllToAllExposed(const Settings& s, double all_to_all, double forward, double backward, double micro) {
-  const double per_block = ExpertAllToAllsPerBlock(s);
+// forward and its backward compute (all micro-batches), m, and the model's blocks.
+double PairedAllToAllExposed(const Settings& s, double all_to_all, double forward, double backward, double micro,
+                             uint64_t n_layers) {
+  const double per_block = ExpertAllToAllsPerBlock(s, n_layers);
   const double in_forward = all_to_all * 2 / per_block, in_backward = all_to_all - in_forward;
   const double unpaired = std::min(micro, s.pp > 1 ? static_cast<double>(s.pp) - 1 : 1) / micro;
   const double paired = 1 - unpaired;
@@ -178,7 +179,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // Per micro-batch: the blocks' nodes, and those before (embedding) and after (head, loss) them.
   enum Part { kPre, kBlocks, kPost };
   const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
-  const RecomputeRule rerun(g, s.recompute);
+  const RecomputeRule rerun(g, s.recompute, s.pp, s.recompute_layers);
+  const double rerun_share = RecomputedShare(s.recompute, s.recompute_layers, g.n_layers, s.pp);
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double tp_gemms[3] = {};  // the tensor-parallel linears' GEMMs, which --tp-overlap hides collectives under
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
@@ -338,9 +340,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     weight_grads[part] += weight_grad * rep;
     if (width_div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
-    if (rerun(l)) {
-      recompute[part] += fwd * rep;
-      launches[part] += fwd_launches * rep;
+    if (const double reruns = static_cast<double>(rerun.Reruns(l)); reruns > 0) {
+      recompute[part] += fwd * reruns;
+      launches[part] += fwd_launches * reruns;
     }
     if (RowParallel(l) && routed && expert_tp_apart) {
       expert_row_bytes += ShapeElements(l.shape) * act / cp * expert_rows * rep;
@@ -399,10 +401,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   out.memory_bound = memory_bound * stage_share * micro + casts * micro;
   out.compute = std::max(gpu, out.host) + out.optimizer;
   // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
-  // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in a full recompute;
-  // sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
+  // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in each recomputed
+  // block; sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
   // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
-  const double passes = (s.recompute == Recompute::kFull ? 3 : 2) * micro * stage_share;
+  const double passes = (2 + rerun_share) * micro * stage_share;
   if (s.tp > 1) {
     out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, passes * row_parallel_bytes,
                                     passes * row_parallel_calls, link(s.tp));
@@ -422,7 +424,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // The "pipeline" overlap reduce-scatters each of its 4 chunks after computing it: the last chunk's
   // share of the forward's reduce-scatter (half of an all-reduce's volume) waits for nothing to hide
   // under.
-  const double last_chunk = dense_tp_comm * (s.recompute == Recompute::kFull ? 2.0 / 3 : 1.0 / 2) / 2 / 4;
+  const double last_chunk = dense_tp_comm * (1 + rerun_share) / (2 + rerun_share) / 2 / 4;
   out.tp_exposed =
       o.tp_overlap ? last_chunk + std::max(0.0, out.tp_comm - last_chunk - stage(tp_gemms) * micro) : out.tp_comm;
   // Expert parallel: each MoE block's dispatch and combine all-to-alls over the expert group, the
@@ -439,9 +441,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // The busiest rank receives (dispatch) and sends back (combine) `imbalance` times its share.
     out.ep_comm = ExpertAllToAllSeconds(g, s, links) * imbalance * micro * stage_share;
   }
-  out.ep_exposed = o.ep_overlap ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,
-                                                        (stage(backward_all) + stage(recompute)) * micro, micro)
-                                : out.ep_comm;
+  out.ep_exposed = o.ep_overlap
+                       ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,
+                                               (stage(backward_all) + stage(recompute)) * micro, micro, g.n_layers)
+                       : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
@@ -458,7 +461,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double core_forward = attention_forward / layers, core_backward = attention_backward / layers;
     const double forward = o.ring.forward_hops * o.ring.hop_bytes / bw;
     const double backward = o.ring.backward_hops * o.ring.hop_bytes / bw;
-    const double forwards = s.recompute == Recompute::kFull ? 2 : 1;
+    const double forwards = 1 + rerun_share;
     out.cp_comm = (forwards * forward + backward) * blocks;
     out.cp_exposed =
         (forwards * std::max(0.0, forward - core_forward) + std::max(0.0, backward - core_backward)) * blocks;

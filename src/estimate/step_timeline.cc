@@ -1,6 +1,7 @@
 #include "estimate/step_timeline.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "estimate/activations.h"
@@ -99,6 +100,13 @@ ShardBuffers ShardBuffersOf(const MemoryModel& model, const Settings& settings, 
   return b;
 }
 
+// Blocks [first, first + count) of distinct block `type` on a stage, recomputed in backward or not.
+struct StageRun {
+  int type = 0;
+  uint64_t first = 0, count = 0;
+  bool rerun = false;
+};
+
 class StepWalk {
  public:
   StepWalk(const MemoryModel& model, const Settings& s, const TrainMemory& ledger, bool list)
@@ -108,8 +116,15 @@ class StepWalk {
         list_(list),
         frozen_quantized_(FrozenQuantization(model, s).has_value()),
         shards_(ShardBuffersOf(model, s, ledger.stage)) {
-    bytes_.reserve(m_.nodes.size());
-    for (const StepNode& n : m_.nodes) bytes_.push_back(BytesOf(n));
+    // Each node's bytes as it runs outside a recomputed block, and inside one (--recompute full).
+    bytes_[0].reserve(m_.nodes.size());
+    for (const StepNode& n : m_.nodes) bytes_[0].push_back(BytesOf(n, false));
+    if (s_.recompute == Recompute::kFull) {
+      bytes_[1].reserve(m_.nodes.size());
+      for (const StepNode& n : m_.nodes) bytes_[1].push_back(BytesOf(n, n.block_type >= 0));
+    } else {
+      bytes_[1] = bytes_[0];
+    }
     const uint64_t last = s_.pp - 1;
     lo_ = StageFirstBlock(ledger_.stage, m_.n_layers, s_.pp);
     hi_ = StageFirstBlock(ledger_.stage + 1, m_.n_layers, s_.pp);
@@ -152,9 +167,11 @@ class StepWalk {
   }
   bool InBlock(size_t i) const { return m_.nodes[i].block_type >= 0; }
   // Node i's output, or the gradient of it: a chunked loss never writes the whole logits.
-  uint64_t Output(size_t i) const { return Chunked() && i + 1 == *loss_ ? 0 : bytes_[i].output; }
+  uint64_t Output(size_t i) const { return Chunked() && i + 1 == *loss_ ? 0 : bytes_[0][i].output; }
+  // Node i's bytes, in a recomputed block or not.
+  const NodeBytes& B(size_t i, bool rerun = false) const { return bytes_[rerun][i]; }
 
-  NodeBytes BytesOf(const StepNode& n) const {
+  NodeBytes BytesOf(const StepNode& n, bool recomputed) const {
     NodeBytes b;
     const uint64_t mb = s_.micro_batch;
     const bool written = !(n.scores && s_.attention == Attention::kFlash);
@@ -171,7 +188,6 @@ class StepWalk {
       const SavedEntry& e = m_.saved[k];
       const uint64_t bytes = SavedBytes(e, s_, mb);
       b.full = Add(b.full, bytes);
-      const bool recomputed = s_.recompute == Recompute::kFull && n.block_type >= 0;
       if (recomputed && e.checkpoint) {
         // The checkpoint keeps the block's input as the stream carries it; the recomputed norm's
         // fp32 copy comes back with the block's other tensors.
@@ -200,12 +216,18 @@ class StepWalk {
     return b;
   }
 
-  // Blocks of `type` this stage holds, and the blocks' runs clipped to the stage.
-  std::vector<BlockRun> ClipRuns() const {
-    std::vector<BlockRun> runs;
+  // The blocks' runs clipped to the stage, each cut where the stage's recomputed blocks end.
+  std::vector<StageRun> ClipRuns() const {
+    std::vector<StageRun> runs;
+    const uint64_t rerun_end = s_.recompute == Recompute::kFull
+                                   ? StageRecomputeEnd(ledger_.stage, m_.n_layers, s_.pp, s_.recompute_layers)
+                                   : lo_;
     for (const BlockRun& r : m_.runs) {
-      const uint64_t a = std::max(r.first, lo_), b = std::min(r.first + r.count, hi_);
-      if (a < b) runs.push_back({r.type, a, b - a});
+      for (const bool rerun : {true, false}) {
+        const uint64_t from = rerun ? lo_ : rerun_end, to = rerun ? rerun_end : hi_;
+        const uint64_t a = std::max(r.first, from), b = std::min(r.first + r.count, to);
+        if (a < b) runs.push_back({r.type, a, b - a, rerun});
+      }
     }
     return runs;
   }
@@ -213,10 +235,10 @@ class StepWalk {
   uint64_t StageRawGradients() const {
     uint64_t total = 0;
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
-      if (!InBlock(i) && OnStage(m_.nodes[i])) total = Add(total, bytes_[i].grads);
+      if (!InBlock(i) && OnStage(m_.nodes[i])) total = Add(total, B(i).grads);
     }
-    for (const BlockRun& r : runs_) {
-      for (size_t i : types_[static_cast<size_t>(r.type)]) total = Add(total, Times(bytes_[i].grads, r.count));
+    for (const StageRun& r : runs_) {
+      for (size_t i : types_[static_cast<size_t>(r.type)]) total = Add(total, Times(B(i).grads, r.count));
     }
     return total;
   }
@@ -230,10 +252,11 @@ class StepWalk {
     for (size_t i = 0; i < m_.nodes.size(); ++i) {
       if (!InBlock(i) && OnStage(m_.nodes[i])) kept = Add(kept, Held(i));
     }
-    for (const BlockRun& r : runs_) {
+    for (const StageRun& r : runs_) {
       for (size_t i : types_[static_cast<size_t>(r.type)]) {
-        const uint64_t casts = s_.recompute == Recompute::kFull ? 0 : bytes_[i].casts;
-        kept = Add(kept, Times(Add(Add(bytes_[i].kept, bytes_[i].checkpoint), casts), r.count));
+        const NodeBytes& b = B(i, r.rerun);
+        const uint64_t casts = r.rerun ? 0 : b.casts;
+        kept = Add(kept, Times(Add(Add(b.kept, b.checkpoint), casts), r.count));
       }
     }
     return Times(kept, in_flight - 1);
@@ -305,14 +328,13 @@ class StepWalk {
   // --- forward ---------------------------------------------------------------------------------
 
   // What node i leaves saved after the forward: its kept tensors, a checkpoint, its casts.
-  uint64_t Held(size_t i) const { return Add(Add(bytes_[i].kept, bytes_[i].checkpoint), bytes_[i].casts); }
+  uint64_t Held(size_t i) const { return Add(Add(B(i).kept, B(i).checkpoint), B(i).casts); }
 
-  void ForwardNode(size_t i, int64_t block) {
-    const NodeBytes& b = bytes_[i];
+  void ForwardNode(size_t i, int64_t block, bool rerun = false) {
+    const NodeBytes& b = B(i, rerun);
     saved_ = Add(saved_, Add(b.kept, b.checkpoint));
     // Inside a recomputed block the forward runs without autograd: its casts die with it.
-    const bool recomputed = s_.recompute == Recompute::kFull && InBlock(i);
-    if (!recomputed) casts_ = Add(casts_, b.casts);
+    if (!rerun) casts_ = Add(casts_, b.casts);
     Event(StepPhase::kForward, i, block, Output(i));
     // The model's output (the logits) stays referenced by the training loop (`outputs = model(...)`)
     // through backward and the optimizer step. (Hugging Face's Trainer drops it after the loss.)
@@ -320,11 +342,11 @@ class StepWalk {
   }
 
   // The change of the saved bytes and casts a whole block of `type` leaves in the forward.
-  uint64_t BlockForwardDelta(size_t type) const {
+  uint64_t BlockForwardDelta(size_t type, bool rerun) const {
     uint64_t delta = 0;
     for (size_t i : types_[type]) {
-      delta = Add(delta, Add(bytes_[i].kept, bytes_[i].checkpoint));
-      if (s_.recompute != Recompute::kFull) delta = Add(delta, bytes_[i].casts);
+      delta = Add(delta, Add(B(i, rerun).kept, B(i, rerun).checkpoint));
+      if (!rerun) delta = Add(delta, B(i).casts);
     }
     return delta;
   }
@@ -335,9 +357,9 @@ class StepWalk {
       if (InBlock(i) || m_.nodes[i].after_blocks) continue;
       ForwardNode(i, -1);
     }
-    for (const BlockRun& r : runs_) {
+    for (const StageRun& r : runs_) {
       const auto type = static_cast<size_t>(r.type);
-      const uint64_t delta = BlockForwardDelta(type);
+      const uint64_t delta = BlockForwardDelta(type, r.rerun);
       for (uint64_t k = 0; k < r.count; ++k) {
         // Live bytes grow by the same delta each block: the first and the last bound the run.
         if (!list_ && k > 0 && k + 1 < r.count) {
@@ -346,7 +368,7 @@ class StepWalk {
           continue;
         }
         Condense(k, r.count, [&] {
-          for (size_t i : types_[type]) ForwardNode(i, static_cast<int64_t>(r.first + k));
+          for (size_t i : types_[type]) ForwardNode(i, static_cast<int64_t>(r.first + k), r.rerun);
         });
       }
     }
@@ -391,13 +413,13 @@ class StepWalk {
     // Hugging Face's causal-LM loss upcasts the logits to fp32, then cross_entropy keeps the fp32
     // log-softmax for backward (the loss node's saved tensor); the upcast copy dies with the call.
     const uint64_t upcast = s_.dtypes.activation == DType::kFp32 || !LmHead() ? 0 : fp32;
-    saved_ = Add(saved_, bytes_[i].kept);
+    saved_ = Add(saved_, B(i).kept);
     Event(StepPhase::kLoss, "loss", upcast);
     // Backward of the loss: nll_loss writes the gradient of the log-probabilities, log_softmax's
     // backward the gradient of the logits, both fp32, while the log-probabilities are still held.
-    const uint64_t log_probs_grad = LmHead() ? fp32 : bytes_[i].full;
+    const uint64_t log_probs_grad = LmHead() ? fp32 : B(i).full;
     Event(StepPhase::kLoss, "loss.backward", Add(log_probs_grad, log_probs_grad));
-    saved_ = Sub(saved_, bytes_[i].kept);
+    saved_ = Sub(saved_, B(i).kept);
     if (upcast > 0) {
       // The upcast's backward casts the fp32 gradient down to the logits' dtype.
       const uint64_t down = tally::BytesOf(logits, s_.dtypes.activation, kWhat);
@@ -408,10 +430,10 @@ class StepWalk {
   // --- backward --------------------------------------------------------------------------------
 
   // The gradient of node i's input: the output of the node before it.
-  uint64_t InputGradient(size_t i) const { return i == 0 || InBlock(i) != InBlock(i - 1) ? 0 : bytes_[i - 1].output; }
+  uint64_t InputGradient(size_t i) const { return i == 0 || InBlock(i) != InBlock(i - 1) ? 0 : B(i - 1).output; }
 
-  void BackwardNode(size_t i, int64_t block, uint64_t input_gradient) {
-    const NodeBytes& b = bytes_[i];
+  void BackwardNode(size_t i, int64_t block, uint64_t input_gradient, bool rerun = false) {
+    const NodeBytes& b = B(i, rerun);
     const uint64_t grads = Scale(b.grads, ledger_.gradients, raw_grads_);
     uint64_t temporaries = Add(Add(Output(i), input_gradient), b.scratch);
     const StepNode& n = m_.nodes[i];
@@ -421,11 +443,11 @@ class StepWalk {
       // until its other use (the embedding) adds to it; the sum then becomes .grad, or is added
       // into it under accumulation.
       const size_t owner = *n.shares_weight_of;
-      const uint64_t owned = Scale(bytes_[owner].grads, ledger_.gradients, raw_grads_);
+      const uint64_t owned = Scale(B(owner).grads, ledger_.gradients, raw_grads_);
       if (accumulating_) {
         pending_ = Add(pending_, owned);
       } else {
-        grads_ = Add(grads_, bytes_[owner].grads);
+        grads_ = Add(grads_, B(owner).grads);
       }
       shared_[owner] = true;
     }
@@ -444,21 +466,21 @@ class StepWalk {
     casts_ = Sub(casts_, b.casts);
   }
 
-  void BackwardBlock(size_t type, int64_t block) {
+  void BackwardBlock(size_t type, int64_t block, bool rerun) {
     const std::vector<size_t>& nodes = types_[type];
     // Recomputation first runs the block's forward again, with autograd: what the forward dropped
-    // (and autocast's casts, under full recomputation) is back for the block's backward.
+    // (and autocast's casts, in a block rerun whole) is back for the block's backward.
     for (size_t i : nodes) {
-      saved_ = Add(saved_, bytes_[i].full - bytes_[i].kept);
-      if (s_.recompute == Recompute::kFull) casts_ = Add(casts_, bytes_[i].casts);
+      saved_ = Add(saved_, B(i, rerun).full - B(i, rerun).kept);
+      if (rerun) casts_ = Add(casts_, B(i).casts);
     }
     // Inside a residual branch the skip path's gradient waits in autograd's input buffer until the
     // branch's gradient is added to it: one residual stream (the block's output) beside the branch.
-    const uint64_t stream = bytes_[nodes.back()].output;
+    const uint64_t stream = B(nodes.back()).output;
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       const size_t i = *it;
-      const uint64_t input = it + 1 == nodes.rend() ? 0 : bytes_[*(it + 1)].output;
-      BackwardNode(i, block, m_.nodes[i].kind == LayerKind::kResidualAdd ? input : Add(input, stream));
+      const uint64_t input = it + 1 == nodes.rend() ? 0 : B(*(it + 1)).output;
+      BackwardNode(i, block, m_.nodes[i].kind == LayerKind::kResidualAdd ? input : Add(input, stream), rerun);
     }
   }
 
@@ -470,8 +492,8 @@ class StepWalk {
     }
     for (auto r = runs_.rbegin(); r != runs_.rend(); ++r) {
       const auto type = static_cast<size_t>(r->type);
-      uint64_t grads = 0, freed = BlockForwardDelta(type);
-      for (size_t i : types_[type]) grads = Add(grads, bytes_[i].grads);
+      uint64_t grads = 0, freed = BlockForwardDelta(type, r->rerun);
+      for (size_t i : types_[type]) grads = Add(grads, B(i).grads);
       for (uint64_t k = r->count; k-- > 0;) {
         if (!list_ && k + 1 < r->count && k > 0) {
           // The blocks between the last and the first: each frees `freed` and allocates `grads`.
@@ -480,7 +502,7 @@ class StepWalk {
           k = 1;
           continue;
         }
-        Condense(k, r->count, [&] { BackwardBlock(type, static_cast<int64_t>(r->first + k)); });
+        Condense(k, r->count, [&] { BackwardBlock(type, static_cast<int64_t>(r->first + k), r->rerun); });
       }
     }
     for (size_t i = m_.nodes.size(); i-- > 0;) {
@@ -504,7 +526,7 @@ class StepWalk {
     std::vector<uint64_t> last_of_type;
     const uint64_t count = OptimizerTemporaries(s_.optimizer, s_.optimizer_impl);
     std::vector<uint64_t> blocks_of_type(types_.size(), 0);  // this stage's blocks of each type
-    for (const BlockRun& r : runs_) blocks_of_type[static_cast<size_t>(r.type)] += r.count;
+    for (const StageRun& r : runs_) blocks_of_type[static_cast<size_t>(r.type)] += r.count;
     for (const ParamEntry& p : m_.params) {
       if (count == 0) break;  // nothing to size
       const uint64_t copies = p.block_type >= 0 ? blocks_of_type[static_cast<size_t>(p.block_type)]
@@ -534,11 +556,11 @@ class StepWalk {
   const Settings& s_;
   const TrainMemory& ledger_;
   const bool list_;
-  const bool frozen_quantized_;  // frozen block matrices are stored quantized (QLoRA)
-  std::vector<NodeBytes> bytes_;
+  const bool frozen_quantized_;                  // frozen block matrices are stored quantized (QLoRA)
+  std::array<std::vector<NodeBytes>, 2> bytes_;  // [rerun]: outside a recomputed block, inside one
   std::vector<std::vector<size_t>> types_;
   std::vector<bool> shared_;    // a node whose weight another node shares: its gradient is a sum
-  std::vector<BlockRun> runs_;  // the blocks' runs, clipped to this stage
+  std::vector<StageRun> runs_;  // the blocks' runs, clipped to this stage
   std::optional<size_t> loss_;
   uint64_t lo_ = 0, hi_ = 0;
   bool first_stage_ = true, last_stage_ = true;

@@ -66,7 +66,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
   // Eager attention computes the masked half and then masks it; only the fused kernel skips it.
   micro.causal = s.causal || (causal_kernels && s.attention == Attention::kFlash);
   const TrainMemory ledger = TrainingMemory(s, summary.memory);
-  const OffloadTraffic traffic = OffloadBytes(ledger, s);
+  const OffloadTraffic traffic = OffloadBytes(ledger, s, summary.memory.n_layers);
   if (const double most = MostMoeImbalance(ev.spec(), s); s.ep > 1 && req.train.moe_imbalance > most) {
     const TransformerSpec& t = ev.spec().transformer;
     const uint64_t local = t.n_experts / s.ep;
@@ -95,7 +95,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,
                          .ring = ring});
-  m.ep_all_to_alls = ExpertAllToAllsPerBlock(s);
+  m.ep_all_to_alls = ExpertAllToAllsPerBlock(s, summary.memory.n_layers);
   m.ep_intra_node = s.expert_tp() * s.ep <= req.train.gpus_per_node;
   m.ep_dispatch = req.train.ep_dispatch;
   m.moe_imbalance = s.ep > 1 ? req.train.moe_imbalance : 1;

@@ -38,6 +38,8 @@ const KeyTable<MemoryEstimate>& MemorySettingsKeys() {
        [](E e) -> Cell { return std::string(OptimizerName(S(e).optimizer)); }},
       {"settings.recompute", "recomputation", U::kText,
        [](E e) -> Cell { return std::string(RecomputeName(S(e).recompute)); }},
+      {"settings.recompute_layers", "recomputed blocks per pipeline stage", U::kNumber,
+       [](E e) { return When(S(e).recompute_layers.has_value(), S(e).recompute_layers.value_or(0)); }},
       {"settings.attention", "attention kernel", U::kText,
        [](E e) -> Cell { return std::string(AttentionName(S(e).attention)); }},
       {"settings.gpus", "devices", U::kNumber, [](E e) -> Cell { return S(e).gpus; }},

@@ -43,9 +43,12 @@ std::string MfuText(T t) {
 std::string EpText(E e) {
   const Settings& s = S(e);
   const ModelledStep& m = *Step(e);
-  return "per MoE block and micro-batch " + FormatFixed(m.ep_all_to_alls, 0) +
+  return "per MoE block and micro-batch " + FormatDouble(m.ep_all_to_alls) +
          " all-to-alls (dispatch and combine, forward and backward" +
-         (s.recompute == Recompute::kFull ? ", and the forward's again under --recompute full" : "") +
+         (s.recompute == Recompute::kFull
+              ? std::string(", and the forward's again in each recomputed block") +
+                    (s.recompute_layers ? " (the blocks' mean with --recompute-layers)" : "")
+              : std::string()) +
          "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") +
          ", a share to each of ep ranks: " +
          (m.ep_intra_node
@@ -100,8 +103,11 @@ std::string UpText(E e) {
   const Settings& s = S(e);
   return s.offload == Offload::kParams
              ? "the device's weight partition (memory.train.host.weights) x " +
-                   std::string(s.recompute == Recompute::kFull ? "3 (forward, recompute, backward)"
-                                                               : "2 (forward, backward)") +
+                   std::string(s.recompute == Recompute::kFull
+                                   ? (s.recompute_layers ? "(2 + the share of blocks recomputed) (forward, backward, "
+                                                           "the recomputed blocks' forward)"
+                                                         : "3 (forward, recompute, backward)")
+                                   : "2 (forward, backward)") +
                    " x grad-accum"
              : "the updated weights of the gradient partition at the weight dtype, once per step";
 }

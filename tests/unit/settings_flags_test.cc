@@ -34,6 +34,7 @@ const std::map<std::string, Sample>& Samples() {
       {"state_dtype", {"fp32", "bf16"}},
       {"optimizer", {"sgd", "adamw"}},
       {"recompute", {"none", "full"}},
+      {"recompute_layers", {"1", "2", {{"recompute", "full"}}}},
       {"attention", {"eager", "flash"}},
       {"dropout", {"0", "0.1"}},
       {"lora", {"4", "8"}},

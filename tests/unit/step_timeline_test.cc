@@ -81,6 +81,16 @@ TEST_CASE("timeline: the repeated-block shortcut finds the peak the walk of ever
       {"qwen3-0.6b", {.seq = 512, .gpus = 4, .zero = 3}},
       {"gemma-2-2b", {.seq = 1024, .recompute = Recompute::kSelective, .attention = Attention::kEager}},
       {"llama-2-7b", {.batch = 8, .micro_batch = 1, .seq = 1024, .gpus = 4, .pp = 4}},
+      {"llama-3.2-1b",
+       {.seq = 1024, .precision = Precision::kAmpBf16, .recompute = Recompute::kFull, .recompute_layers = 5}},
+      {"llama-2-7b",
+       {.batch = 8,
+        .micro_batch = 1,
+        .seq = 1024,
+        .recompute = Recompute::kFull,
+        .recompute_layers = 3,
+        .gpus = 4,
+        .pp = 4}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.model);

@@ -60,7 +60,7 @@ TEST_CASE("time: Narayanan et al. 2021's training-time estimates (8·T·P / (n·
             "\nd_ff: " + std::to_string(4 * m.h) + "\n",
         {.recompute = Recompute::kFull});
     FlopCounts f = CountFlops(g);
-    const uint64_t hardware = f.forward + f.backward + RecomputeFlops(g, Recompute::kFull);
+    const uint64_t hardware = f.forward + f.backward + RecomputeFlops(g, RecomputeRule(g, Recompute::kFull));
     // Their Eq. (App.): 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)), multiplied out.
     const uint64_t l = m.layers, h = m.h;
     CHECK(hardware == 96 * b * s * l * h * h + 16 * b * s * s * l * h + 6 * b * s * V * h);
