@@ -77,11 +77,11 @@ uint64_t PositiveOr(const ConfigMap& m, const std::string& key, uint64_t fallbac
 // modeling_gpt2.py c_attn, modeling_gpt_bigcode.py c_attn, modeling_gpt_neox.py query_key_value,
 // modeling_bloom.py query_key_value, modeling_falcon.py query_key_value, modeling_dbrx.py Wqkv,
 // InternLM2's wqkv, modeling_phi3.py qkv_proj, Ling's (bailing_moe_v2) query_key_value,
-// modeling_modernbert.py Wqkv.
+// modeling_modernbert.py Wqkv, phi-2's original remote code (phi-msft) Wqkv.
 bool HfStoresFusedQkv(const std::string& model_type) {
-  static const std::set<std::string> kFused = {
-      "gpt2", "gpt_bigcode", "gpt_neox", "bloom",      "falcon",         "RefinedWeb", "RefinedWebModel",
-      "dbrx", "internlm2",   "phi3",     "modernbert", "bailing_moe_v2", "RefinedWeb", "RefinedWebModel"};
+  static const std::set<std::string> kFused = {"gpt2",       "gpt_bigcode",     "gpt_neox", "bloom",     "falcon",
+                                               "RefinedWeb", "RefinedWebModel", "dbrx",     "internlm2", "phi3",
+                                               "modernbert", "bailing_moe_v2",  "phi-msft"};
   return kFused.count(model_type) > 0;
 }
 

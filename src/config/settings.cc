@@ -48,6 +48,13 @@ bool LoraAdaptersInFp32(const Settings& s) {
   return s.lora_rank > 0 && s.lora_dtype == LoraDtype::kFp32 && BitsPer(s.dtypes.param) == 16 && !s.autocast();
 }
 
+Precisions AdapterDtypes(const Precisions& policy) {
+  Precisions d = policy;
+  d.param = d.grad = d.state = DType::kFp32;
+  d.master.reset();
+  return d;
+}
+
 const std::vector<std::string>& LoraTargets(const Settings& settings) {
   static const std::vector<std::string> kDefault = {"qkv", "out"};
   return settings.lora_targets.empty() ? kDefault : settings.lora_targets;

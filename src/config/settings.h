@@ -183,6 +183,9 @@ const std::vector<std::string>& LoraTargets(const Settings& settings);
 // Whether LoRA's adapters compute in fp32 beside 16-bit weights (--lora-dtype fp32 on a 16-bit policy;
 // under autocast the weights, adapters and all, are fp32 already).
 bool LoraAdaptersInFp32(const Settings& settings);
+// The dtypes LoRA's fp32 adapters are kept in beside the policy's: PEFT upcasts their weights, so their
+// gradients are fp32, torch.optim keeps their states in that dtype, and no master copy is needed.
+Precisions AdapterDtypes(const Precisions& policy);
 
 // The names in config/names.h (kept for the callers that print them).
 const char* PrecisionName(Precision p);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "estimate/context_parallel.h"
+#include "estimate/flops.h"
 #include "estimate/roofline.h"
 #include "util/checked_math.h"
 #include "util/dtype.h"
@@ -113,8 +114,15 @@ double MostMoeImbalance(const ModelSpec& spec, const Settings& s) {
   return ep * std::min(top_k, static_cast<double>(t.n_experts) / ep) / top_k;
 }
 
-double ExpertAllToAllsPerBlock(const Settings& s, uint64_t n_layers) {
-  return 4 + 2 * RecomputedShare(s.recompute, s.recompute_layers, n_layers, s.pp);
+double ExpertAllToAllsPerBlock(const LayerGraph& g, const Settings& s) {
+  const RecomputeRule rerun(g, s.recompute, s.pp, s.recompute_layers);
+  double blocks = 0, reruns = 0;
+  for (const Layer& l : g.layers) {
+    if (!RoutedDownProjection(l)) continue;
+    blocks += static_cast<double>(l.repeat);
+    reruns += static_cast<double>(rerun.Reruns(l));
+  }
+  return 4 + (blocks > 0 ? 2 * reruns / blocks : 0);
 }
 
 double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const ExpertLinks& links) {
@@ -144,7 +152,7 @@ double ExpertAllToAllSeconds(const LayerGraph& g, const Settings& s, const Exper
   const double nvlink = bytes * (in_node - 1) / ep / links.intra_bandwidth;
   const double crossing = links.dispatch == EpDispatch::kDeepEp ? deduplicated : bytes * (ep - in_node) / ep;
   const double network = in_node < ep ? crossing / links.inter_bandwidth : 0;
-  return ExpertAllToAllsPerBlock(s, g.n_layers) * std::max(nvlink, network);
+  return ExpertAllToAllsPerBlock(g, s) * std::max(nvlink, network);
 }
 
 double RemoteNodesPerToken(double experts, double top_k, double nodes) {

@@ -92,8 +92,8 @@ bool RoutedDownProjection(const Layer& l);
 // ep · min(top_k, E / ep) / top_k (every token routed to that rank). 1 without --ep.
 double MostMoeImbalance(const ModelSpec& spec, const Settings& s);
 
-// The all-to-alls per MoE block and micro-batch: 4, and 2 more in each recomputed block (6 under
-// --recompute full; with --recompute-layers the blocks' mean).
-double ExpertAllToAllsPerBlock(const Settings& s, uint64_t n_layers);
+// The all-to-alls per MoE block and micro-batch: 4, and 2 more in each recomputed one (6 under
+// --recompute full; with --recompute-layers the MoE blocks' mean).
+double ExpertAllToAllsPerBlock(const LayerGraph& g, const Settings& s);
 
 }  // namespace tally

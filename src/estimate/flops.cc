@@ -1,5 +1,7 @@
 #include "estimate/flops.h"
 
+#include <algorithm>
+
 #include "config/settings.h"
 #include "estimate/memory_model.h"
 #include "util/checked_math.h"
@@ -57,12 +59,11 @@ RecomputeRule::RecomputeRule(const LayerGraph& graph, Recompute recompute, uint6
     for (const SavedTensor& t : l.saved) stores_scores_ = stores_scores_ || t.selective;
   }
   if (recompute == Recompute::kFull && layers) {
-    for (const BlockRun& r : graph.runs) {
-      const auto type = static_cast<size_t>(r.type);
-      if (rerun_of_type_.size() <= type) {
-        rerun_of_type_.resize(type + 1, 0);
-        rerun_of_type_[type] = RecomputedBlocks(graph.runs, graph.n_layers, r.type, pp, layers);
-      }
+    size_t types = 0;
+    for (const BlockRun& r : graph.runs) types = std::max(types, static_cast<size_t>(r.type) + 1);
+    rerun_of_type_.resize(types);
+    for (size_t t = 0; t < types; ++t) {
+      rerun_of_type_[t] = RecomputedBlocks(graph.runs, graph.n_layers, static_cast<int>(t), pp, layers);
     }
   }
 }

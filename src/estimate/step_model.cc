@@ -23,10 +23,10 @@ namespace {
 // outlasts its partner shows. A micro-batch with no partner hides nothing: the first stage's
 // warm-up and cool-down, pp - 1 of the m micro-batches each way (Narayanan et al. 2021, 1F1B), or
 // with no pipeline the first forward and the last backward. Arguments: the step's all-to-alls, its
-// forward and its backward compute (all micro-batches), m, and the model's blocks.
-double PairedAllToAllExposed(const Settings& s, double all_to_all, double forward, double backward, double micro,
-                             uint64_t n_layers) {
-  const double per_block = ExpertAllToAllsPerBlock(s, n_layers);
+// forward and its backward compute (all micro-batches), m.
+double PairedAllToAllExposed(const LayerGraph& g, const Settings& s, double all_to_all, double forward, double backward,
+                             double micro) {
+  const double per_block = ExpertAllToAllsPerBlock(g, s);
   const double in_forward = all_to_all * 2 / per_block, in_backward = all_to_all - in_forward;
   const double unpaired = std::min(micro, s.pp > 1 ? static_cast<double>(s.pp) - 1 : 1) / micro;
   const double paired = 1 - unpaired;
@@ -180,12 +180,15 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   enum Part { kPre, kBlocks, kPost };
   const bool autocast = s.precision == Precision::kAmpBf16 || s.precision == Precision::kAmpFp16;
   const RecomputeRule rerun(g, s.recompute, s.pp, s.recompute_layers);
-  const double rerun_share = RecomputedShare(s.recompute, s.recompute_layers, g.n_layers, s.pp);
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double tp_gemms[3] = {};  // the tensor-parallel linears' GEMMs, which --tp-overlap hides collectives under
   double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
   // --etp other than --tp: the routed experts' row-parallel reductions run over the etp ranks instead.
   double expert_row_bytes = 0, expert_row_calls = 0;
+  // What the recomputed blocks run again of these (each block's own: --recompute-layers may rerun
+  // some kinds of block and not others), and the attention blocks, all and rerun, for the ring.
+  double rerun_row_bytes = 0, rerun_row_calls = 0, rerun_expert_row_bytes = 0, rerun_expert_row_calls = 0;
+  double attention_blocks = 0, attention_reruns = 0;
   const bool expert_tp_apart = s.expert_tp() != s.tp;
   // The share of a micro-batch's routed token copies a device's experts compute (expert_parallel.h).
   // On the busiest expert-parallel rank (--moe-imbalance), whose pace every MoE layer takes.
@@ -340,16 +343,25 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     weight_grads[part] += weight_grad * rep;
     if (width_div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
-    if (const double reruns = static_cast<double>(rerun.Reruns(l)); reruns > 0) {
-      recompute[part] += fwd * reruns;
-      launches[part] += fwd_launches * reruns;
+    const double reruns = static_cast<double>(rerun.Reruns(l));
+    recompute[part] += fwd * reruns;
+    launches[part] += fwd_launches * reruns;
+    if (l.kind == LayerKind::kAttentionScores && part == kBlocks) {
+      attention_blocks += rep;
+      attention_reruns += reruns;
     }
     if (RowParallel(l) && routed && expert_tp_apart) {
-      expert_row_bytes += ShapeElements(l.shape) * act / cp * expert_rows * rep;
+      const double bytes = ShapeElements(l.shape) * act / cp * expert_rows;
+      expert_row_bytes += bytes * rep;
       expert_row_calls += rep;
+      rerun_expert_row_bytes += bytes * reruns;
+      rerun_expert_row_calls += reruns;
     } else if (RowParallel(l)) {
-      row_parallel_bytes += ShapeElements(l.shape) * act / cp * rep;
+      const double bytes = ShapeElements(l.shape) * act / cp;
+      row_parallel_bytes += bytes * rep;
       row_parallel_calls += rep;
+      rerun_row_bytes += bytes * reruns;
+      rerun_row_calls += reruns;
     }
     // The pipeline passes a block's [b, s, hidden] output: a row-parallel linear's, not the routed
     // experts' top_k copies of it.
@@ -374,16 +386,18 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const DeviceParams device = TrainableParamsPerDevice(g, trainable_params, s);
   const double local = device.dense / (s.zero >= 1 ? static_cast<double>(GradientRanks(s)) : 1) +
                        device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
-  const double master = s.dtypes.master ? BytesPerElement(*s.dtypes.master) : 0;
-  const double states = OptimizerStates(s.optimizer) * BytesPerElement(s.dtypes.state);
+  // Under LoRA only the adapters train, in fp32 where LoraAdaptersInFp32 (AdapterDtypes).
+  const Precisions trained = LoraAdaptersInFp32(s) ? AdapterDtypes(s.dtypes) : s.dtypes;
+  const double master = trained.master ? BytesPerElement(*trained.master) : 0;
+  const double states = OptimizerStates(s.optimizer) * BytesPerElement(trained.state);
   const std::optional<ElementCost> measured_adam =
-      o.kernels == Kernels::kEager && !s.dtypes.master && IsAdam(s.optimizer)
-          ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(s.dtypes.param))
+      o.kernels == Kernels::kEager && !trained.master && IsAdam(s.optimizer)
+          ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(trained.param))
           : std::nullopt;
   out.optimizer =
       measured_adam
           ? local * (measured_adam->bytes / copy_bandwidth + measured_adam->sm_seconds * sm_scale)
-          : local * (BytesPerElement(s.dtypes.grad) + 2 * BytesPerElement(s.dtypes.param) + 2 * master + 2 * states) /
+          : local * (BytesPerElement(trained.grad) + 2 * BytesPerElement(trained.param) + 2 * master + 2 * states) /
                 bandwidth;
   const double optimizer_launches =
       o.kernels == Kernels::kEager ? param_tensors * OptimizerKernelsPerTensor(s.optimizer_impl) : 0;
@@ -404,10 +418,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in each recomputed
   // block; sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
   // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
-  const double passes = (2 + rerun_share) * micro * stage_share;
+  const double per_micro = micro * stage_share;
   if (s.tp > 1) {
-    out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, passes * row_parallel_bytes,
-                                    passes * row_parallel_calls, link(s.tp));
+    out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, (2 * row_parallel_bytes + rerun_row_bytes) * per_micro,
+                                    (2 * row_parallel_calls + rerun_row_calls) * per_micro, link(s.tp));
   }
   const double dense_tp_comm = out.tp_comm;
   // --etp other than --tp: the routed experts' tensor-parallel collectives (Megatron-Core's token
@@ -416,7 +430,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // device's experts compute; none at etp 1.
   if (expert_tp_apart && s.expert_tp() > 1) {
     out.tp_comm += CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.expert_tp()),
-                                     passes * expert_row_bytes, passes * expert_row_calls, link(s.expert_tp()));
+                                     (2 * expert_row_bytes + rerun_expert_row_bytes) * per_micro,
+                                     (2 * expert_row_calls + rerun_expert_row_calls) * per_micro, link(s.expert_tp()));
   }
   // Overlapped, the collectives run in chunks under the tensor-parallel linears' GEMMs (Wang et al.
   // 2022, "Overlap communication with dependent computation via decomposition"; Megatron-LM's
@@ -424,7 +439,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // The "pipeline" overlap reduce-scatters each of its 4 chunks after computing it: the last chunk's
   // share of the forward's reduce-scatter (half of an all-reduce's volume) waits for nothing to hide
   // under.
-  const double last_chunk = dense_tp_comm * (1 + rerun_share) / (2 + rerun_share) / 2 / 4;
+  const double rerun_rows = row_parallel_bytes > 0 ? rerun_row_bytes / row_parallel_bytes : 0;
+  const double last_chunk = dense_tp_comm * (1 + rerun_rows) / (2 + rerun_rows) / 2 / 4;
   out.tp_exposed =
       o.tp_overlap ? last_chunk + std::max(0.0, out.tp_comm - last_chunk - stage(tp_gemms) * micro) : out.tp_comm;
   // Expert parallel: each MoE block's dispatch and combine all-to-alls over the expert group, the
@@ -441,10 +457,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // The busiest rank receives (dispatch) and sends back (combine) `imbalance` times its share.
     out.ep_comm = ExpertAllToAllSeconds(g, s, links) * imbalance * micro * stage_share;
   }
-  out.ep_exposed = o.ep_overlap
-                       ? PairedAllToAllExposed(s, out.ep_comm, stage(forward_all) * micro,
-                                               (stage(backward_all) + stage(recompute)) * micro, micro, g.n_layers)
-                       : out.ep_comm;
+  out.ep_exposed = o.ep_overlap ? PairedAllToAllExposed(g, s, out.ep_comm, stage(forward_all) * micro,
+                                                        (stage(backward_all) + stage(recompute)) * micro, micro)
+                                : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
   // 2021, §4.1); interleaving crosses vp times as many boundaries.
@@ -461,7 +476,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double core_forward = attention_forward / layers, core_backward = attention_backward / layers;
     const double forward = o.ring.forward_hops * o.ring.hop_bytes / bw;
     const double backward = o.ring.backward_hops * o.ring.hop_bytes / bw;
-    const double forwards = 1 + rerun_share;
+    const double forwards = 1 + (attention_blocks > 0 ? attention_reruns / attention_blocks : 0);
     out.cp_comm = (forwards * forward + backward) * blocks;
     out.cp_exposed =
         (forwards * std::max(0.0, forward - core_forward) + std::max(0.0, backward - core_backward)) * blocks;

@@ -95,7 +95,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,
                          .ring = ring});
-  m.ep_all_to_alls = ExpertAllToAllsPerBlock(s, summary.memory.n_layers);
+  m.ep_all_to_alls = ExpertAllToAllsPerBlock(*summary.graph, s);
   m.ep_intra_node = s.expert_tp() * s.ep <= req.train.gpus_per_node;
   m.ep_dispatch = req.train.ep_dispatch;
   m.moe_imbalance = s.ep > 1 ? req.train.moe_imbalance : 1;

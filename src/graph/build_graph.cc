@@ -83,7 +83,8 @@ void CheckLoraTargets(const ModelSpec& spec, const GraphSettings& s, const Layer
     // Multi-head latent attention's q and k/v up-projections (graph/build_attention.cc).
     // q, k and v stored apart: an adapter on each (graph/transformer_context.cc).
     if (target == "qkv") {
-      suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora", ".attn.qkv.q.lora"});
+      suffixes.insert(suffixes.end(), {".attn.q.lora", ".attn.q_b.lora", ".attn.kv_b.lora", ".attn.qkv.q.lora",
+                                       ".cross.q.lora", ".cross.kv.lora", ".cross.kv.k.lora"});
     }
     bool found = false;
     for (const Layer& l : g.layers) {

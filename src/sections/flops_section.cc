@@ -71,7 +71,8 @@ const KeyTable<ModelEstimate>& FlopsKeys() {
        .unit = Unit::kFlop,
        .value = [](E e) -> Cell { return e.flops.recompute; },
        .explain = [](E) -> std::string {
-         return "forward FLOPs run again in backward: the attention core (selective) or every block (full)";
+         return "forward FLOPs run again in backward: the attention core (selective) or every block (full; with "
+                "--recompute-layers N the first N of each pipeline stage); never the embedding, head or loss";
        },
        .label_of = [](E e) { return std::string("recomputation (") + RecomputeName(e.settings->recompute) + ")"; }},
       {.key = "flops.step",

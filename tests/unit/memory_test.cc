@@ -186,12 +186,19 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   // own) in 32 blocks: 16,777,216, what PEFT's print_trainable_parameters reports for this setup.
   const uint64_t adapters = 32 * 4 * (4096 * 16 + 16 * 4096);
   CHECK(adapters == 16'777'216);
+  // The adapters in fp32, as PEFT keeps them beside bf16 weights (--lora-dtype fp32): 4-byte weights
+  // and gradients, AdamW's two fp32 states, no master copy.
   Settings lora{.lora_rank = 16};
   TrainMemory m = Train("llama-2-7b", lora);
-  CHECK(m.gradients == 2 * adapters);
-  CHECK(m.master_weights == 4 * adapters);
+  CHECK(m.gradients == 4 * adapters);
+  CHECK(m.master_weights == 0);
   CHECK(m.optimizer == 8 * adapters);
-  CHECK(m.weights == 2 * (6'738'415'616 + adapters));
+  CHECK(m.weights == 2 * 6'738'415'616 + 4 * adapters);
+  // --lora-dtype base: the policy's bf16 weights and gradients, the fp32 master copy and states.
+  const TrainMemory base = Train("llama-2-7b", {.lora_rank = 16, .lora_dtype = LoraDtype::kBase});
+  CHECK(base.gradients == 2 * adapters);
+  CHECK(base.master_weights == 4 * adapters);
+  CHECK(base.weights == 2 * (6'738'415'616 + adapters));
   // QLoRA with --quant int4, GPTQ's buffers per [in, out] matrix (AutoGPTQ QuantLinear, group 128):
   // qweight in·out/2 B, qzeros [in/128, out/8] int32, scales [in/128, out] fp16, g_idx [in] int32.
   // Embeddings, head and norms stay bf16; one dequantized matrix, the largest module (gate or up,
@@ -206,8 +213,8 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   const uint64_t int4 = 32 * (4 * gptq(4096, 4096) + 2 * gptq(4096, 11008) + gptq(11008, 4096));
   const TrainMemory q = Train("llama-2-7b", qlora);
   CHECK(q.dequant == 2ULL * 4096 * 11008);
-  CHECK(q.weights == int4 + 2 * rest + 2 * adapters + q.dequant);
-  CHECK(q.gradients == 2 * adapters);
+  CHECK(q.weights == int4 + 2 * rest + 4 * adapters + q.dequant);
+  CHECK(q.gradients == 4 * adapters);
 }
 
 TEST_CASE("memory: LoRA adapts each module the checkpoint stores: one fused qkv, or q, k and v apart") {
@@ -217,19 +224,21 @@ TEST_CASE("memory: LoRA adapts each module the checkpoint stores: one fused qkv,
   // query_key_value (2048 -> 6144) and Phi-3's qkv_proj (3072 -> 9216) are one module too; Llama-2's
   // q_proj, k_proj and v_proj are three, each with its own A (3 x (4096 x 8 + 8 x 4096) a block).
   const auto adapters = [](const std::string& model) {
-    return Train(model, {.lora_rank = 8, .lora_targets = {"qkv"}}).gradients / 2;  // bf16 gradients
+    return Train(model, {.lora_rank = 8, .lora_targets = {"qkv"}}).gradients / 4;  // PEFT's fp32 adapters
   };
   CHECK(adapters("gpt2-small") == 294'912);
   CHECK(adapters(testing::Hf("gpt2.json")) == 294'912);
   CHECK(adapters(testing::Hf("pythia-1.4b.json")) == 24 * (2048 * 8 + 8 * 6144));
   CHECK(adapters(testing::Hf("phi-3-mini.json")) == 32 * (3072 * 8 + 8 * 9216));
+  CHECK(adapters(testing::Hf("phi-2-msft.json")) == 32 * (2560 * 8 + 8 * 7680));  // its remote code's Wqkv
+  CHECK(adapters(testing::Hf("phi-2.json")) == 32 * 3 * (2560 * 8 + 8 * 2560));   // transformers' q, k, v_proj
   CHECK(adapters(testing::Hf("Llama-2-7b-hf.json")) == 32 * 3 * (4096 * 8 + 8 * 4096));
   CHECK(adapters("llama-2-7b") == 32 * 3 * (4096 * 8 + 8 * 4096));
   // PEFT 0.21 on Llama-3.2-1B, rank 16 on q, k, v, o, gate, up and down, counted on the real model
   // (docs/data/h100-step-peaks-2.json, "trainable"): 11,272,192.
   const TrainMemory all =
       Train("llama-3.2-1b", {.lora_rank = 16, .lora_targets = {"qkv", "out", "gate", "up", "down"}});
-  CHECK(all.gradients / 2 == 11'272'192);
+  CHECK(all.gradients / 4 == 11'272'192);
 }
 
 TEST_CASE("memory: QLoRA nf4 on Llama-2-7B, 0.5 + 0.127 bits per weight over 4 (QLoRA §3)") {
@@ -245,7 +254,7 @@ TEST_CASE("memory: QLoRA nf4 on Llama-2-7B, 0.5 + 0.127 bits per weight over 4 (
   const uint64_t rest = 32000ULL * 4096 * 2 + 65 * 4096;       // embedding, head, 65 RMSNorms: bf16
   const TrainMemory m = Train("llama-2-7b", {.lora_rank = 16, .quant = Quant::kNf4});
   CHECK(m.dequant == 2ULL * 4096 * 11008);
-  CHECK(m.weights == quantized + 2 * rest + 2 * adapters + m.dequant);
+  CHECK(m.weights == quantized + 2 * rest + 4 * adapters + m.dequant);
   CHECK(m.optimizer == 8 * adapters);
   // Without --lora nothing is frozen: the quantization is moot for training.
   CHECK(Train("llama-2-7b", {.quant = Quant::kNf4}).weights == 2ULL * 6'738'415'616);

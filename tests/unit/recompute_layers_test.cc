@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "estimate/activations.h"
+#include "estimate/expert_parallel.h"
 #include "estimate/flops.h"
 #include "estimate/memory.h"
 #include "estimate/params.h"
@@ -95,6 +96,18 @@ TEST_CASE("recompute layers: FLOPs and time rerun N of each stage's blocks") {
   };
   const double none = step(Recompute::kNone, std::nullopt);
   CHECK(step(Recompute::kFull, 5) - none == doctest::Approx((step(Recompute::kFull, std::nullopt) - none) * 5 / 32));
+}
+
+TEST_CASE("recompute layers: a rerun block repeats its own collectives, by the kind of block it is") {
+  // DeepSeek-V2-Lite: block 0 dense, blocks 1-26 MoE. Rerunning the first block reruns no expert
+  // all-to-all (4 a MoE block, as without recomputation); the first two rerun one MoE block of 26:
+  // 4 + 2/26 a MoE block on average; all of them, 6.
+  const LayerGraph g = testing::ResolvedGraph(ResolveModel("deepseek-v2-lite"), {.seq = 256});
+  REQUIRE(g.n_layers == 27);
+  CHECK(ExpertAllToAllsPerBlock(g, Train(Recompute::kFull, 1)) == 4);
+  CHECK(ExpertAllToAllsPerBlock(g, Train(Recompute::kFull, 2)) == doctest::Approx(4 + 2.0 / 26));
+  CHECK(ExpertAllToAllsPerBlock(g, Train(Recompute::kFull)) == 6);
+  CHECK(ExpertAllToAllsPerBlock(g, Train(Recompute::kNone)) == 4);
 }
 
 TEST_CASE("recompute layers: refused without --recompute full, and by the commands that do not read it") {
