@@ -17,7 +17,8 @@ void AddFitFlags(CLI::App* cmd, FitFlags& f) {
       ->type_name("SIZE");
   cmd->add_option("--solve", f.solve,
                   std::string("what to find: ") + Name(Solve::kBatch) + " (largest micro-batch), " + Name(Solve::kSeq) +
-                      " (longest), " + Name(Solve::kGpus) + " (fewest)")
+                      " (longest), " + Name(Solve::kGpus) + " (fewest), " + Name(Solve::kRecompute) +
+                      " (fewest blocks per pipeline stage to recompute: --recompute full --recompute-layers N)")
       ->type_name(JoinNames<Solve>("|"));
 }
 

@@ -36,6 +36,10 @@ Settings With(Settings s, Solve solve, uint64_t v) {
       s.gpus = CheckedProduct({v, s.tp, s.pp, s.cp}, "the device count");
       break;
     }
+    case Solve::kRecompute:
+      s.recompute = Recompute::kFull;
+      s.recompute_layers = v;
+      break;
   }
   return s;
 }
@@ -80,7 +84,23 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
       return false;
     }
   };
-  if (solve == Solve::kGpus) {
+  if (solve == Solve::kRecompute) {
+    // Fewest recomputed blocks a stage: each one more keeps its input instead of all it saves, so
+    // memory per device only falls as they grow, up to every block of the largest stage.
+    if (base.mode == Mode::kInfer)
+      throw InputError("--solve recompute: recomputation is training's; drop --mode infer");
+    const uint64_t most = StageFirstBlock(1, std::max<uint64_t>(ev.Summary(base)->memory.n_layers, 1), base.pp);
+    if (!at(most)) {
+      r.bytes = bytes;
+      return r;
+    }
+    uint64_t lo = 0, hi = most;  // lo does not fit (0: not tried), hi does
+    while (hi - lo > 1) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      (at(mid) ? hi : lo) = mid;
+    }
+    at(hi);
+  } else if (solve == Solve::kGpus) {
     // Fewest data-parallel ranks: memory per device only falls as they grow.
     uint64_t hi = 1;
     while (hi < kMaxSearch && !at(hi)) hi *= 2;

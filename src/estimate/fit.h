@@ -14,11 +14,14 @@
 
 namespace tally {
 
-enum class Solve { kBatch, kSeq, kGpus };
+// What fit searches: the largest micro-batch or sequence, the fewest devices, or the fewest blocks of
+// each pipeline stage to recompute whole (--recompute full --recompute-layers N).
+enum class Solve { kBatch, kSeq, kGpus, kRecompute };
 
 template <>
 struct EnumNames<Solve> {
-  static constexpr NameEntry<Solve> kTable[] = {{Solve::kBatch, "batch"}, {Solve::kSeq, "seq"}, {Solve::kGpus, "gpus"}};
+  static constexpr NameEntry<Solve> kTable[] = {
+      {Solve::kBatch, "batch"}, {Solve::kSeq, "seq"}, {Solve::kGpus, "gpus"}, {Solve::kRecompute, "recompute"}};
 };
 
 struct FitResult {

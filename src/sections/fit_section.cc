@@ -54,6 +54,10 @@ const KeyTable<FitEstimate>& FitKeys() {
        .value = [](E f) -> Cell { return S(f).micro_batch; }},
       {.key = "fit.seq", .label = "sequence length", .unit = Unit::kNumber, .value = [](E f) -> Cell { return f.seq; }},
       {.key = "fit.gpus", .label = "devices", .unit = Unit::kNumber, .value = [](E f) -> Cell { return S(f).gpus; }},
+      {.key = "fit.recompute_layers",
+       .label = "recomputed blocks per pipeline stage",
+       .unit = Unit::kNumber,
+       .value = [](E f) { return When(f.solve == Solve::kRecompute, S(f).recompute_layers.value_or(0)); }},
       {.key = "fit.memory",
        .label = "memory per device at the answer",
        .unit = Unit::kByte,
@@ -117,9 +121,10 @@ Report FitReport(Evaluation& evaluation, const FitEstimate& fit) {
 }
 
 std::string FitFailure(const ModelSpec& spec, const FitEstimate& fit) {
-  const std::string what = fit.solve == Solve::kBatch ? "a micro-batch of 1"
-                           : fit.solve == Solve::kSeq ? "a sequence of 1 token"
-                                                      : "2^40 data-parallel ranks";
+  const std::string what = fit.solve == Solve::kBatch       ? "a micro-batch of 1"
+                           : fit.solve == Solve::kSeq       ? "a sequence of 1 token"
+                           : fit.solve == Solve::kRecompute ? "every block recomputed"
+                                                            : "2^40 data-parallel ranks";
   return "'" + spec.name + "' does not fit in " + FormatBytes(fit.limit, UnitSystem::kIec) + " per device even with " +
          what + " (needs " + FormatBytes(fit.result.bytes, UnitSystem::kIec) +
          "); try ZeRO (--zero), tensor or pipeline parallelism, recomputation or a smaller precision";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "config/load_config.h"
 #include "config/resolve.h"
@@ -69,4 +70,41 @@ TEST_CASE("fit: a micro-batch whose memory is past 2^64 - 1 bytes does not fit")
   CHECK_THROWS_AS(DeviceMemory(ev, next), CountOverflow);
 }
 
+}  // namespace tally
+
+namespace tally {
+namespace {
+
+TEST_CASE("fit: --solve recompute finds the fewest blocks a stage recomputes, by the definition") {
+  // Llama-3-8B with LoRA 16, two sequences of 8,192 on an H100: the answer N fits and N - 1 does
+  // not, each checked through memory's own verdict; with a whole fine-tune even all 32 recomputed
+  // do not fit (exit 1); inference has nothing to recompute (exit 2).
+  const std::vector<std::string> base = {"llama-3-8b", "--hardware", "h100",          "--seq", "8192",
+                                         "--lora",     "16",         "--micro-batch", "2"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), base.begin(), base.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return RunRaw(head);
+  };
+  const TallyRun fit = with({"fit"}, {"--solve", "recompute", "--get", "fit.recompute_layers"});
+  REQUIRE(fit.code == 0);
+  const uint64_t n = std::stoull(fit.out);
+  REQUIRE(n > 1);
+  REQUIRE(n < 32);
+  auto fits = [&](uint64_t layers) {
+    return with({"memory"},
+                {"--recompute", "full", "--recompute-layers", std::to_string(layers), "--get", "memory.train.fits"})
+        .out;
+  };
+  CHECK(fits(n) == "true\n");
+  CHECK(fits(n - 1) == "false\n");
+  const TallyRun full = RunRaw({"fit", "llama-3-8b", "--hardware", "h100", "--seq", "8192", "--solve", "recompute"});
+  CHECK(full.code == 1);
+  CHECK(full.err.find("does not fit in 80.00 GiB per device even with every block recomputed") != std::string::npos);
+  const TallyRun infer = RunRaw({"fit", "llama-3-8b", "--hardware", "h100", "--mode", "infer", "--solve", "recompute"});
+  CHECK(infer.code == 2);
+  CHECK(infer.err == "tally: error: --solve recompute: recomputation is training's; drop --mode infer\n");
+}
+
+}  // namespace
 }  // namespace tally

@@ -59,7 +59,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<DropoutMask>(2);
   CheckRoundTrip<LayerKind>(21);
   CheckRoundTrip<Component>(20);
-  CheckRoundTrip<Solve>(3);
+  CheckRoundTrip<Solve>(4);
 }
 
 TEST_CASE("names: aliases parse, print as the canonical name") {
@@ -95,7 +95,7 @@ TEST_CASE("names: unknown names list the choices with a suggestion") {
                        InputError);
   CHECK_THROWS_WITH_AS(
       ParseName<Solve>("batches", "--solve"),
-      "tally: error: --solve: unknown value 'batches' (did you mean 'batch'?); use one of batch, seq, gpus",
+      "tally: error: --solve: unknown value 'batches' (did you mean 'batch'?); use one of batch, seq, gpus, recompute",
       InputError);
   // Restricted to `allowed`: a real dtype outside it is refused, and the list shows only those.
   CHECK_THROWS_WITH_AS(ParseDType("int4", "param-dtype", {DType::kFp32, DType::kBf16}),
