@@ -46,6 +46,7 @@ void ReadPrecision(const WorkloadFlags& f, Settings& s) {
   s.param_dtype_given = f.param_dtype.has_value();
   if (f.grad_dtype) s.dtypes.grad = ParseDType(*f.grad_dtype, "grad-dtype", FlagDtypes("--grad-dtype"));
   if (f.state_dtype) s.dtypes.state = ParseDType(*f.state_dtype, "state-dtype", FlagDtypes("--state-dtype"));
+  s.state_dtype_given = f.state_dtype.has_value();
   if (f.kv_dtype) s.kv_dtype = ParseDType(*f.kv_dtype, "kv-dtype", FlagDtypes("--kv-dtype"));
 }
 

@@ -48,9 +48,11 @@ bool LoraAdaptersInFp32(const Settings& s) {
   return s.lora_rank > 0 && s.lora_dtype == LoraDtype::kFp32 && BitsPer(s.dtypes.param) == 16 && !s.autocast();
 }
 
-Precisions AdapterDtypes(const Precisions& policy) {
-  Precisions d = policy;
-  d.param = d.grad = d.state = DType::kFp32;
+std::optional<Precisions> AdapterDtypes(const Settings& s) {
+  if (!LoraAdaptersInFp32(s)) return std::nullopt;
+  Precisions d = s.dtypes;
+  d.param = d.grad = DType::kFp32;
+  if (!s.state_dtype_given) d.state = DType::kFp32;
   d.master.reset();
   return d;
 }

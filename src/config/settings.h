@@ -101,6 +101,7 @@ struct Settings {
   Precision precision = Precision::kMixedBf16;
   Precisions dtypes;               // from `precision`, then the per-tensor overrides
   bool param_dtype_given = false;  // --param-dtype also sets the inference weight dtype
+  bool state_dtype_given = false;  // --state-dtype holds for LoRA's fp32 adapters too (AdapterDtypes)
   Optimizer optimizer = Optimizer::kAdamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::kForeach;
   Recompute recompute = Recompute::kNone;
@@ -183,9 +184,10 @@ const std::vector<std::string>& LoraTargets(const Settings& settings);
 // Whether LoRA's adapters compute in fp32 beside 16-bit weights (--lora-dtype fp32 on a 16-bit policy;
 // under autocast the weights, adapters and all, are fp32 already).
 bool LoraAdaptersInFp32(const Settings& settings);
-// The dtypes LoRA's fp32 adapters are kept in beside the policy's: PEFT upcasts their weights, so their
-// gradients are fp32, torch.optim keeps their states in that dtype, and no master copy is needed.
-Precisions AdapterDtypes(const Precisions& policy);
+// The dtypes LoRA's fp32 adapters are kept in, where LoraAdaptersInFp32 (else none): PEFT upcasts
+// their weights, so their gradients are fp32, torch.optim keeps their states in that dtype (unless
+// --state-dtype says otherwise), and no master copy is needed.
+std::optional<Precisions> AdapterDtypes(const Settings& settings);
 
 // The names in config/names.h (kept for the callers that print them).
 const char* PrecisionName(Precision p);

@@ -36,9 +36,9 @@ Settings With(Settings s, Solve solve, uint64_t v) {
       s.gpus = CheckedProduct({v, s.tp, s.pp, s.cp}, "the device count");
       break;
     }
-    case Solve::kRecompute:
-      s.recompute = Recompute::kFull;
-      s.recompute_layers = v;
+    case Solve::kRecompute:  // 0: no recomputation
+      s.recompute = v == 0 ? Recompute::kNone : Recompute::kFull;
+      s.recompute_layers = v == 0 ? std::nullopt : std::optional<uint64_t>(v);
       break;
   }
   return s;
@@ -85,21 +85,31 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
     }
   };
   if (solve == Solve::kRecompute) {
-    // Fewest recomputed blocks a stage: each one more keeps its input instead of all it saves, so
-    // memory per device only falls as they grow, up to every block of the largest stage.
-    if (base.mode == Mode::kInfer)
+    // Fewest recomputed blocks a stage (0: none needed). Each one more keeps its input instead of all
+    // it saves, so memory per device falls as they grow, up to the stage's last block: recomputing
+    // that one too keeps its input beside the block rebuilt at once, one input more. So search the
+    // others, then try every block.
+    if (base.mode == Mode::kInfer) {
       throw InputError("--solve recompute: recomputation is training's; drop --mode infer");
-    const uint64_t most = StageFirstBlock(1, std::max<uint64_t>(ev.Summary(base)->memory.n_layers, 1), base.pp);
-    if (!at(most)) {
-      r.bytes = bytes;
-      return r;
     }
-    uint64_t lo = 0, hi = most;  // lo does not fit (0: not tried), hi does
-    while (hi - lo > 1) {
-      const uint64_t mid = lo + (hi - lo) / 2;
-      (at(mid) ? hi : lo) = mid;
+    const uint64_t layers = ev.Summary(base)->memory.n_layers;
+    if (ev.spec().family != Family::kTransformer || layers == 0) {
+      throw InputError("--solve recompute: '" + ev.spec().name + "' has no transformer blocks to recompute");
     }
-    at(hi);
+    const uint64_t most = StageFirstBlock(1, layers, base.pp);
+    if (!at(0)) {
+      if (most > 1 && at(most - 1)) {
+        uint64_t lo = 0, hi = most - 1;  // lo does not fit, hi does
+        while (hi - lo > 1) {
+          const uint64_t mid = lo + (hi - lo) / 2;
+          (at(mid) ? hi : lo) = mid;
+        }
+        at(hi);
+      } else if (!at(most)) {
+        r.bytes = bytes;
+        return r;
+      }
+    }
   } else if (solve == Solve::kGpus) {
     // Fewest data-parallel ranks: memory per device only falls as they grow.
     uint64_t hi = 1;

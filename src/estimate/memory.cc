@@ -92,12 +92,11 @@ StatesSettings StatesSettingsOf(const Settings& s) {
           .pp = s.pp,
           .ep = s.ep,
           .etp = s.expert_tp(),
-          .lora_fp32 = LoraAdaptersInFp32(s)};
+          .adapter = AdapterDtypes(s)};
 }
 
 ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, uint64_t stage) {
   ModelStates ledger;
-  const Precisions adapter = AdapterDtypes(s.dtypes);
   const std::optional<QuantizationSpec> flag = QuantizationOf(s.quant, model.quantization);
   const QuantizationSpec* quant = flag ? &*flag : nullptr;
   std::map<int, uint64_t> block_weights;  // one block of each type
@@ -108,7 +107,7 @@ ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, 
     if (copies == 0) continue;
     // A tied head on a later stage keeps its own copy of the embedding weight (Megatron-LM).
     if (t.tied_copy && stage == 0) continue;
-    const Precisions& d = s.lora_fp32 && t.component == Component::kLora ? adapter : s.dtypes;
+    const Precisions& d = s.adapter && t.component == Component::kLora ? *s.adapter : s.dtypes;
     const uint64_t tp = TensorParallelOf(t.expert, s.tp, s.etp);  // --etp splits the routed experts
     const uint64_t n = DeviceElements(t, tp);
     auto times = [&](uint64_t bytes) { return CheckedMul(bytes, copies, "the memory ledger"); };

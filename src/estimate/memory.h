@@ -64,8 +64,8 @@ struct StatesSettings {
   Optimizer optimizer = Optimizer::kAdamw;
   Quant quant = Quant::kNone;
   uint64_t tp = 1, pp = 1, ep = 1;
-  uint64_t etp = 1;        // the routed experts' tensor-parallel degree (Settings::expert_tp)
-  bool lora_fp32 = false;  // LoRA's adapters kept in fp32 (LoraAdaptersInFp32): AdapterDtypes
+  uint64_t etp = 1;                   // the routed experts' tensor-parallel degree (Settings::expert_tp)
+  std::optional<Precisions> adapter;  // LoRA's fp32 adapters' dtypes (AdapterDtypes)
   auto operator<=>(const StatesSettings&) const = default;
 };
 StatesSettings StatesSettingsOf(const Settings& settings);

@@ -35,8 +35,9 @@ OffloadTraffic OffloadBytes(const TrainMemory& m, const Settings& s, uint64_t n_
     t.up_per_micro = passes * static_cast<double>(m.host_weights);
   } else {
     // The CPU's updated weights, cast to the weight dtype, go back once: as many elements as the
-    // gradient partition.
-    t.up_per_step = gradients / BytesPerElement(s.dtypes.grad) * BytesPerElement(s.dtypes.param);
+    // gradient partition (LoRA's fp32 adapters: in theirs, AdapterDtypes).
+    const Precisions d = AdapterDtypes(s).value_or(s.dtypes);
+    t.up_per_step = gradients / BytesPerElement(d.grad) * BytesPerElement(d.param);
   }
   return t;
 }

@@ -387,7 +387,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   const double local = device.dense / (s.zero >= 1 ? static_cast<double>(GradientRanks(s)) : 1) +
                        device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
   // Under LoRA only the adapters train, in fp32 where LoraAdaptersInFp32 (AdapterDtypes).
-  const Precisions trained = LoraAdaptersInFp32(s) ? AdapterDtypes(s.dtypes) : s.dtypes;
+  const Precisions trained = AdapterDtypes(s).value_or(s.dtypes);
   const double master = trained.master ? BytesPerElement(*trained.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(trained.state);
   const std::optional<ElementCost> measured_adam =
@@ -500,7 +500,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   if (dp > 1 || expert_dp > 1) {
     const double n = static_cast<double>(dp);
     const double n_expert = static_cast<double>(expert_dp);
-    const double grads = (device.dense + device.expert) * BytesPerElement(s.dtypes.grad);
+    const double grads = (device.dense + device.expert) * BytesPerElement(trained.grad);
     const Link net = link(s.gpus);
     const auto buckets = [](double bytes) { return std::max(1.0, std::ceil(bytes / kBucketBytes)); };
     const auto reduce = [&](Collective c, double bytes_per_param) {
@@ -509,8 +509,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
              CollectiveSeconds(c, n_expert, expert, buckets(expert), net);
     };
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
-    const double all_reduce = reduce(Collective::kAllReduce, BytesPerElement(s.dtypes.grad));
-    const double scatter = reduce(Collective::kReduceScatter, BytesPerElement(s.dtypes.grad));
+    const double all_reduce = reduce(Collective::kAllReduce, BytesPerElement(trained.grad));
+    const double scatter = reduce(Collective::kReduceScatter, BytesPerElement(trained.grad));
     const double last = s.zero >= 3 ? scatter : all_reduce;
     // ZeRO-2 and 3 partition the gradients, so every micro-batch's backward reduce-scatters its own
     // to their owners (DeepSpeed's stage 2/3 gradient hooks; FSDP outside no_sync), each under that
@@ -522,7 +522,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                               last - backward_stage);
     if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
     if (s.zero >= 3) {
-      const double param_bytes = (device.dense + device.expert) * BytesPerElement(s.dtypes.param);
+      const double param_bytes = (device.dense + device.expert) * BytesPerElement(trained.param);
       const double units = 2 * layers * stage_share * micro;  // one gather per block, forward and backward
       const double gathers = CollectiveSeconds(Collective::kAllGather, n, param_bytes * 2 * micro, units, net);
       out.dp_comm += gathers;

@@ -115,7 +115,7 @@ class StepWalk {
         ledger_(ledger),
         list_(list),
         frozen_quantized_(FrozenQuantization(model, s).has_value()),
-        lora_fp32_(LoraAdaptersInFp32(s)),
+        adapter_(AdapterDtypes(s)),
         shards_(ShardBuffersOf(model, s, ledger.stage)) {
     // Each node's bytes as it runs outside a recomputed block, and inside one (--recompute full).
     bytes_[0].reserve(m_.nodes.size());
@@ -212,7 +212,7 @@ class StepWalk {
     for (uint32_t k = n.params_begin; k < n.params_end; ++k) {
       const ParamEntry& p = m_.params[k];
       if (!p.trainable || p.tied_copy) continue;
-      const DType grad = lora_fp32_ && p.component == Component::kLora ? DType::kFp32 : s_.dtypes.grad;
+      const DType grad = adapter_ && p.component == Component::kLora ? adapter_->grad : s_.dtypes.grad;
       b.grads = Add(b.grads, tally::BytesOf(DeviceElements(p, s_.tp), grad, kWhat));
     }
     return b;
@@ -549,8 +549,9 @@ class StepWalk {
     }
     // ZeRO-1 and up: each rank updates its own partition.
     if (s_.zero >= 1) all = CeilDiv(all, GradientRanks(s_));
-    // Under LoRA only the adapters train: in fp32 (AdapterDtypes), their temporaries too.
-    const DType dtype = s_.dtypes.state == DType::kInt8 || lora_fp32_ ? DType::kFp32 : s_.dtypes.state;
+    // Under LoRA only the adapters train: in their own dtypes (AdapterDtypes), their temporaries too.
+    const DType state = adapter_ ? adapter_->state : s_.dtypes.state;
+    const DType dtype = state == DType::kInt8 ? DType::kFp32 : state;
     const uint64_t elements = s_.optimizer_impl == OptimizerImpl::kForLoop ? largest : Times(all, count);
     Event(StepPhase::kOptimizer, "optimizer", tally::BytesOf(elements, dtype, kWhat));
   }
@@ -560,7 +561,7 @@ class StepWalk {
   const TrainMemory& ledger_;
   const bool list_;
   const bool frozen_quantized_;                  // frozen block matrices are stored quantized (QLoRA)
-  const bool lora_fp32_;                         // LoRA's adapters in fp32 (LoraAdaptersInFp32)
+  const std::optional<Precisions> adapter_;      // LoRA's fp32 adapters' dtypes (AdapterDtypes)
   std::array<std::vector<NodeBytes>, 2> bytes_;  // [rerun]: outside a recomputed block, inside one
   std::vector<std::vector<size_t>> types_;
   std::vector<bool> shared_;    // a node whose weight another node shares: its gradient is a sum

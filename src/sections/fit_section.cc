@@ -57,7 +57,11 @@ const KeyTable<FitEstimate>& FitKeys() {
       {.key = "fit.recompute_layers",
        .label = "recomputed blocks per pipeline stage",
        .unit = Unit::kNumber,
-       .value = [](E f) { return When(f.solve == Solve::kRecompute, S(f).recompute_layers.value_or(0)); }},
+       .value = [](E f) { return When(f.solve == Solve::kRecompute, S(f).recompute_layers.value_or(0)); },
+       .explain = [](E) -> std::string {
+         return "the fewest blocks of each pipeline stage that --recompute full --recompute-layers N reruns for the "
+                "step to fit; 0: it fits without recomputation";
+       }},
       {.key = "fit.memory",
        .label = "memory per device at the answer",
        .unit = Unit::kByte,

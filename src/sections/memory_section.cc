@@ -125,7 +125,9 @@ std::string OffloadPartition(E e) { return "this device's ZeRO-" + N(S(e).zero) 
 std::string TrainWeightsExplain(E e) {
   const Settings& s = S(e);
   const Precisions& d = s.dtypes;
+  const std::optional<Precisions> adapter = AdapterDtypes(s);
   return std::string("params x ") + N(BitsPer(d.param) / 8) + " B (" + DTypeName(d.param) + ")" +
+         (adapter ? ", LoRA's adapters x 4 B (fp32, as PEFT keeps them: --lora-dtype fp32)" : "") +
          (e.frozen ? ", frozen block matrices in " + QuantizationPhrase(*e.frozen) +
                          (s.quant == Quant::kNone ? " (quantization_config)" : "") + ", + " +
                          FormatGrouped(e.train->dequant) + " B to dequantize the largest at " + DTypeName(d.activation)
@@ -295,7 +297,7 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .value = [](E e) { return Train(e, &TrainMemory::gradients); },
        .explain =
            [](E e) {
-             const DType grad = S(e).dtypes.grad;
+             const DType grad = AdapterDtypes(S(e)).value_or(S(e).dtypes).grad;
              return std::string("trainable params x ") + N(BitsPer(grad) / 8) + " B (" + DTypeName(grad) + ")" +
                     Sharding(e, 2) + Offloaded(e);
            }},
@@ -305,6 +307,7 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .value = [](E e) { return Train(e, &TrainMemory::master_weights); },
        .explain =
            [](E e) {
+             if (AdapterDtypes(S(e))) return std::string("none: LoRA's adapters train in fp32 themselves");
              return S(e).dtypes.master
                         ? "trainable params x 4 B fp32 copy (Micikevicius et al. 2017)" + Sharding(e, 1) + Offloaded(e)
                         : std::string("none: the policy keeps no master copy");
@@ -315,8 +318,9 @@ const KeyTable<MemoryEstimate>& MemoryKeys() {
        .value = [](E e) { return Train(e, &TrainMemory::optimizer); },
        .explain =
            [](E e) {
-             return std::string(OptimizerStateFormula(S(e).optimizer)) + ", " + DTypeName(S(e).dtypes.state) +
-                    Sharding(e, 1) + " (ZeRO, Rajbhandari et al. 2019, §5)" + Offloaded(e);
+             return std::string(OptimizerStateFormula(S(e).optimizer)) + ", " +
+                    DTypeName(AdapterDtypes(S(e)).value_or(S(e).dtypes).state) + Sharding(e, 1) +
+                    " (ZeRO, Rajbhandari et al. 2019, §5)" + Offloaded(e);
            }},
       {.key = "memory.train.activations",
        .label = "activations",

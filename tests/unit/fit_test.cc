@@ -104,6 +104,41 @@ TEST_CASE("fit: --solve recompute finds the fewest blocks a stage recomputes, by
   const TallyRun infer = RunRaw({"fit", "llama-3-8b", "--hardware", "h100", "--mode", "infer", "--solve", "recompute"});
   CHECK(infer.code == 2);
   CHECK(infer.err == "tally: error: --solve recompute: recomputation is training's; drop --mode infer\n");
+  const TallyRun cnn = RunRaw({"fit", "resnet50", "--hardware", "h100", "--solve", "recompute"});
+  CHECK(cnn.code == 2);
+  CHECK(cnn.err == "tally: error: --solve recompute: 'resnet50' has no transformer blocks to recompute\n");
+}
+
+TEST_CASE("fit: --solve recompute answers 0 where nothing needs recomputing, and past the last block's step") {
+  // Llama-3.2-1B at 1,024 tokens fits an H100 as it is: 0.
+  const TallyRun none = RunRaw({"fit", "llama-3.2-1b", "--hardware", "h100", "--seq", "1024", "--solve", "recompute",
+                                "--get", "fit.recompute_layers"});
+  CHECK(none.code == 0);
+  CHECK(none.out == "0\n");
+  // Recomputing a stage's last block too keeps its input beside the block rebuilt at once: at 16 of
+  // 16 one block input more than at 15. Between the two figures 15 fits and 16 does not, and the
+  // search must not read 16's miss as "nothing fits".
+  const std::vector<std::string> model = {"llama-3.2-1b", "--seq", "4096", "--lora", "16", "--loss-kernel", "chunked"};
+  auto device = [&](const std::string& layers) {
+    std::vector<std::string> args = {"memory"};
+    args.insert(args.end(), model.begin(), model.end());
+    args.insert(args.end(),
+                {"--mode", "train", "--recompute", "full", "--recompute-layers", layers, "--format", "json"});
+    const TallyRun r = RunRaw(args);
+    REQUIRE(r.code == 0);
+    const size_t at = r.out.find("\"device\":");
+    REQUIRE(at != std::string::npos);
+    return std::stoull(r.out.substr(at + 9));
+  };
+  const uint64_t fifteen = device("15"), sixteen = device("16");
+  REQUIRE(fifteen < sixteen);
+  std::vector<std::string> args = {"fit"};
+  args.insert(args.end(), model.begin(), model.end());
+  args.insert(args.end(),
+              {"--memory", std::to_string(fifteen) + "B", "--solve", "recompute", "--get", "fit.recompute_layers"});
+  const TallyRun fit = RunRaw(args);
+  CHECK(fit.code == 0);
+  CHECK(fit.out == "15\n");
 }
 
 }  // namespace
