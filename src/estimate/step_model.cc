@@ -418,10 +418,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in each recomputed
   // block; sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
   // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
-  const double per_micro = micro * stage_share;
+  const double stage_micro = micro * stage_share;
   if (s.tp > 1) {
-    out.tp_comm = CollectiveSeconds(Collective::kAllReduce, tp, (2 * row_parallel_bytes + rerun_row_bytes) * per_micro,
-                                    (2 * row_parallel_calls + rerun_row_calls) * per_micro, link(s.tp));
+    out.tp_comm =
+        CollectiveSeconds(Collective::kAllReduce, tp, (2 * row_parallel_bytes + rerun_row_bytes) * stage_micro,
+                          (2 * row_parallel_calls + rerun_row_calls) * stage_micro, link(s.tp));
   }
   const double dense_tp_comm = out.tp_comm;
   // --etp other than --tp: the routed experts' tensor-parallel collectives (Megatron-Core's token
@@ -429,9 +430,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // the experts' output back, the same volume as an all-reduce) over the etp ranks, of the rows the
   // device's experts compute; none at etp 1.
   if (expert_tp_apart && s.expert_tp() > 1) {
-    out.tp_comm += CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.expert_tp()),
-                                     (2 * expert_row_bytes + rerun_expert_row_bytes) * per_micro,
-                                     (2 * expert_row_calls + rerun_expert_row_calls) * per_micro, link(s.expert_tp()));
+    out.tp_comm +=
+        CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.expert_tp()),
+                          (2 * expert_row_bytes + rerun_expert_row_bytes) * stage_micro,
+                          (2 * expert_row_calls + rerun_expert_row_calls) * stage_micro, link(s.expert_tp()));
   }
   // Overlapped, the collectives run in chunks under the tensor-parallel linears' GEMMs (Wang et al.
   // 2022, "Overlap communication with dependent computation via decomposition"; Megatron-LM's

@@ -43,7 +43,7 @@ TEST_CASE("recompute layers: a stage keeps N checkpoints and the other blocks wh
   REQUIRE(c < f);
   const uint64_t outside = none.activations - 16 * f;
   CHECK(full.activations == 16 * c + f + outside);
-  for (const uint64_t n : {1, 4, 15}) {
+  for (const uint64_t n : {uint64_t{1}, uint64_t{4}, uint64_t{15}}) {
     CAPTURE(n);
     CHECK(Ledger("llama-3.2-1b", Train(Recompute::kFull, n)).activations == n * c + (16 - n) * f + outside);
   }
