@@ -1,5 +1,6 @@
 #include "cli/check_command.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <filesystem>

@@ -1,11 +1,11 @@
 // `tally check`: limits on report keys, from flags or a budget file; exit 1 when any fails.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/cli_fwd.h"
 #include "cli/command.h"
 #include "cli/settings_flags.h"
 #include "cli/time_command.h"

@@ -1,5 +1,6 @@
 #include "cli/command.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 
 #include "config/load_config.h"

@@ -3,7 +3,6 @@
 // commands.cc and one small file (flags → input → evaluation → report).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -13,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_fwd.h"
 #include "cli/settings_flags.h"
 #include "estimate/evaluation.h"
 #include "report/format.h"

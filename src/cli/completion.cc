@@ -1,5 +1,7 @@
 #include "cli/completion.h"
 
+#include <CLI/CLI.hpp>
+
 #include "cli/fit_command.h"
 #include "cli/settings_flags.h"
 #include "config/hardware.h"

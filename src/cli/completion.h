@@ -2,11 +2,11 @@
 // definition (commands, flags), the presets and the hardware catalog.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cli/cli_fwd.h"
 #include "cli/command.h"
 
 namespace tally {

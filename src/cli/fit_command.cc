@@ -1,5 +1,7 @@
 #include "cli/fit_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "cli/exit_code.h"
 #include "config/load_config.h"
 #include "config/resolve.h"

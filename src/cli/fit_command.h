@@ -1,10 +1,10 @@
 // `tally fit`: its flags, the search, and the report at the answer.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 
+#include "cli/cli_fwd.h"
 #include "cli/command.h"
 #include "config/model_spec.h"
 #include "estimate/fit.h"

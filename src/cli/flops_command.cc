@@ -1,4 +1,6 @@
 // `tally flops`: the FLOPs of one step under the workload, or of one GEMM (--gemm MxNxK).
+#include <CLI/CLI.hpp>
+
 #include "cli/command.h"
 #include "measure/gemm_shape.h"
 #include "util/checked_math.h"

@@ -1,5 +1,6 @@
 #include "cli/hardware_command.h"
 
+#include <CLI/CLI.hpp>
 #include <map>
 
 #include "config/hardware.h"

@@ -2,12 +2,12 @@
 // (the table, or any report format), plus the --plot and --calibrate files.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "cli/cli_fwd.h"
 #include "cli/command.h"
 #include "cli/settings_flags.h"
 #include "report/format.h"

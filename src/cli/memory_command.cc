@@ -1,5 +1,7 @@
 // `tally memory`: training and inference memory per device, the training step's peak, and with
 // --timeline its picture.
+#include <CLI/CLI.hpp>
+
 #include "cli/command.h"
 #include "cli/output_file.h"
 #include "estimate/memory_estimate.h"

@@ -1,5 +1,7 @@
 #include "cli/models_command.h"
 
+#include <CLI/CLI.hpp>
+
 #include "config/hf_config.h"
 #include "config/load_config.h"
 #include "config/model_lookup.h"

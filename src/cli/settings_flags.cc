@@ -1,5 +1,6 @@
 #include "cli/settings_flags.h"
 
+#include <CLI/CLI.hpp>
 #include <memory>
 
 #include "config/hardware.h"

@@ -2,7 +2,6 @@
 // translation into validated Settings (errors name the flag).
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -10,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/cli_fwd.h"
 #include "config/hardware.h"
 #include "config/settings.h"
 

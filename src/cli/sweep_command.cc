@@ -1,5 +1,6 @@
 #include "cli/sweep_command.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <optional>

@@ -1,12 +1,12 @@
 // `tally sweep`: a grid over workload flags given as comma lists, one row per point.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "cli/cli_fwd.h"
 #include "cli/command.h"
 #include "cli/settings_flags.h"
 #include "cli/time_command.h"

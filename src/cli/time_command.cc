@@ -1,5 +1,6 @@
 #include "cli/time_command.h"
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 
 #include "cli/settings_flags.h"

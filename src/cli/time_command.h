@@ -1,10 +1,10 @@
 // `tally time`: its flags (beyond the workload's) and the run.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 
+#include "cli/cli_fwd.h"
 #include "cli/command.h"
 #include "estimate/time_request.h"
 #include "report/report.h"
