@@ -1,4 +1,5 @@
 #include "config/names.h"
+#include "config/settings.h"
 #include "sections/sections.h"
 
 namespace tally {
@@ -7,6 +8,10 @@ namespace {
 using E = const MemoryEstimate&;
 
 const Settings& S(E e) { return *e.settings; }
+
+// The dtypes of what trains: LoRA's adapters keep fp32 weights, gradients and states, with no master
+// copy, under --lora-dtype fp32 (AdapterDtypes); otherwise the precision policy's.
+Precisions Trained(E e) { return AdapterDtypes(S(e)).value_or(S(e).dtypes); }
 
 }  // namespace
 
@@ -24,14 +29,14 @@ const KeyTable<MemoryEstimate>& MemorySettingsKeys() {
       {"settings.param_dtype", "dtype: weights", U::kText,
        [](E e) -> Cell { return std::string(DTypeName(S(e).dtypes.param)); }},
       {"settings.grad_dtype", "dtype: gradients", U::kText,
-       [](E e) -> Cell { return std::string(DTypeName(S(e).dtypes.grad)); }},
+       [](E e) -> Cell { return std::string(DTypeName(Trained(e).grad)); }},
       {"settings.master_dtype", "dtype: master weights", U::kText,
        [](E e) -> Cell {
-         const std::optional<DType>& master = S(e).dtypes.master;
+         const std::optional<DType> master = Trained(e).master;
          return std::string(master ? DTypeName(*master) : "none");
        }},
       {"settings.state_dtype", "dtype: optimizer states", U::kText,
-       [](E e) -> Cell { return std::string(DTypeName(S(e).dtypes.state)); }},
+       [](E e) -> Cell { return std::string(DTypeName(Trained(e).state)); }},
       {"settings.activation_dtype", "dtype: activations", U::kText,
        [](E e) -> Cell { return std::string(DTypeName(S(e).dtypes.activation)); }},
       {"settings.optimizer", "optimizer", U::kText,

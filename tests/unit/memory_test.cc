@@ -217,6 +217,24 @@ TEST_CASE("memory: LoRA and QLoRA train only the adapters") {
   CHECK(q.gradients == 4 * adapters);
 }
 
+TEST_CASE("memory: the settings name the dtypes of what trains: LoRA's fp32 adapters have no master copy") {
+  // PEFT keeps the adapters in fp32 beside bf16 base weights (--lora-dtype fp32): their gradients
+  // and AdamW states are fp32 and there is no master copy, whatever the precision policy says.
+  const nlohmann::json lora = testing::RunJson({"memory", "llama-3-8b", "--lora", "16"})["settings"];
+  CHECK(lora["param_dtype"] == "bf16");
+  CHECK(lora["grad_dtype"] == "fp32");
+  CHECK(lora["master_dtype"] == "none");
+  CHECK(lora["state_dtype"] == "fp32");
+  // --lora-dtype base trains them in the policy's dtypes: bf16 gradients, an fp32 master copy.
+  const nlohmann::json base =
+      testing::RunJson({"memory", "llama-3-8b", "--lora", "16", "--lora-dtype", "base"})["settings"];
+  CHECK(base["grad_dtype"] == "bf16");
+  CHECK(base["master_dtype"] == "fp32");
+  // --state-dtype holds for the adapters too.
+  CHECK(testing::RunJson(
+            {"memory", "llama-3-8b", "--lora", "16", "--state-dtype", "bf16"})["settings"]["state_dtype"] == "bf16");
+}
+
 TEST_CASE("memory: LoRA adapts each module the checkpoint stores: one fused qkv, or q, k and v apart") {
   // PEFT wraps each nn.Linear a target names. GPT-2 holds q, k and v as one c_attn (768 -> 2304): at
   // rank 8 on it, 12 x (768 x 8 + 8 x 2304) = 294,912 trainable parameters, what PEFT's
