@@ -103,7 +103,8 @@ ModelSpec ReadHfConfig(const YAML::Node& root, const std::string& file) {
       // confirms or refutes it: ConfirmGuessedLayout).
       ModelSpec spec = ReadHfTransformer<ReadGenericDecoder>(root, file, name);
       spec.guessed_layout = "unknown model_type '" + name + "'" + NearSpelling(name, families) +
-                            ": read as a generic decoder (Llama layout: RMSNorm, gated MLP, rotary; no biases "
+                            ": read as a generic decoder (Llama layout: RMSNorm, gated MLP, rotary, q, k and v "
+                            "projections stored apart; no biases "
                             "unless attention_bias/mlp_bias say so); verify against its checkpoint";
       spec.notes.push_back(file + ": " + spec.guessed_layout);
       return spec;

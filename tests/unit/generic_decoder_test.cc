@@ -26,7 +26,8 @@ using testing::TempDir;
 using testing::WriteFile;
 
 const std::string kWarning =
-    ": read as a generic decoder (Llama layout: RMSNorm, gated MLP, rotary; no biases unless "
+    ": read as a generic decoder (Llama layout: RMSNorm, gated MLP, rotary, q, k and v projections stored "
+    "apart; no biases unless "
     "attention_bias/mlp_bias say so); ";
 
 uint64_t Total(const ModelSpec& spec) { return CountParams(testing::GraphOf(spec, 16)).total; }
