@@ -72,6 +72,26 @@ std::shared_ptr<const GraphSummary> Evaluation::Summary(const Settings& settings
   CheckParallelism(spec_, settings);
   CheckContextParallel(spec_, settings);
   CheckExpertParallel(spec_, settings);
+  std::shared_ptr<const GraphSummary> summary = SummaryOf(settings);
+  // --recompute-layers counts blocks of a stage: refused where there are none, or fewer than asked
+  // (Megatron-LM asserts the same of --recompute-num-layers), rather than read as "all".
+  if (settings.recompute_layers) {
+    const uint64_t blocks = summary->memory.n_layers;
+    if (summary->family != Family::kTransformer || blocks == 0) {
+      throw InputError("--recompute-layers: '" + spec_.name + "' has no transformer blocks to recompute");
+    }
+    const uint64_t most = StageFirstBlock(1, blocks, settings.pp);
+    if (*settings.recompute_layers > most) {
+      throw InputError(
+          "--recompute-layers: " + std::to_string(*settings.recompute_layers) + " blocks, but " +
+          (settings.pp > 1 ? "a pipeline stage of '" + spec_.name + "' holds at most " : "'" + spec_.name + "' has ") +
+          std::to_string(most) + "; without it --recompute full reruns them all");
+    }
+  }
+  return summary;
+}
+
+std::shared_ptr<const GraphSummary> Evaluation::SummaryOf(const Settings& settings) {
   GraphSettings key = GraphSettingsOf(settings);
   key.batch = 1;
   // A sweep's consecutive points mostly share a graph: compare with the last before the map.

@@ -75,6 +75,7 @@ class Evaluation {
   std::shared_ptr<const GraphSummary> last_summary_;
 
   std::shared_ptr<const GraphSummary> Remember(GraphSettings key, std::shared_ptr<const GraphSummary> summary);
+  std::shared_ptr<const GraphSummary> SummaryOf(const Settings& settings);
 };
 
 }  // namespace tally

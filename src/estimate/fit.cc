@@ -92,6 +92,9 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
     if (base.mode == Mode::kInfer) {
       throw InputError("--solve recompute: recomputation is training's; drop --mode infer");
     }
+    if (base.recompute != Recompute::kNone || base.recompute_layers) {
+      throw InputError("--solve recompute: it chooses --recompute and --recompute-layers itself; drop them");
+    }
     const uint64_t layers = ev.Summary(base)->memory.n_layers;
     if (ev.spec().family != Family::kTransformer || layers == 0) {
       throw InputError("--solve recompute: '" + ev.spec().name + "' has no transformer blocks to recompute");
@@ -106,6 +109,7 @@ FitResult Fit(Evaluation& ev, const Settings& base, Solve solve, uint64_t limit)
         }
         at(hi);
       } else if (!at(most)) {
+        if (most > 1) at(most - 1);  // the least any number of blocks needs: report that
         r.bytes = bytes;
         return r;
       }

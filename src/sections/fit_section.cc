@@ -127,11 +127,12 @@ Report FitReport(Evaluation& evaluation, const FitEstimate& fit) {
 std::string FitFailure(const ModelSpec& spec, const FitEstimate& fit) {
   const std::string what = fit.solve == Solve::kBatch       ? "a micro-batch of 1"
                            : fit.solve == Solve::kSeq       ? "a sequence of 1 token"
-                           : fit.solve == Solve::kRecompute ? "every block recomputed"
+                           : fit.solve == Solve::kRecompute ? "any number of blocks recomputed"
                                                             : "2^40 data-parallel ranks";
   return "'" + spec.name + "' does not fit in " + FormatBytes(fit.limit, UnitSystem::kIec) + " per device even with " +
          what + " (needs " + FormatBytes(fit.result.bytes, UnitSystem::kIec) +
-         "); try ZeRO (--zero), tensor or pipeline parallelism, recomputation or a smaller precision";
+         "); try ZeRO (--zero), tensor or pipeline parallelism, " +
+         (fit.solve == Solve::kRecompute ? "" : "recomputation ") + "or a smaller precision";
 }
 
 }  // namespace tally

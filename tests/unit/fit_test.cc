@@ -100,7 +100,27 @@ TEST_CASE("fit: --solve recompute finds the fewest blocks a stage recomputes, by
   CHECK(fits(n - 1) == "false\n");
   const TallyRun full = RunRaw({"fit", "llama-3-8b", "--hardware", "h100", "--seq", "8192", "--solve", "recompute"});
   CHECK(full.code == 1);
-  CHECK(full.err.find("does not fit in 80.00 GiB per device even with every block recomputed") != std::string::npos);
+  CHECK(full.err.find("does not fit in 80.00 GiB per device even with any number of blocks recomputed") !=
+        std::string::npos);
+  // The least it needs is at 31 of 32 (recomputing the last block too keeps one input more): the
+  // figure the message names.
+  const TallyRun at31 = RunRaw({"memory", "llama-3-8b", "--hardware", "h100", "--seq", "8192", "--recompute", "full",
+                                "--recompute-layers", "31", "--get", "memory.train.device", "--format", "json"});
+  REQUIRE(at31.code == 0);
+  const TallyRun needs = RunRaw({"fit", "llama-3-8b", "--hardware", "h100", "--seq", "8192", "--solve", "recompute",
+                                 "--get", "fit.memory", "--format", "json"});
+  CHECK(needs.out == at31.out);
+  // It chooses the recomputation itself: a given one is refused, not silently replaced.
+  for (const std::vector<std::string>& given :
+       {std::vector<std::string>{"--recompute", "selective"},
+        std::vector<std::string>{"--recompute", "full", "--recompute-layers", "3"}}) {
+    std::vector<std::string> args = {"fit", "llama-3-8b", "--hardware", "h100", "--solve", "recompute"};
+    args.insert(args.end(), given.begin(), given.end());
+    const TallyRun r = RunRaw(args);
+    CHECK(r.code == 2);
+    CHECK(r.err ==
+          "tally: error: --solve recompute: it chooses --recompute and --recompute-layers itself; drop them\n");
+  }
   const TallyRun infer = RunRaw({"fit", "llama-3-8b", "--hardware", "h100", "--mode", "infer", "--solve", "recompute"});
   CHECK(infer.code == 2);
   CHECK(infer.err == "tally: error: --solve recompute: recomputation is training's; drop --mode infer\n");

@@ -40,6 +40,9 @@ TEST_CASE("recompute layers: a stage keeps N checkpoints and the other blocks wh
   const TrainMemory none = Ledger("llama-3.2-1b", Train(Recompute::kNone));
   const TrainMemory full = Ledger("llama-3.2-1b", Train(Recompute::kFull));
   const uint64_t f = none.per_layer_activations, c = full.per_layer_activations;
+  // A checkpoint is the block's input, b·s·h at 2 bytes (Korthikanti et al. 2022, §5: full
+  // recomputation keeps only each layer's input): 1 x 2,048 x 2,048 x 2 by hand.
+  CHECK(c == 2048ULL * 2048 * 2);
   REQUIRE(c < f);
   const uint64_t outside = none.activations - 16 * f;
   CHECK(full.activations == 16 * c + f + outside);
@@ -47,9 +50,8 @@ TEST_CASE("recompute layers: a stage keeps N checkpoints and the other blocks wh
     CAPTURE(n);
     CHECK(Ledger("llama-3.2-1b", Train(Recompute::kFull, n)).activations == n * c + (16 - n) * f + outside);
   }
-  // N of 16 or more is every block: full.
+  // N = 16 is every block: full (more is refused: the CLI test below).
   CHECK(Ledger("llama-3.2-1b", Train(Recompute::kFull, 16)).activations == full.activations);
-  CHECK(Ledger("llama-3.2-1b", Train(Recompute::kFull, 40)).activations == full.activations);
   // Four stages of 4 blocks, N = 1 on each, one micro-batch: the stage the ledger reports holds
   // C + 3 F where its `none` holds 4 F (its part outside the blocks the same).
   const TrainMemory stage_none = Ledger("llama-3.2-1b", Train(Recompute::kNone, std::nullopt, 4));
@@ -121,6 +123,25 @@ TEST_CASE("recompute layers: refused without --recompute full, and by the comman
       {"memory", "llama-3-8b", "--recompute", "full", "--recompute-layers", "4", "--get", "settings.recompute_layers"});
   CHECK(ok.code == 0);
   CHECK(ok.out == "4\n");
+  // More blocks than a stage holds, or a model without blocks, is refused rather than read as "all":
+  // Llama-3-8B has 32; over 4 stages each holds 8.
+  auto refused = [](std::vector<std::string> args, const std::string& message) {
+    const testing::TallyRun run = testing::RunRaw(args);
+    CHECK(run.code == 2);
+    CHECK(run.out.empty());
+    CHECK(run.err == "tally: error: " + message + "\n");
+  };
+  refused({"memory", "llama-3-8b", "--recompute", "full", "--recompute-layers", "33"},
+          "--recompute-layers: 33 blocks, but 'llama-3-8b' has 32; without it --recompute full reruns them all");
+  refused({"time", "llama-3-8b", "--hardware", "h100", "--gpus", "4", "--pp", "4", "--recompute", "full",
+           "--recompute-layers", "9"},
+          "--recompute-layers: 9 blocks, but a pipeline stage of 'llama-3-8b' holds at most 8; without it "
+          "--recompute full reruns them all");
+  refused({"memory", "resnet50", "--recompute", "full", "--recompute-layers", "2"},
+          "--recompute-layers: 'resnet50' has no transformer blocks to recompute");
+  CHECK(testing::RunRaw(
+            {"memory", "llama-3-8b", "--pp", "4", "--gpus", "4", "--recompute", "full", "--recompute-layers", "8"})
+            .code == 0);
 }
 
 }  // namespace
