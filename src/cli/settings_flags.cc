@@ -99,6 +99,13 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
     s.notes.push_back(flags + ": no --lora R, so no adapters: " +
                       (f.lora_targets && f.lora_dtype ? "they change" : "it changes") + " nothing");
   }
+  // Only the adapters have gradients, and fp32 adapters fp32 ones: PyTorch gives a gradient its
+  // parameter's dtype (AdapterDtypes).
+  if (f.grad_dtype && LoraAdaptersInFp32(s)) {
+    s.notes.push_back(
+        "--grad-dtype: LoRA's fp32 adapters (--lora-dtype fp32) keep fp32 gradients, a gradient "
+        "taking its parameter's dtype; --lora-dtype base trains them in the policy's dtypes");
+  }
 }
 
 void ReadParallelism(const WorkloadFlags& f, Settings& s) {

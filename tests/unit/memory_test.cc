@@ -230,6 +230,13 @@ TEST_CASE("memory: the settings name the dtypes of what trains: LoRA's fp32 adap
       testing::RunJson({"memory", "llama-3-8b", "--lora", "16", "--lora-dtype", "base"})["settings"];
   CHECK(base["grad_dtype"] == "bf16");
   CHECK(base["master_dtype"] == "fp32");
+  // --grad-dtype cannot change them (a gradient takes its parameter's dtype): said, not dropped.
+  const testing::TallyRun grad = testing::RunTally(
+      {"memory", "llama-3-8b", "--lora", "16", "--grad-dtype", "bf16", "--get", "settings.grad_dtype"});
+  CHECK(grad.code == 0);
+  CHECK(grad.out == "fp32\n");
+  CHECK(grad.err.find("--grad-dtype: LoRA's fp32 adapters (--lora-dtype fp32) keep fp32 gradients") !=
+        std::string::npos);
   // --state-dtype holds for the adapters too.
   CHECK(testing::RunJson(
             {"memory", "llama-3-8b", "--lora", "16", "--state-dtype", "bf16"})["settings"]["state_dtype"] == "bf16");
