@@ -52,8 +52,7 @@ class GgufSpecReader {
     if (Has(p + "rope.dimension_count") && Count(p + "rope.dimension_count") < t.head_dim) {
       t.rotary_dim = Count(p + "rope.dimension_count");
     }
-    const bool fused = arch == "phi3";
-    t.qkv_bias = Holds(fused ? "blk.0.attn_qkv.bias" : "blk.0.attn_q.bias");
+    t.qkv_bias = Holds(t.qkv_fused ? "blk.0.attn_qkv.bias" : "blk.0.attn_q.bias");
     t.out_bias = Holds("blk.0.attn_output.bias");
     t.mlp_bias = Holds("blk.0.ffn_down.bias") || Holds("blk.0.ffn_up.bias");
     if (Has(p + "attention.sliding_window")) t.sliding_window = Count(p + "attention.sliding_window");

@@ -50,11 +50,9 @@ uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, 
 
 double RecomputedShare(Recompute recompute, std::optional<uint64_t> layers, uint64_t n_layers, uint64_t pp) {
   if (recompute != Recompute::kFull || n_layers == 0) return 0;
-  if (!layers) return 1;
-  uint64_t rerun = 0;
-  for (uint64_t st = 0; st < pp; ++st)
-    rerun += StageRecomputeEnd(st, n_layers, pp, layers) - StageFirstBlock(st, n_layers, pp);
-  return static_cast<double>(rerun) / static_cast<double>(n_layers);
+  // The first stage is the largest (StageFirstBlock): its share is the busiest stage's.
+  return static_cast<double>(StageRecomputeEnd(0, n_layers, pp, layers)) /
+         static_cast<double>(StageFirstBlock(1, n_layers, pp));
 }
 
 int FirstTypeOnStage(const MemoryModel& m, uint64_t stage, uint64_t pp) {

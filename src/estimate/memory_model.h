@@ -150,9 +150,10 @@ inline uint64_t StageRecomputeEnd(uint64_t stage, uint64_t n_layers, uint64_t pp
 uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, int block_type, uint64_t pp,
                           std::optional<uint64_t> layers, std::optional<uint64_t> stage = std::nullopt);
 
-// The share of the blocks a step reruns, for what each rerun block repeats (its tensor-parallel and
-// expert all-to-all collectives, its context-parallel ring, its gathered weights): 1 under
-// --recompute full, less with --recompute-layers, 0 otherwise.
+// The share of a pipeline stage's blocks that rerun, on the first (largest) stage: 1 under
+// --recompute full, less with --recompute-layers, 0 otherwise. What scales with it: the weights an
+// offloaded stage gathers again (estimate/offload.h); the step model counts its reruns node by node
+// (RecomputeRule).
 double RecomputedShare(Recompute recompute, std::optional<uint64_t> layers, uint64_t n_layers, uint64_t pp);
 
 // The distinct block of the first block on `stage`.

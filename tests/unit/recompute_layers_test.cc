@@ -86,6 +86,8 @@ TEST_CASE("recompute layers: FLOPs and time rerun N of each stage's blocks") {
   CHECK(RecomputeFlops(g, RecomputeRule(g, Recompute::kFull, 1, 5)) * 32 == all * 5);
   CHECK(RecomputeFlops(g, RecomputeRule(g, Recompute::kFull, 4, 5)) * 32 == all * 20);
   CHECK(RecomputedShare(Recompute::kFull, 5, 32, 4) == doctest::Approx(20.0 / 32));
+  // Uneven stages (10 blocks over 4: 3, 2, 3, 2): the first, a largest, reruns 2 of its 3.
+  CHECK(RecomputedShare(Recompute::kFull, 2, 10, 4) == doctest::Approx(2.0 / 3));
   CHECK(RecomputedShare(Recompute::kSelective, std::nullopt, 32, 1) == 0);
   // On one device the step's time grows by the rerun blocks' forward: 5/32 of what the whole
   // recompute adds (fused kernels, no collective).
