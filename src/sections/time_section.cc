@@ -311,7 +311,8 @@ KeyTable<TimeEstimate> StepRows() {
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.tp_comm; }); },
        .explain = [](E) -> std::string {
          return "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and "
-                "a full recompute), plus NCCL's latency per call (8.4 us + 3.4 us a ring step, Simple; 3.6 + 0.47 us, "
+                "each recomputed block's forward again), plus NCCL's latency per call (8.4 us + 3.4 us a ring step, "
+                "Simple; 3.6 + 0.47 us, "
                 "LL: NVIDIA/nccl src/graph/tuning.cc); sequence parallel: reduce-scatter + all-gather, the same "
                 "volume; whole (time.comm.tp_exposed_seconds: what the step waits for)";
        }},
@@ -323,7 +324,8 @@ KeyTable<TimeEstimate> StepRows() {
          return "all of it; with --tp-overlap, what outlasts the tensor-parallel linears' GEMMs, run in Transformer "
                 "Engine's chunks (tp for ring-exchange, 4 for pipeline), plus the pipeline's last reduce-scatter "
                 "chunk, "
-                "1/16 of it without recompute (Megatron-LM's --tp-comm-overlap; Wang et al. 2022; "
+                "1/16 of it without recomputation, 1/12 with every block rerun (Megatron-LM's --tp-comm-overlap; Wang "
+                "et al. 2022; "
                 "transformer_engine/pytorch/module/base.py, initialize_ub)";
        }},
       {.key = "time.comm.ep_seconds",
