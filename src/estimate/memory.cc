@@ -99,7 +99,7 @@ ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, 
   ModelStates ledger;
   const std::optional<QuantizationSpec> flag = QuantizationOf(s.quant, model.quantization);
   const QuantizationSpec* quant = flag ? &*flag : nullptr;
-  std::map<int, uint64_t> block_weights;  // one block of each type
+  std::map<int, uint64_t> block_weights, block_gradients;  // one block of each type
   std::optional<ParamEntry> share;
   for (const ParamEntry& whole : model.params) {
     const ParamEntry& t = ExpertShare(whole, s.ep, share);  // --ep: E / ep routed experts
@@ -127,7 +127,9 @@ ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, 
       ledger.dequant = std::max(ledger.dequant, BytesOf(MatrixElements(t, tp), d.activation, "a dequantized weight"));
     }
     if (!t.trainable) continue;
-    const uint64_t gradients = times(BytesOf(n, d.grad, "gradients"));
+    const uint64_t one_copy = BytesOf(n, d.grad, "gradients");
+    if (t.block_type >= 0) block_gradients[t.block_type] = Add(block_gradients[t.block_type], one_copy);
+    const uint64_t gradients = times(one_copy);
     const uint64_t master = d.master ? times(BytesOf(n, *d.master, "master weights")) : 0;
     const uint64_t optimizer = times(OptimizerStateBytes(s.optimizer, d.state, t.shape, t.elements, Shards(t, tp)));
     ledger.gradients = Add(ledger.gradients, gradients);
@@ -140,6 +142,9 @@ ModelStates StageModelStates(const MemoryModel& model, const StatesSettings& s, 
     }
   }
   for (const auto& [type, bytes] : block_weights) ledger.largest_block = std::max(ledger.largest_block, bytes);
+  for (const auto& [type, bytes] : block_gradients) {
+    ledger.largest_block_gradients = std::max(ledger.largest_block_gradients, bytes);
+  }
   return ledger;
 }
 

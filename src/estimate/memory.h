@@ -54,6 +54,9 @@ struct ModelStates {
   uint64_t dequant = 0;  // QLoRA: the largest frozen quantized matrix dequantized at the activation dtype
   // --offload params: the weights gathered on the device at once (OffloadToHost in offload.h).
   uint64_t outside_blocks = 0, largest_block = 0;
+  // The gradients of the block with the most, in their own dtypes (LoRA's adapters' alone): what
+  // ZeRO-2 and 3 hold unsharded until a block's reduce-scatter (step_timeline.cc, ShardBuffersOf).
+  uint64_t largest_block_gradients = 0;
   // --ep: the routed experts' part of each (in it), partitioned by ZeRO over dp / ep (expert_parallel.h).
   uint64_t expert_weights = 0, expert_gradients = 0, expert_master = 0, expert_optimizer = 0;
 };

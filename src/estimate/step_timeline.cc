@@ -95,8 +95,8 @@ ShardBuffers ShardBuffersOf(const MemoryModel& model, const Settings& settings, 
   // next layer's are prefetched, so two unsharded blocks are in flight, beyond this rank's shard.
   if (settings.zero >= 3) b.gather = Times(states.largest_block, 2);
   // The unsharded gradients of the block in backward, until the reduce-scatter hands each rank its
-  // share.
-  b.reduce = Scale(states.largest_block, BitsPer(settings.dtypes.grad), BitsPer(settings.dtypes.param));
+  // share: those of its trainable weights in their own dtype (LoRA: the fp32 adapters' alone).
+  b.reduce = states.largest_block_gradients;
   return b;
 }
 

@@ -199,6 +199,29 @@ TEST_CASE("timeline: ZeRO-3 holds two gathered blocks, and in backward one block
         temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + 3 * block);
 }
 
+TEST_CASE("timeline: under LoRA, ZeRO-2 holds a block's adapter gradients in fp32 before their reduce-scatter") {
+  // Llama-2-7B with rank-16 adapters on q, k, v and o (PEFT wraps the four projections apart): each
+  // adds A (16 x 4,096) and B (4,096 x 16), 4 · 2 · 16 · 4,096 = 524,288 parameters a block, whose
+  // gradients are fp32 under --lora-dtype fp32 (PEFT's). The frozen bf16 weights have none, so the
+  // unsharded buffer is 2,097,152 B, not the block's 404,766,720 B of weights.
+  const uint64_t adapters = 4ULL * 2 * 16 * 4096 * 4;
+  const Settings zero1{.seq = 512, .lora_rank = 16, .gpus = 8, .zero = 1};
+  Settings zero2 = zero1;
+  zero2.zero = 2;
+  const Step one = StepOf("llama-2-7b", zero1, true), two = StepOf("llama-2-7b", zero2, true);
+  const auto temporaries = [](const Step& s, StepPhase phase, const std::string& node) {
+    for (const StepEvent& e : s.timeline.events) {
+      if (e.phase == phase && e.node == node) return e.live[LiveCategory::kTemporaries];
+    }
+    FAIL("no event " << node);
+    return uint64_t{0};
+  };
+  CHECK(temporaries(two, StepPhase::kForward, "blocks.5.mlp.up") ==
+        temporaries(one, StepPhase::kForward, "blocks.5.mlp.up"));
+  CHECK(temporaries(two, StepPhase::kBackward, "blocks.5.mlp.up") ==
+        temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + adapters);
+}
+
 TEST_CASE("timeline: autocast saves its half-precision weight casts until each GEMM's backward") {
   // GPT-2 small under amp-bf16: at the loss every GEMM's bf16 weight copy is live beside the saved
   // activations: 12 blocks of 768·2304 + 768·768 + 2 · 768·3072 and the tied head's 50,257·768.
