@@ -117,14 +117,13 @@ class StepWalk {
         frozen_quantized_(FrozenQuantization(model, s).has_value()),
         adapter_(AdapterDtypes(s)),
         shards_(ShardBuffersOf(model, s, ledger.stage)) {
-    // Each node's bytes as it runs outside a recomputed block, and inside one (--recompute full).
+    // Each node's bytes as it runs outside a recomputed block, and inside one (--recompute full
+    // only: B() reads bytes_[1] for no other).
     bytes_[0].reserve(m_.nodes.size());
     for (const StepNode& n : m_.nodes) bytes_[0].push_back(BytesOf(n, false));
     if (s_.recompute == Recompute::kFull) {
       bytes_[1].reserve(m_.nodes.size());
       for (const StepNode& n : m_.nodes) bytes_[1].push_back(BytesOf(n, n.block_type >= 0));
-    } else {
-      bytes_[1] = bytes_[0];
     }
     const uint64_t last = s_.pp - 1;
     lo_ = StageFirstBlock(ledger_.stage, m_.n_layers, s_.pp);
@@ -170,7 +169,9 @@ class StepWalk {
   // Node i's output, or the gradient of it: a chunked loss never writes the whole logits.
   uint64_t Output(size_t i) const { return Chunked() && i + 1 == *loss_ ? 0 : bytes_[0][i].output; }
   // Node i's bytes, in a recomputed block or not.
-  const NodeBytes& B(size_t i, bool rerun = false) const { return bytes_[rerun][i]; }
+  const NodeBytes& B(size_t i, bool rerun = false) const {
+    return bytes_[rerun && s_.recompute == Recompute::kFull][i];
+  }
 
   NodeBytes BytesOf(const StepNode& n, bool recomputed) const {
     NodeBytes b;
