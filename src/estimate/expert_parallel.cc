@@ -120,7 +120,7 @@ double ExpertAllToAllsPerBlock(const LayerGraph& g, const Settings& s) {
   for (const Layer& l : g.layers) {
     if (!RoutedDownProjection(l)) continue;
     blocks += static_cast<double>(l.repeat);
-    reruns += static_cast<double>(rerun.Reruns(l));
+    reruns += rerun.BusiestStageReruns(l);
   }
   return 4 + (blocks > 0 ? 2 * reruns / blocks : 0);
 }

@@ -62,10 +62,25 @@ RecomputeRule::RecomputeRule(const LayerGraph& graph, Recompute recompute, uint6
     size_t types = 0;
     for (const BlockRun& r : graph.runs) types = std::max(types, static_cast<size_t>(r.type) + 1);
     rerun_of_type_.resize(types);
+    first_stage_rerun_of_type_.resize(types);
     for (size_t t = 0; t < types; ++t) {
       rerun_of_type_[t] = RecomputedBlocks(graph.runs, graph.n_layers, static_cast<int>(t), pp, layers);
+      first_stage_rerun_of_type_[t] = RecomputedBlocks(graph.runs, graph.n_layers, static_cast<int>(t), pp, layers, 0);
+    }
+    if (const uint64_t first = StageFirstBlock(1, graph.n_layers, pp); first > 0) {
+      stage_scale_ = static_cast<double>(graph.n_layers) / static_cast<double>(first);
     }
   }
+}
+
+double RecomputeRule::BusiestStageReruns(const Layer& l) const {
+  if (recompute_ != Recompute::kFull || first_stage_rerun_of_type_.empty() || l.block < 0) {
+    return static_cast<double>(Reruns(l));
+  }
+  const auto type = static_cast<size_t>(l.block_type);
+  return type < first_stage_rerun_of_type_.size()
+             ? static_cast<double>(first_stage_rerun_of_type_[type]) * stage_scale_
+             : 0;
 }
 
 uint64_t RecomputeRule::Reruns(const Layer& l) const {

@@ -47,11 +47,18 @@ class RecomputeRule {
                 std::optional<uint64_t> layers = std::nullopt);
   // How many of the blocks node `l` stands for (l.repeat) run again: all, some or none.
   uint64_t Reruns(const Layer& l) const;
+  // The reruns of the busiest pipeline stage (the first, with ⌈L/pp⌉ blocks), counted over the whole
+  // model at that stage's pace: a sum over the graph scaled by ⌈L/pp⌉ / L, as a step prices a
+  // stage, gives that stage's reruns. Reruns(l) itself unless --recompute-layers leaves stages of
+  // unequal size rerunning unequal shares (10 blocks over 4 stages, 2 each: 2, where 8 x 3/10 = 2.4).
+  double BusiestStageReruns(const Layer& l) const;
 
  private:
   Recompute recompute_;
   bool stores_scores_ = false;
   std::vector<uint64_t> rerun_of_type_;  // --recompute-layers: the rerun blocks of each distinct block
+  std::vector<uint64_t> first_stage_rerun_of_type_;  // and those of the first stage alone
+  double stage_scale_ = 1;                           // L / ⌈L/pp⌉
 };
 
 // Forward FLOPs run again in backward (hardware FLOPs, not model FLOPs; PaLM App. B): RecomputeRule's nodes.

@@ -343,7 +343,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     weight_grads[part] += weight_grad * rep;
     if (width_div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
-    const double reruns = static_cast<double>(rerun.Reruns(l));
+    // The busiest stage's, since the step runs at its pace (the block sums are scaled to it below).
+    const double reruns = rerun.BusiestStageReruns(l);
     recompute[part] += fwd * reruns;
     launches[part] += fwd_launches * reruns;
     if (l.kind == LayerKind::kAttentionScores && part == kBlocks) {

@@ -100,6 +100,16 @@ TEST_CASE("recompute layers: FLOPs and time rerun N of each stage's blocks") {
   };
   const double none = step(Recompute::kNone, std::nullopt);
   CHECK(step(Recompute::kFull, 5) - none == doctest::Approx((step(Recompute::kFull, std::nullopt) - none) * 5 / 32));
+  // Over 3 stages of 11, 11 and 10 blocks the step runs at the first's pace: 5 of its 11 rerun, 5/11
+  // of what the whole recompute adds to it (not the model's 15 reruns at 11/32 of the step, 5.16).
+  auto staged = [&](Recompute r, std::optional<uint64_t> layers) {
+    Settings s = Train(r, layers, 3);
+    s.batch = s.micro_batch = 1;
+    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused}).compute;
+  };
+  const double staged_none = staged(Recompute::kNone, std::nullopt);
+  CHECK(staged(Recompute::kFull, 5) - staged_none ==
+        doctest::Approx((staged(Recompute::kFull, std::nullopt) - staged_none) * 5 / 11));
 }
 
 TEST_CASE("recompute layers: a rerun block repeats its own collectives, by the kind of block it is") {
