@@ -275,7 +275,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
           "; eager holds the whole logits in fp32, chunked (Liger, Unsloth) one chunk",
       "KIND");
   opt("--recompute", f.recompute,
-      "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)), "KIND");
+      "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)) +
+          "; selective reruns the core attention, full each block from its input, op torchtitan's per-op "
+          "policy (each block keeps every other matmul's output and attention's, and reruns the rest)",
+      "KIND");
   opt("--recompute-layers", f.recompute_layers,
       "with --recompute full, the blocks each pipeline stage recomputes, its first N (Megatron-LM's "
       "--recompute-method block); the others keep their activations (default all)",

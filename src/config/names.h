@@ -68,8 +68,10 @@ struct EnumNames<Optimizer> {
 
 template <>
 struct EnumNames<Recompute> {
-  static constexpr NameEntry<Recompute> kTable[] = {
-      {Recompute::kNone, "none"}, {Recompute::kSelective, "selective"}, {Recompute::kFull, "full"}};
+  static constexpr NameEntry<Recompute> kTable[] = {{Recompute::kNone, "none"},
+                                                    {Recompute::kSelective, "selective"},
+                                                    {Recompute::kFull, "full"},
+                                                    {Recompute::kOp, "op"}};
 };
 
 template <>

@@ -21,7 +21,12 @@ enum class Mode { kBoth, kTrain, kInfer };
 // casts of their inputs and weights. fp8: Transformer Engine's.
 enum class Precision { kFp32, kTf32, kFp16, kBf16, kMixedFp16, kMixedBf16, kFp8, kAmpFp16, kAmpBf16 };
 enum class Optimizer { kSgd, kSgdMomentum, kAdagrad, kRmsprop, kAdam, kAdamw, kAdam8bit, kLion, kAdafactor };
-enum class Recompute { kNone, kSelective, kFull };
+// Activation recomputation: none; selective (the core attention, Korthikanti et al. 2022); full (each
+// block from its input); op (torchtitan's per-op policy: graph/op_checkpoint.h).
+enum class Recompute { kNone, kSelective, kFull, kOp };
+// Whether the backward runs each block's forward again from its checkpointed input (all of it, or
+// under `op` what the policy did not keep).
+inline bool RerunsBlocks(Recompute r) { return r == Recompute::kFull || r == Recompute::kOp; }
 // How the optimizer step runs (torch.optim's `foreach` and `fused`): a loop over the parameters
 // with per-tensor temporaries, multi-tensor kernels with temporaries for every parameter at once,
 // or one fused kernel with none (estimate/step_timeline.cc). PyTorch 2 picks foreach on a GPU.

@@ -64,9 +64,11 @@ uint64_t CheckpointBytes(const SavedEntry& t, const ActivationSettings& s, uint6
 namespace {
 
 // What one block of a distinct type keeps, saves in all, and keeps of its input under full
-// recomputation, on one device.
+// recomputation, on one device; under --recompute op also the outputs the policy keeps.
 struct BlockBytes {
-  uint64_t kept = 0, full = 0, checkpoint = 0;
+  uint64_t kept = 0, full = 0, checkpoint = 0, op = 0;
+  // What a block the backward reruns holds from its forward until then.
+  uint64_t Rerun() const { return CheckedAdd(checkpoint, op, "activation memory"); }
 };
 
 // Stage `stage`'s activations from each distinct block's bytes and those of the tensors outside the
@@ -79,14 +81,15 @@ ActivationMemory StageActivations(const MemoryModel& model, const ActivationSett
   for (size_t type = 0; type < types.size(); ++type) {
     const int t = static_cast<int>(type);
     const uint64_t copies = StageCopies(model, t, false, stage, s.pp);
-    // Full recomputation keeps each rerun block's input and rebuilds one block at a time in
-    // backward; the blocks it does not rerun (--recompute-layers) keep all they save.
-    const uint64_t rerun = s.recompute == Recompute::kFull
+    // Full recomputation keeps each rerun block's input (and --recompute op the outputs it keeps)
+    // and rebuilds one block at a time in backward; the blocks it does not rerun
+    // (--recompute-layers) keep all they save.
+    const uint64_t rerun = RerunsBlocks(s.recompute)
                                ? RecomputedBlocks(model.runs, model.n_layers, t, s.pp, s.recompute_layers, stage)
                                : 0;
-    if (t == first) m.per_layer = s.recompute == Recompute::kFull ? types[type].checkpoint : types[type].kept;
+    if (t == first) m.per_layer = RerunsBlocks(s.recompute) ? types[type].Rerun() : types[type].kept;
     if (copies == 0) continue;
-    blocks = Add(blocks, CheckedMul(types[type].checkpoint, rerun, "activation memory"));
+    blocks = Add(blocks, CheckedMul(types[type].Rerun(), rerun, "activation memory"));
     const uint64_t kept = CheckedMul(types[type].kept, copies - rerun, "activation memory");
     blocks = Add(blocks, kept);
     not_rerun = Add(not_rerun, kept);
@@ -126,6 +129,10 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationS
     }
     const uint64_t bytes = SavedBytes(t, s, s.micro_batch);
     BlockBytes& b = types[static_cast<size_t>(t.block_type)];
+    if (t.op_kept) {
+      if (s.recompute == Recompute::kOp) b.op = Add(b.op, bytes);
+      continue;
+    }
     if (t.checkpoint) b.checkpoint = CheckpointBytes(t, s, s.micro_batch);
     b.full = Add(b.full, bytes);
     // Selective recomputation drops the s² attention tensors (Korthikanti et al. 2022, §5).
@@ -143,6 +150,10 @@ LinearActivations::LinearActivations(const MemoryModel& model) : types_(BlockTyp
       continue;
     }
     Type& type = types_[static_cast<size_t>(t.block_type)];
+    if (t.op_kept) {
+      add(type.op);
+      continue;
+    }
     add(type.full);
     if (!t.selective) add(type.not_selective);
     if (t.checkpoint) {
@@ -183,6 +194,7 @@ std::optional<ActivationMemory> LinearActivations::At(const MemoryModel& model, 
     types[i].checkpoint = input(types_[i].checkpoint);
     types[i].full = bytes(types_[i].full);
     types[i].kept = s.recompute == Recompute::kSelective ? bytes(types_[i].not_selective) : types[i].full;
+    if (s.recompute == Recompute::kOp) types[i].op = bytes(types_[i].op);
   }
   // Before the blocks on the first stage, after them on the last (StageCopies).
   uint64_t outside = stage == 0 ? bytes(before_) : 0;

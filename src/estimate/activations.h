@@ -74,7 +74,7 @@ class LinearActivations {
   static constexpr size_t kClasses = 5;         // SavedClass
   using Sums = std::array<uint64_t, kClasses>;  // elements per sample, by class
   struct Type {
-    Sums full{}, not_selective{};
+    Sums full{}, not_selective{}, op{};               // op: the outputs --recompute op keeps
     uint64_t checkpoint = 0, largest_checkpoint = 0;  // the block input's elements (the last saved, the largest)
   };
   std::vector<Type> types_;

@@ -50,6 +50,7 @@ uint64_t RecomputeFlopsOf(const GraphSummary& summary, const Settings& s) {
   }
   const uint64_t one = s.recompute == Recompute::kFull        ? summary.recompute_full
                        : s.recompute == Recompute::kSelective ? summary.recompute_selective
+                       : s.recompute == Recompute::kOp        ? summary.recompute_op
                                                               : 0;
   return CheckedMul(one, s.batch, "the recomputation FLOPs");
 }
@@ -108,6 +109,7 @@ std::shared_ptr<const GraphSummary> Evaluation::SummaryOf(const Settings& settin
   s->flops = CountFlops(graph);
   s->recompute_selective = RecomputeFlops(graph, RecomputeRule(graph, Recompute::kSelective));
   s->recompute_full = RecomputeFlops(graph, RecomputeRule(graph, Recompute::kFull));
+  s->recompute_op = RecomputeFlops(graph, RecomputeRule(graph, Recompute::kOp));
   s->params = CountParams(graph);
   s->seq = graph.seq;
   s->family = graph.family;

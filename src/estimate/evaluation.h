@@ -21,8 +21,8 @@ namespace tally {
 struct GraphSummary {
   std::shared_ptr<const LayerGraph> graph;  // at batch 1
   MemoryModel memory;
-  FlopCounts flops;                                      // at batch 1
-  uint64_t recompute_selective = 0, recompute_full = 0;  // at batch 1
+  FlopCounts flops;                                                        // at batch 1
+  uint64_t recompute_selective = 0, recompute_full = 0, recompute_op = 0;  // at batch 1
   ParamCounts params;
   uint64_t seq = 1;
   Family family = Family::kTransformer;  // the graph's: read at every point, without the graph

@@ -1,6 +1,7 @@
 #include "estimate/flops.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "config/settings.h"
 #include "estimate/memory_model.h"
@@ -78,9 +79,8 @@ double RecomputeRule::BusiestStageReruns(const Layer& l) const {
     return static_cast<double>(Reruns(l));
   }
   const auto type = static_cast<size_t>(l.block_type);
-  return type < first_stage_rerun_of_type_.size()
-             ? static_cast<double>(first_stage_rerun_of_type_[type]) * stage_scale_
-             : 0;
+  return type < first_stage_rerun_of_type_.size() ? static_cast<double>(first_stage_rerun_of_type_[type]) * stage_scale_
+                                                  : 0;
 }
 
 uint64_t RecomputeRule::Reruns(const Layer& l) const {
@@ -93,6 +93,8 @@ uint64_t RecomputeRule::Reruns(const Layer& l) const {
     }
     case Recompute::kSelective:
       return stores_scores_ && l.component == Component::kAttentionCore ? l.repeat : 0;
+    case Recompute::kOp:
+      return l.block >= 0 && l.op_rerun > 0 ? l.repeat : 0;
     case Recompute::kNone:
       return 0;
   }
@@ -103,8 +105,13 @@ uint64_t RecomputeFlops(const LayerGraph& graph, const RecomputeRule& rule) {
   uint64_t flops = 0;
   for (const Layer& l : graph.layers) {
     if (const uint64_t reruns = rule.Reruns(l); reruns > 0) {
-      flops = CheckedAdd(flops, CheckedMul(CountLayerFlops(l).forward, reruns, "the recomputation FLOPs"),
-                         "the recomputation FLOPs");
+      uint64_t forward = CountLayerFlops(l).forward;
+      // Under `op` the rerun modules' share of a linear: 2·m·k·(their widths), whole in a double
+      // below 2^53, which the share's rounding cannot move past the nearest integer.
+      if (const double share = rule.RerunShare(l); share < 1) {
+        forward = static_cast<uint64_t>(std::llround(static_cast<double>(forward) * share));
+      }
+      flops = CheckedAdd(flops, CheckedMul(forward, reruns, "the recomputation FLOPs"), "the recomputation FLOPs");
     }
   }
   return flops;

@@ -40,7 +40,9 @@ FlopCounts CountFlops(const LayerGraph& graph);
 // the transformer layers (TransformerBlock), so the embedding, head and loss run once; with
 // --recompute-layers N only the first N blocks of each of `pp` stages (estimate/memory_model.h).
 // Selective recomputation reruns the core attention (QKᵀ, softmax, dropout, AV) where the graph
-// stores its scores; under flash attention it stores none, and nothing is rerun.
+// stores its scores; under flash attention it stores none, and nothing is rerun. Under `op` each
+// block node reruns Layer::op_rerun of its forward (graph/op_checkpoint.h): all of an elementwise
+// op, none of flash attention, the modules of a linear the policy did not keep.
 class RecomputeRule {
  public:
   RecomputeRule(const LayerGraph& graph, Recompute recompute, uint64_t pp = 1,
@@ -52,11 +54,14 @@ class RecomputeRule {
   // stage, gives that stage's reruns. Reruns(l) itself unless --recompute-layers leaves stages of
   // unequal size rerunning unequal shares (10 blocks over 4 stages, 2 each: 2, where 8 x 3/10 = 2.4).
   double BusiestStageReruns(const Layer& l) const;
+  // The share of node `l`'s forward each of its rerun blocks runs again: 1, but under `op`
+  // Layer::op_rerun (a third of Llama's q/k/v linear: k_proj).
+  double RerunShare(const Layer& l) const { return recompute_ == Recompute::kOp ? l.op_rerun : 1; }
 
  private:
   Recompute recompute_;
   bool stores_scores_ = false;
-  std::vector<uint64_t> rerun_of_type_;  // --recompute-layers: the rerun blocks of each distinct block
+  std::vector<uint64_t> rerun_of_type_;              // --recompute-layers: the rerun blocks of each distinct block
   std::vector<uint64_t> first_stage_rerun_of_type_;  // and those of the first stage alone
   double stage_scale_ = 1;                           // L / ⌈L/pp⌉
 };

@@ -69,7 +69,9 @@ void EstimateTraining(const ModelSpec& spec, const Settings& s, MemoryEstimate& 
   if (frozen && (s.lora_rank > 0 || !s.frozen.empty())) e.frozen = frozen;
   if (!e.transformer) return;
   e.ssm = HasSsmBlocks(spec.transformer);
-  if (!e.ssm) e.korthikanti = KorthikantiOf(spec, s, model, e.train->per_layer_activations);  // a GPT block's
+  // A GPT block's; Korthikanti et al. have no form for torchtitan's per-op policy.
+  if (!e.ssm && s.recompute != Recompute::kOp)
+    e.korthikanti = KorthikantiOf(spec, s, model, e.train->per_layer_activations);
 }
 
 void EstimateInference(const ModelSpec& spec, const Settings& s, MemoryEstimate& e) {

@@ -49,7 +49,7 @@ uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, 
 }
 
 double RecomputedShare(Recompute recompute, std::optional<uint64_t> layers, uint64_t n_layers, uint64_t pp) {
-  if (recompute != Recompute::kFull || n_layers == 0) return 0;
+  if (!RerunsBlocks(recompute) || n_layers == 0) return 0;
   // The first stage is the largest (StageFirstBlock): its share is the busiest stage's.
   return static_cast<double>(StageRecomputeEnd(0, n_layers, pp, layers)) /
          static_cast<double>(StageFirstBlock(1, n_layers, pp));
@@ -121,6 +121,14 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
       const bool checkpoint = l.block_type >= 0 && types_with_checkpoint.insert(l.block_type).second;
       m.saved.push_back(
           {t.elements, t.cls, t.tp_sharded, t.selective, l.block_type, after, checkpoint, t.tp_max_shards});
+    }
+    for (const SavedTensor& t : l.op_kept) {
+      m.saved.push_back({.elements = t.elements,
+                         .cls = t.cls,
+                         .tp_sharded = t.tp_sharded,
+                         .block_type = l.block_type,
+                         .tp_max_shards = t.tp_max_shards,
+                         .op_kept = true});
     }
     node.saved_end = static_cast<uint32_t>(m.saved.size());
     node.params_end = static_cast<uint32_t>(m.params.size());

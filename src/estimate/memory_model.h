@@ -48,6 +48,8 @@ struct SavedEntry {
   bool after_blocks = false;
   bool checkpoint = false;  // the block's input: what full recomputation keeps
   uint64_t tp_max_shards = 0;
+  // An output --recompute op keeps beside the checkpoint (Layer::op_kept), counted under it alone.
+  bool op_kept = false;
 };
 
 // One node of a training step, per sample, in graph order: what estimate/step_timeline.cc walks.
@@ -151,9 +153,9 @@ uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, 
                           std::optional<uint64_t> layers, std::optional<uint64_t> stage = std::nullopt);
 
 // The share of a pipeline stage's blocks that rerun, on the first (largest) stage: 1 under
-// --recompute full, less with --recompute-layers, 0 otherwise. What scales with it: the weights an
-// offloaded stage gathers again (estimate/offload.h); the step model counts its reruns node by node
-// (RecomputeRule).
+// --recompute full or op (whose reruns gather the weights too), less with --recompute-layers, 0 otherwise. What scales
+// with it: the weights an offloaded stage gathers again (estimate/offload.h); the step model counts its reruns node by
+// node (RecomputeRule).
 double RecomputedShare(Recompute recompute, std::optional<uint64_t> layers, uint64_t n_layers, uint64_t pp);
 
 // The distinct block of the first block on `stage`.

@@ -344,7 +344,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     if (width_div > 1) tp_gemms[part] += gemms * rep;
     launches[part] += (fwd_launches + bwd_launches) * rep;
     // The busiest stage's, since the step runs at its pace (the block sums are scaled to it below).
-    const double reruns = rerun.BusiestStageReruns(l);
+    // Under --recompute op a linear reruns its modules the policy did not keep: their share of the
+    // node's forward, at the node's rate (k_proj's third of Llama's q/k/v GEMM).
+    const double reruns = rerun.BusiestStageReruns(l) * rerun.RerunShare(l);
     recompute[part] += fwd * reruns;
     launches[part] += fwd_launches * reruns;
     if (l.kind == LayerKind::kAttentionScores && part == kBlocks) {

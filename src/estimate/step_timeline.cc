@@ -117,11 +117,11 @@ class StepWalk {
         frozen_quantized_(FrozenQuantization(model, s).has_value()),
         adapter_(AdapterDtypes(s)),
         shards_(ShardBuffersOf(model, s, ledger.stage)) {
-    // Each node's bytes as it runs outside a recomputed block, and inside one (--recompute full
-    // only: B() reads bytes_[1] for no other).
+    // Each node's bytes as it runs outside a recomputed block, and inside one (--recompute full or
+    // op only: B() reads bytes_[1] for no other).
     bytes_[0].reserve(m_.nodes.size());
     for (const StepNode& n : m_.nodes) bytes_[0].push_back(BytesOf(n, false));
-    if (s_.recompute == Recompute::kFull) {
+    if (RerunsBlocks(s_.recompute)) {
       bytes_[1].reserve(m_.nodes.size());
       for (const StepNode& n : m_.nodes) bytes_[1].push_back(BytesOf(n, n.block_type >= 0));
     }
@@ -169,9 +169,7 @@ class StepWalk {
   // Node i's output, or the gradient of it: a chunked loss never writes the whole logits.
   uint64_t Output(size_t i) const { return Chunked() && i + 1 == *loss_ ? 0 : bytes_[0][i].output; }
   // Node i's bytes, in a recomputed block or not.
-  const NodeBytes& B(size_t i, bool rerun = false) const {
-    return bytes_[rerun && s_.recompute == Recompute::kFull][i];
-  }
+  const NodeBytes& B(size_t i, bool rerun = false) const { return bytes_[rerun && RerunsBlocks(s_.recompute)][i]; }
 
   NodeBytes BytesOf(const StepNode& n, bool recomputed) const {
     NodeBytes b;
@@ -189,6 +187,12 @@ class StepWalk {
     for (uint32_t k = n.saved_begin; k < n.saved_end; ++k) {
       const SavedEntry& e = m_.saved[k];
       const uint64_t bytes = SavedBytes(e, s_, mb);
+      if (e.op_kept) {
+        // --recompute op keeps it from the forward to the block's rerun, which hands it to the
+        // backward's saved tensors or frees it (BackwardBlock).
+        if (recomputed && s_.recompute == Recompute::kOp) b.kept = Add(b.kept, bytes);
+        continue;
+      }
       b.full = Add(b.full, bytes);
       if (recomputed && e.checkpoint) {
         // The checkpoint keeps the block's input as the stream carries it; the recomputed norm's
@@ -222,9 +226,8 @@ class StepWalk {
   // The blocks' runs clipped to the stage, each cut where the stage's recomputed blocks end.
   std::vector<StageRun> ClipRuns() const {
     std::vector<StageRun> runs;
-    const uint64_t rerun_end = s_.recompute == Recompute::kFull
-                                   ? StageRecomputeEnd(ledger_.stage, m_.n_layers, s_.pp, s_.recompute_layers)
-                                   : lo_;
+    const uint64_t rerun_end =
+        RerunsBlocks(s_.recompute) ? StageRecomputeEnd(ledger_.stage, m_.n_layers, s_.pp, s_.recompute_layers) : lo_;
     for (const BlockRun& r : m_.runs) {
       for (const bool rerun : {true, false}) {
         const uint64_t from = rerun ? lo_ : rerun_end, to = rerun ? rerun_end : hi_;
@@ -473,10 +476,14 @@ class StepWalk {
     const std::vector<size_t>& nodes = types_[type];
     // Recomputation first runs the block's forward again, with autograd: what the forward dropped
     // (and autocast's casts, in a block rerun whole) is back for the block's backward.
+    // Over the whole block: a node's kept output under --recompute op may be another's saved input.
+    uint64_t full = 0, kept = 0;
     for (size_t i : nodes) {
-      saved_ = Add(saved_, B(i, rerun).full - B(i, rerun).kept);
+      full = Add(full, B(i, rerun).full);
+      kept = Add(kept, B(i, rerun).kept);
       if (rerun) casts_ = Add(casts_, B(i).casts);
     }
+    saved_ = Sub(Add(saved_, full), kept);
     // Inside a residual branch the skip path's gradient waits in autograd's input buffer until the
     // branch's gradient is added to it: one residual stream (the block's output) beside the branch.
     const uint64_t stream = B(nodes.back()).output;

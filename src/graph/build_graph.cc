@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/resolve.h"
+#include "graph/op_checkpoint.h"
 #include "util/checked_math.h"
 
 namespace tally {
@@ -154,6 +155,7 @@ LayerGraph BuildGraph(const ModelSpec& spec, const GraphSettings& given) {
   });
   CheckLoraTargets(spec, settings, g);
   ApplyTrainability(settings, g);
+  MarkOpCheckpoint(g, settings.attention == Attention::kFlash);
   g.Validate();
   return g;
 }

@@ -125,6 +125,9 @@ struct Layer {
   bool source_side = false;
   std::optional<size_t> weights_of;  // index of the node whose weight it shares (tied head)
   std::vector<Gemm> gemms;
+  // A linear the checkpoint stores as several modules (Llama's q_proj, k_proj and v_proj): their
+  // output widths, in order, summing to the GEMM's n. Empty: one module.
+  std::vector<uint64_t> module_widths;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
   // LoRA adapters in fp32 on a 16-bit model (GraphSettings::lora_fp32): their GEMMs run in fp32,
   // beside the casts of their input and output (estimate/kernel_costs.h, LoraTraffic).
@@ -161,6 +164,10 @@ struct Layer {
   uint64_t state_elements_per_sequence = 0;
   uint64_t n_experts = 0;  // MoE expert weights: params hold all experts, `active_experts` of them run
   uint64_t active_experts = 0;
+  // --recompute op (graph/op_checkpoint.h): the share of its forward the backward runs again (0
+  // outside the blocks), and the outputs the policy keeps until then.
+  double op_rerun = 0;
+  std::vector<SavedTensor> op_kept;
 };
 
 const char* LayerKindName(LayerKind k);

@@ -81,6 +81,7 @@ void TransformerContext::Residual(const std::string& path, uint64_t branches) {
 // every one with its own A over the whole input (`parts`: their output widths, summing to the node's).
 void TransformerContext::AddLinear(Layer l, std::vector<uint64_t> shape, const std::string& target,
                                    const std::vector<std::pair<std::string, uint64_t>>& parts) {
+  for (const auto& part : parts) l.module_widths.push_back(part.second);
   const uint64_t rank = settings.lora_rank;
   const auto& targets = settings.lora_targets;
   const bool adapt = rank > 0 && std::find(targets.begin(), targets.end(), target) != targets.end();

@@ -45,10 +45,9 @@ std::string EpText(E e) {
   const ModelledStep& m = *Step(e);
   return "per MoE block and micro-batch " + FormatDouble(m.ep_all_to_alls) +
          " all-to-alls (dispatch and combine, forward and backward" +
-         (s.recompute == Recompute::kFull
-              ? std::string(", and the forward's again in each recomputed block") +
-                    (s.recompute_layers ? " (the blocks' mean with --recompute-layers)" : "")
-              : std::string()) +
+         (RerunsBlocks(s.recompute) ? std::string(", and the forward's again in each recomputed block") +
+                                          (s.recompute_layers ? " (the blocks' mean with --recompute-layers)" : "")
+                                    : std::string()) +
          "), each tokens x top_k x hidden x activation bytes" + (s.sp ? " / tp (--sp)" : "") +
          ", a share to each of ep ranks: " +
          (m.ep_intra_node
@@ -103,7 +102,7 @@ std::string UpText(E e) {
   const Settings& s = S(e);
   return s.offload == Offload::kParams
              ? "the device's weight partition (memory.train.host.weights) x " +
-                   std::string(s.recompute == Recompute::kFull
+                   std::string(RerunsBlocks(s.recompute)
                                    ? (s.recompute_layers ? "(2 + the share of blocks recomputed) (forward, backward, "
                                                            "the recomputed blocks' forward)"
                                                          : "3 (forward, recompute, backward)")

@@ -45,7 +45,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<Mode>(3);
   CheckRoundTrip<Precision>(9);
   CheckRoundTrip<Optimizer>(9);
-  CheckRoundTrip<Recompute>(3);
+  CheckRoundTrip<Recompute>(4);
   CheckRoundTrip<OptimizerImpl>(3);
   CheckRoundTrip<LossKernel>(2);
   CheckRoundTrip<Attention>(2);

@@ -1,0 +1,104 @@
+// --recompute op, torchtitan's per-op selective checkpointing (graph/op_checkpoint.h): each block
+// keeps its input, the outputs of its odd-numbered aten.mm calls and of SDPA, and reruns the rest.
+// Each figure derived by hand for Llama-3-8B, whose block calls q_proj, k_proj, v_proj, o_proj,
+// gate_proj (w1), up_proj (w3) and down_proj (w2) in that order (torchtitan's Attention and
+// FeedForward: w2(silu(w1(x)) * w3(x))): q, v, gate and down are kept, k, o and up rerun.
+#include <doctest/doctest.h>
+
+#include "estimate/flops.h"
+#include "estimate/memory.h"
+#include "estimate/params.h"
+#include "estimate/step_model.h"
+#include "estimate/step_timeline.h"
+#include "unit/run_tally.h"
+#include "unit/test_util.h"
+
+namespace tally {
+namespace {
+
+Settings Train(Recompute recompute, uint64_t tp = 1, bool sp = false) {
+  Settings s;
+  s.dtypes = PolicyDtypes(Precision::kBf16);
+  s.precision = Precision::kBf16;
+  s.seq = 2048;
+  s.recompute = recompute;
+  s.tp = s.gpus = tp;
+  s.sp = sp;
+  return s;
+}
+
+TrainMemory Ledger(const std::string& model, const Settings& s) {
+  return TrainingMemory(s, testing::MemoryOf(ResolveModel(model), s));
+}
+
+// Per token and block, beyond the input full recomputation keeps: q (4,096) and v (1,024), the
+// attention output (4,096) and its fp32 log-sum-exp (32 heads), gate (14,336) and down (4,096), bf16.
+constexpr uint64_t kKeptPerToken = (4096 + 1024 + 4096 + 14336 + 4096) * 2 + 32 * 4;  // 55,424 B
+
+TEST_CASE("recompute op: a Llama block keeps q, v, attention, gate and down beside its input") {
+  const uint64_t diff = Ledger("llama-3-8b", Train(Recompute::kOp)).activations -
+                        Ledger("llama-3-8b", Train(Recompute::kFull)).activations;
+  CHECK(diff == 32ULL * 2048 * kKeptPerToken);
+  // Under TP 2 with sequence parallelism every one of them splits in two: q, v, the attention
+  // output and its statistics by heads (8 K/V heads over 2 ranks), gate by columns, and down's
+  // whole output by the sequence.
+  const uint64_t tp = Ledger("llama-3-8b", Train(Recompute::kOp, 2, true)).activations -
+                      Ledger("llama-3-8b", Train(Recompute::kFull, 2, true)).activations;
+  CHECK(tp == 32ULL * 2048 * kKeptPerToken / 2);
+}
+
+TEST_CASE("recompute op: the backward reruns k, o and up, not q, v, gate, down or attention") {
+  // 2 · 4,096 · (1,024 + 4,096 + 14,336) FLOPs a token and block, over 32 blocks of 2,048 tokens.
+  const LayerGraph g = testing::ResolvedGraph(ResolveModel("llama-3-8b"), {.seq = 2048});
+  CHECK(RecomputeFlops(g, RecomputeRule(g, Recompute::kOp)) == 32ULL * 2048 * 2 * 4096 * (1024 + 4096 + 14336));
+  // The same through the CLI, at batch 1.
+  CHECK(testing::RunJson({"flops", "llama-3-8b", "--seq", "2048", "--recompute", "op"})["flops"]["recompute"].get<uint64_t>() ==
+        32ULL * 2048 * 2 * 4096 * (1024 + 4096 + 14336));
+}
+
+TEST_CASE("recompute op: the step's time lies between none and full, by its reruns") {
+  const LayerGraph g = testing::ResolvedGraph(ResolveModel("llama-3-8b"), {.seq = 2048});
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const uint64_t params = CountParams(g).trainable;
+  auto step = [&](Recompute r) {
+    Settings s = Train(r);
+    s.batch = s.micro_batch = 1;
+    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused}).compute;
+  };
+  const double none = step(Recompute::kNone), op = step(Recompute::kOp), full = step(Recompute::kFull);
+  CHECK(none < op);
+  CHECK(op < full);
+  // Op reruns every elementwise op full does and a third of its matmul FLOPs (k, o and up, of the
+  // seven linears and attention), so it adds more than that share of what full adds.
+  const double share = static_cast<double>(RecomputeFlops(g, RecomputeRule(g, Recompute::kOp))) /
+                       static_cast<double>(RecomputeFlops(g, RecomputeRule(g, Recompute::kFull)));
+  CHECK(share > 0.3);
+  CHECK(share < 0.4);
+  CHECK(op - none > share * (full - none));
+}
+
+TEST_CASE("recompute op: the step holds the kept outputs until each block's backward") {
+  // At the loss every block holds its input and the kept outputs: op's live activations exceed
+  // full's by the kept outputs of 32 blocks, as the ledger's do.
+  auto at_loss = [](Recompute r) {
+    const ModelSpec spec = ResolveModel("llama-3-8b");
+    const Settings s = ResolveSettings(Train(r), spec);
+    const MemoryModel m = testing::MemoryOf(spec, s);
+    const StepTimeline t = TrainingTimeline(m, s, TrainingMemory(s, m), true);
+    for (const StepEvent& e : t.events) {
+      if (e.node == "loss") return e.live[LiveCategory::kActivations];
+    }
+    FAIL("no loss event");
+    return uint64_t{0};
+  };
+  CHECK(at_loss(Recompute::kOp) - at_loss(Recompute::kFull) == 32ULL * 2048 * kKeptPerToken);
+  // The walk ends with nothing saved: every kept output was handed to the backward or freed.
+  const ModelSpec spec = ResolveModel("llama-3-8b");
+  const Settings s = ResolveSettings(Train(Recompute::kOp), spec);
+  const MemoryModel m = testing::MemoryOf(spec, s);
+  const StepTimeline t = TrainingTimeline(m, s, TrainingMemory(s, m), true);
+  CHECK(t.events.back().live[LiveCategory::kActivations] == 0);
+}
+
+}  // namespace
+}  // namespace tally
