@@ -214,7 +214,7 @@ const std::vector<TextFlag>& TextFlags() {
       {"input", &WorkloadFlags::input, true},
       {"mlp_kernel", &WorkloadFlags::mlp_kernel, true},
       {"optimizer_impl", &WorkloadFlags::optimizer_impl},
-      {"loss_kernel", &WorkloadFlags::loss_kernel},
+      {"loss_kernel", &WorkloadFlags::loss_kernel, true},
       {"cuda_context", &WorkloadFlags::cuda_context},
       {"cublas_workspace", &WorkloadFlags::cublas_workspace},
       {"nccl_buffers", &WorkloadFlags::nccl_buffers},
@@ -272,7 +272,8 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "IMPL");
   opt("--loss-kernel", f.loss_kernel,
       "the cross-entropy: " + choices(JoinNames<LossKernel>(" | "), Name(defaults.loss_kernel)) +
-          "; eager holds the whole logits in fp32, chunked (Liger, Unsloth) one chunk",
+          "; eager holds the whole logits in fp32, chunked (Liger, Unsloth) one chunk, fused (torch.compile, "
+          "Transformer Engine) a log-sum-exp a row and the gradient in the logits' dtype",
       "KIND");
   opt("--recompute", f.recompute,
       "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)) +

@@ -98,7 +98,7 @@ struct EnumNames<LoraDtype> {
 
 template <>
 struct EnumNames<LossKernel> {
-  static constexpr NameEntry<LossKernel> kTable[] = {{LossKernel::kEager, "eager"}, {LossKernel::kChunked, "chunked"}};
+  static constexpr NameEntry<LossKernel> kTable[] =  {{LossKernel::kEager, "eager"}, {LossKernel::kChunked, "chunked"}, {LossKernel::kFused, "fused"}};
 };
 
 template <>

@@ -40,7 +40,9 @@ enum class LoraDtype { kFp32, kBase };
 // The cross-entropy over the logits: eager PyTorch (Hugging Face upcasts the logits to fp32, then
 // log-softmax), or a chunked kernel that never holds the whole logits (Liger's fused linear
 // cross-entropy, Unsloth's).
-enum class LossKernel { kEager, kChunked };
+// The cross-entropy's kernels (estimate/step_timeline.cc, Loss): eager PyTorch over fp32 logits,
+// chunked (Liger's fused linear cross-entropy), or fused (torch.compile's, Transformer Engine's).
+enum class LossKernel { kEager, kChunked, kFused };
 enum class Attention { kEager, kFlash };
 // The kernels a training step runs (estimate/kernel_costs.h): eager PyTorch op by op, as Hugging Face
 // scripts run it, or fused (Megatron-LM, NeMo, TransformerEngine, torch.compile).

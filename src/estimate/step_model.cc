@@ -312,7 +312,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h),
       // over this device's share of its elements.
       const double shard = ElementwiseTpShards(l, s.tp, s.sp);
-      const OpTraffic traffic = ElementwiseTraffic(l, o.kernels, act, autocast);
+      // --loss-kernel fused: the cross-entropy is one kernel whatever the others are.
+      const bool fused_loss = l.kind == LayerKind::kLoss && s.loss_kernel == LossKernel::kFused;
+      const OpTraffic traffic = ElementwiseTraffic(l, fused_loss ? Kernels::kFused : o.kernels, act, autocast);
       const double elements = OpElements(l) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;
       const double forward = elements * (traffic.forward_bytes / bw + traffic.forward_sm_seconds * sm_scale);

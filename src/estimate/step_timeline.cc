@@ -416,6 +416,16 @@ class StepWalk {
       Event(StepPhase::kLoss, "loss", Add(working, hidden));
       return;
     }
+    if (s_.loss_kernel == LossKernel::kFused) {
+      // One kernel reads the logits in their dtype and keeps an fp32 log-sum-exp a row (the loss
+      // node's saved tensor); its backward writes the logits' gradient in their dtype (Inductor's
+      // kernels for torchtitan's compiled loss; Transformer Engine's writes it over the logits).
+      saved_ = Add(saved_, B(i).kept);
+      Event(StepPhase::kLoss, "loss", 0);
+      Event(StepPhase::kLoss, "loss.backward", tally::BytesOf(logits, s_.dtypes.activation, kWhat));
+      saved_ = Sub(saved_, B(i).kept);
+      return;
+    }
     // Hugging Face's causal-LM loss upcasts the logits to fp32, then cross_entropy keeps the fp32
     // log-softmax for backward (the loss node's saved tensor); the upcast copy dies with the call.
     const uint64_t upcast = s_.dtypes.activation == DType::kFp32 || !LmHead() ? 0 : fp32;

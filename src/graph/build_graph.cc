@@ -112,6 +112,7 @@ GraphSettings GraphSettingsOf(const Settings& s) {
           .causal = s.causal,
           .attention = s.attention,
           .mlp_kernel = s.mlp_kernel,
+          .loss_kernel = s.loss_kernel,
           .dropout = s.dropout,
           .frozen = s.frozen,
           .lora_rank = s.lora_rank,
@@ -133,7 +134,8 @@ size_t GraphSettingsHash::operator()(const GraphSettings& s) const {
   optional(s.context);
   optional(s.images);
   mix(static_cast<uint64_t>(s.causal) | static_cast<uint64_t>(s.attention) << 1 |
-      static_cast<uint64_t>(s.mlp_kernel) << 8 | static_cast<uint64_t>(s.dropout_mask) << 16);
+      static_cast<uint64_t>(s.mlp_kernel) << 8 | static_cast<uint64_t>(s.dropout_mask) << 16 |
+      static_cast<uint64_t>(s.loss_kernel) << 24);
   mix(s.dropout ? std::hash<double>{}(*s.dropout) + 1 : 0);
   for (const std::string& f : s.frozen) mix(std::hash<std::string>{}(f));
   mix(s.lora_rank << 1 | static_cast<uint64_t>(s.lora_fp32));

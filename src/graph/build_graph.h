@@ -25,7 +25,8 @@ struct GraphSettings {
   bool causal = false;
   Attention attention = Attention::kFlash;
   MlpKernel mlp_kernel = MlpKernel::kEager;
-  std::optional<double> dropout;  // overrides the config's
+  LossKernel loss_kernel = LossKernel::kEager;  // what the loss saves for backward
+  std::optional<double> dropout;                // overrides the config's
   std::vector<std::string> frozen;
   uint64_t lora_rank = 0;
   std::vector<std::string> lora_targets;

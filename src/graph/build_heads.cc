@@ -68,11 +68,19 @@ void AddLmHead(TransformerContext& ctx) {
     ctx.Add(std::move(bias), {ctx.batch, ctx.seq, ctx.t.vocab_size});
   }
   // Cross-entropy in fp32 over the vocabulary-parallel logits (Megatron-LM's
-  // vocab_parallel_cross_entropy: each rank its V / tp) keeps the log-probabilities for backward.
+  // vocab_parallel_cross_entropy: each rank its V / tp) keeps the log-probabilities for backward; a
+  // fused kernel (torch.compile's of the same function, Transformer Engine's) keeps one fp32
+  // log-sum-exp a row and forms the softmax again from the logits in its backward.
   const uint64_t logits = Count("loss", {ctx.rows, ctx.t.vocab_size});
   Layer loss = MakeElementwise("loss", LayerKind::kLoss, Component::kLoss, logits, kFlopsPerElementwise);
   loss.op_elements = logits;
-  loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
+  if (ctx.settings.loss_kernel == LossKernel::kFused) {
+    // Every rank keeps every row's (its vocabulary share is reduced across the group): split at most once.
+    loss.saved.push_back(
+        {.id = "loss:lse", .elements = ctx.rows, .cls = SavedClass::kFp32, .tp_sharded = true, .tp_max_shards = 1});
+  } else {
+    loss.saved.push_back({.id = "loss:log_probs", .elements = logits, .cls = SavedClass::kFp32});
+  }
   SplitOverTp(loss);
   ctx.Add(std::move(loss), {ctx.batch, ctx.seq});
 }

@@ -47,7 +47,7 @@ TEST_CASE("names: every table round-trips") {
   CheckRoundTrip<Optimizer>(9);
   CheckRoundTrip<Recompute>(4);
   CheckRoundTrip<OptimizerImpl>(3);
-  CheckRoundTrip<LossKernel>(2);
+  CheckRoundTrip<LossKernel>(3);
   CheckRoundTrip<Attention>(2);
   CheckRoundTrip<Quant>(6);
   CheckRoundTrip<Family>(2);

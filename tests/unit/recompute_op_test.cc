@@ -52,8 +52,8 @@ TEST_CASE("recompute op: the backward reruns k, o and up, not q, v, gate, down o
   const LayerGraph g = testing::ResolvedGraph(ResolveModel("llama-3-8b"), {.seq = 2048});
   CHECK(RecomputeFlops(g, RecomputeRule(g, Recompute::kOp)) == 32ULL * 2048 * 2 * 4096 * (1024 + 4096 + 14336));
   // The same through the CLI, at batch 1.
-  CHECK(testing::RunJson({"flops", "llama-3-8b", "--seq", "2048", "--recompute", "op"})["flops"]["recompute"].get<uint64_t>() ==
-        32ULL * 2048 * 2 * 4096 * (1024 + 4096 + 14336));
+  CHECK(testing::RunJson({"flops", "llama-3-8b", "--seq", "2048", "--recompute", "op"})["flops"]["recompute"]
+            .get<uint64_t>() == 32ULL * 2048 * 2 * 4096 * (1024 + 4096 + 14336));
 }
 
 TEST_CASE("recompute op: the step's time lies between none and full, by its reruns") {

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "estimate/memory.h"
+#include "estimate/params.h"
+#include "estimate/step_model.h"
 #include "unit/run_tally.h"
 #include "unit/test_util.h"
 
@@ -240,6 +242,35 @@ TEST_CASE("timeline: autocast saves its half-precision weight casts until each G
   for (const StepEvent& e : tp.timeline.events) {
     if (e.node == "loss") CHECK(e.live[LiveCategory::kActivations] == tp.ledger.activations + casts / 4);
   }
+}
+
+TEST_CASE("timeline: a fused cross-entropy keeps a log-sum-exp a row and writes the gradient in bf16") {
+  // Llama-3-8B, 2,048 tokens, bf16: the eager loss keeps the fp32 log-probabilities (2,048 x 128,256
+  // x 4 B) where a fused kernel keeps one fp32 log-sum-exp a token (2,048 x 4 B); its backward
+  // writes the logits' gradient in bf16 (2,048 x 128,256 x 2 B) and nothing in fp32 (the eager one
+  // holds two fp32 gradients there).
+  Settings fused{.seq = 2048, .precision = Precision::kBf16};
+  fused.loss_kernel = LossKernel::kFused;
+  const Step eager = StepOf("llama-3-8b", {.seq = 2048, .precision = Precision::kBf16}, true);
+  const Step one = StepOf("llama-3-8b", fused, true);
+  CHECK(eager.ledger.activations - one.ledger.activations == 2048ULL * 128'256 * 4 - 2048ULL * 4);
+  const StepEvent* backward = nullptr;
+  for (const StepEvent& e : one.timeline.events) {
+    if (e.node == "loss.backward") backward = &e;
+  }
+  REQUIRE(backward != nullptr);
+  // Beside the bf16 logits themselves, which the training loop holds (and the kernel reads again).
+  CHECK(backward->live[LiveCategory::kTemporaries] == 2 * (2048ULL * 128'256 * 2));
+  // The time prices it as one kernel under eager kernels too: less than the eager loss's passes.
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const ModelSpec spec = ResolveModel("llama-3-8b");
+  auto step = [&](LossKernel k) {
+    Settings s = ResolveSettings(Make({.seq = 2048, .precision = Precision::kBf16}), spec);
+    s.loss_kernel = k;
+    const LayerGraph g = testing::ResolvedGraph(spec, s);
+    return TrainingStep(g, s, h100, 989.5e12, 0.8, CountParams(g).trainable, {}).compute;
+  };
+  CHECK(step(LossKernel::kFused) < step(LossKernel::kEager));
 }
 
 TEST_CASE("timeline: a chunked cross-entropy holds one chunk of logits, not the whole") {
