@@ -98,7 +98,8 @@ struct EnumNames<LoraDtype> {
 
 template <>
 struct EnumNames<LossKernel> {
-  static constexpr NameEntry<LossKernel> kTable[] =  {{LossKernel::kEager, "eager"}, {LossKernel::kChunked, "chunked"}, {LossKernel::kFused, "fused"}};
+  static constexpr NameEntry<LossKernel> kTable[] = {
+      {LossKernel::kEager, "eager"}, {LossKernel::kChunked, "chunked"}, {LossKernel::kFused, "fused"}};
 };
 
 template <>

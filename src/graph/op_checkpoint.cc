@@ -69,9 +69,8 @@ void MarkOpCheckpoint(LayerGraph& graph, bool flash) {
     // A row-parallel linear reads a split input and writes the whole output; a column-parallel
     // one writes its share of the output columns.
     const bool row = !l.saved.empty() && l.saved[0].tp_sharded;
-    const bool column = !row && std::any_of(l.param_tensors.begin(), l.param_tensors.end(), [](const ParamTensor& t) {
-      return t.tp_sharded && t.shape.size() >= 2;
-    });
+    const bool column = !row && std::any_of(l.param_tensors.begin(), l.param_tensors.end(),
+                                            [](const ParamTensor& t) { return t.tp_sharded && t.shape.size() >= 2; });
     const Gemm& g = l.gemms.front();
     double all = 0, rerun = 0;
     for (const MmCall& call : MmCalls(l)) {
