@@ -83,6 +83,11 @@ void ReadTraining(const WorkloadFlags& f, Settings& s) {
     if (value == "false") s.frozen.push_back(name);
   }
   s.lora_rank = Count(f.lora, "--lora", 0);
+  if (s.lora_rank > 0 && s.recompute == Recompute::kOp) {
+    throw InputError(
+        "--recompute op: torchtitan's per-op policy, which trains no LoRA adapters (PEFT calls each adapter's "
+        "matmuls between the base layers'); use --recompute full or selective");
+  }
   if (f.lora_targets) {
     for (const std::string& t : SplitList(*f.lora_targets, "--lora-targets")) {
       static const std::vector<std::string> kTargets = {"qkv", "out", "gate", "up", "down"};

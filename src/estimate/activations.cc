@@ -93,7 +93,10 @@ ActivationMemory StageActivations(const MemoryModel& model, const ActivationSett
     const uint64_t kept = CheckedMul(types[type].kept, copies - rerun, "activation memory");
     blocks = Add(blocks, kept);
     not_rerun = Add(not_rerun, kept);
-    if (rerun > 0) working_set = std::max(working_set, types[type].full);
+    // The rebuilt block's saved set, less what --recompute op kept of it: the rerun hands those on to
+    // the backward or frees them (step_timeline.cc, BackwardBlock).
+    const BlockBytes& b = types[type];
+    if (rerun > 0) working_set = std::max(working_set, b.full > b.op ? b.full - b.op : 0);
   }
   // 1F1B keeps up to pp - stage micro-batches in flight on a stage (Narayanan et al. 2021, §2.2).
   const uint64_t in_flight = std::min(s.pp - stage, s.in_flight);
@@ -130,7 +133,7 @@ ActivationMemory TrainingActivations(const MemoryModel& model, const ActivationS
     const uint64_t bytes = SavedBytes(t, s, s.micro_batch);
     BlockBytes& b = types[static_cast<size_t>(t.block_type)];
     if (t.op_kept) {
-      if (s.recompute == Recompute::kOp) b.op = Add(b.op, bytes);
+      if (s.recompute == Recompute::kOp && OpKeeps(t, s.sp, s.tp)) b.op = Add(b.op, bytes);
       continue;
     }
     if (t.checkpoint) b.checkpoint = CheckpointBytes(t, s, s.micro_batch);
@@ -151,7 +154,7 @@ LinearActivations::LinearActivations(const MemoryModel& model) : types_(BlockTyp
     }
     Type& type = types_[static_cast<size_t>(t.block_type)];
     if (t.op_kept) {
-      add(type.op);
+      if (OpKeeps(t, false, 1)) add(type.op);  // At() answers for tp 1 alone
       continue;
     }
     add(type.full);

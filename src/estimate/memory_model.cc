@@ -128,7 +128,8 @@ MemoryModel SummarizeMemory(const LayerGraph& graph) {
                          .tp_sharded = t.tp_sharded,
                          .block_type = l.block_type,
                          .tp_max_shards = t.tp_max_shards,
-                         .op_kept = true});
+                         .op_kept = true,
+                         .reduce_scatter = t.reduce_scatter});
     }
     node.saved_end = static_cast<uint32_t>(m.saved.size());
     node.params_end = static_cast<uint32_t>(m.params.size());

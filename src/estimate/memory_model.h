@@ -48,9 +48,13 @@ struct SavedEntry {
   bool after_blocks = false;
   bool checkpoint = false;  // the block's input: what full recomputation keeps
   uint64_t tp_max_shards = 0;
-  // An output --recompute op keeps beside the checkpoint (Layer::op_kept), counted under it alone.
+  // An output --recompute op keeps beside the checkpoint (Layer::op_kept), counted under it alone;
+  // a reduce-scatter's only under sequence parallelism.
   bool op_kept = false;
+  bool reduce_scatter = false;
 };
+// Whether --recompute op keeps `e` (an op_kept entry) at this tensor parallelism.
+inline bool OpKeeps(const SavedEntry& e, bool sp, uint64_t tp) { return !e.reduce_scatter || (sp && tp > 1); }
 
 // One node of a training step, per sample, in graph order: what estimate/step_timeline.cc walks.
 // Inside the blocks a node stands for one block of its type.

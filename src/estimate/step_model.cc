@@ -348,9 +348,16 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // The busiest stage's, since the step runs at its pace (the block sums are scaled to it below).
     // Under --recompute op a linear reruns its modules the policy did not keep: their share of the
     // node's forward, at the node's rate (k_proj's third of Llama's q/k/v GEMM).
-    const double reruns = rerun.BusiestStageReruns(l) * rerun.RerunShare(l);
+    const double blocks_rerun = rerun.BusiestStageReruns(l), share = rerun.RerunShare(l);
+    const double reruns = blocks_rerun * share;
     recompute[part] += fwd * reruns;
-    launches[part] += fwd_launches * reruns;
+    launches[part] += fwd_launches * (share > 0 ? blocks_rerun : 0);  // a rerun module is a whole launch
+    // Under --recompute op every block reruns, and a row-parallel linear's collective with it whether
+    // its GEMM's output was kept or not, but for the reduce-scatter under --sp, which the policy keeps:
+    // the all-gather, half of the pair, reruns.
+    const double collective_reruns = s.recompute != Recompute::kOp ? reruns
+                                     : l.block >= 0                ? static_cast<double>(l.repeat) * (s.sp ? 0.5 : 1)
+                                                                   : 0;
     if (l.kind == LayerKind::kAttentionScores && part == kBlocks) {
       attention_blocks += rep;
       attention_reruns += reruns;
@@ -359,14 +366,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       const double bytes = ShapeElements(l.shape) * act / cp * expert_rows;
       expert_row_bytes += bytes * rep;
       expert_row_calls += rep;
-      rerun_expert_row_bytes += bytes * reruns;
-      rerun_expert_row_calls += reruns;
+      rerun_expert_row_bytes += bytes * collective_reruns;
+      rerun_expert_row_calls += collective_reruns;
     } else if (RowParallel(l)) {
       const double bytes = ShapeElements(l.shape) * act / cp;
       row_parallel_bytes += bytes * rep;
       row_parallel_calls += rep;
-      rerun_row_bytes += bytes * reruns;
-      rerun_row_calls += reruns;
+      rerun_row_bytes += bytes * collective_reruns;
+      rerun_row_calls += collective_reruns;
     }
     // The pipeline passes a block's [b, s, hidden] output: a row-parallel linear's, not the routed
     // experts' top_k copies of it.

@@ -190,7 +190,7 @@ class StepWalk {
       if (e.op_kept) {
         // --recompute op keeps it from the forward to the block's rerun, which hands it to the
         // backward's saved tensors or frees it (BackwardBlock).
-        if (recomputed && s_.recompute == Recompute::kOp) b.kept = Add(b.kept, bytes);
+        if (recomputed && s_.recompute == Recompute::kOp && OpKeeps(e, s_.sp, s_.tp)) b.kept = Add(b.kept, bytes);
         continue;
       }
       b.full = Add(b.full, bytes);

@@ -92,6 +92,9 @@ struct SavedTensor {
   bool selective = false;      // dropped by selective recomputation: the s² attention tensors
   bool dw_only = false;        // a linear's input, kept only for its weight gradient: none when frozen
   uint64_t tp_max_shards = 0;  // as ParamTensor's: K and V split over at most their heads
+  // A reduce-scatter's output, which exists only under sequence parallelism (--sp with tp > 1): what
+  // --recompute op keeps of a row-parallel linear (graph/op_checkpoint.h).
+  bool reduce_scatter = false;
 };
 
 // A parameter tensor; `tp_sharded` ones are split across the tensor-parallel group (Megatron-LM).

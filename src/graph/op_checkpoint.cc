@@ -8,38 +8,38 @@
 namespace tally {
 namespace {
 
-// One aten.mm of a linear node: its output width and its FLOPs' weight (k x n per row).
-struct MmCall {
+// One module of a linear node: its output width, its FLOPs' weight (k x n per row), whether it
+// makes an aten.mm (a module with a bias makes aten.addmm: F.linear's _flatten_nd_linear, GPT-2's
+// Conv1D), and the ranks its output splits over at most (K and V heads).
+struct Module {
   uint64_t width = 0;
   double work = 0;
-  uint64_t tp_max_shards = 0;  // its output split over at most this many ranks (K and V heads)
+  bool mm = true;
+  uint64_t tp_max_shards = 0;
 };
 
-std::vector<MmCall> MmCalls(const Layer& l) {
-  std::vector<MmCall> calls;
-  if (l.component == Component::kLora) {
-    // PEFT's adapter: x·A (r wide), then (x·A)·B.
-    const Gemm& a = l.gemms.front();
-    const Gemm& b = l.gemms.back();
-    calls.push_back({a.n, static_cast<double>(a.k) * static_cast<double>(a.n), 0});
-    calls.push_back({b.n, static_cast<double>(b.k) * static_cast<double>(b.n), 0});
-    return calls;
+std::vector<Module> Modules(const Layer& l) {
+  std::vector<Module> modules;
+  const auto vectors = static_cast<size_t>(std::count_if(l.param_tensors.begin(), l.param_tensors.end(),
+                                                         [](const ParamTensor& t) { return t.shape.size() < 2; }));
+  const Gemm& g = l.gemms.front();
+  if (l.module_widths.empty()) {
+    modules.push_back({g.n, static_cast<double>(g.k) * static_cast<double>(g.n), vectors == 0, l.tp_max_shards});
+    return modules;
   }
-  for (const Gemm& g : l.gemms) {
-    if (l.module_widths.empty()) {
-      calls.push_back({g.n, static_cast<double>(g.k) * static_cast<double>(g.n), l.tp_max_shards});
-      continue;
-    }
-    // Modules in the order of the node's weight matrices (q, k, v).
-    size_t matrix = 0;
-    for (uint64_t width : l.module_widths) {
-      while (matrix < l.param_tensors.size() && l.param_tensors[matrix].shape.size() < 2) ++matrix;
-      const uint64_t shards = matrix < l.param_tensors.size() ? l.param_tensors[matrix].tp_max_shards : 0;
-      ++matrix;
-      calls.push_back({width, static_cast<double>(g.k) * static_cast<double>(width), shards});
-    }
+  // Modules in the order of the node's weight matrices (q, k, v), their biases after them: every
+  // module's, none, or all but k's (Whisper's k_proj has none: graph/build_attention.cc).
+  const size_t n = l.module_widths.size();
+  size_t matrix = 0;
+  for (size_t i = 0; i < n; ++i) {
+    while (matrix < l.param_tensors.size() && l.param_tensors[matrix].shape.size() < 2) ++matrix;
+    const uint64_t shards = matrix < l.param_tensors.size() ? l.param_tensors[matrix].tp_max_shards : 0;
+    ++matrix;
+    const bool biased = vectors == 0 ? false : vectors == n - 1 && n == 3 ? i != 1 : true;
+    const uint64_t width = l.module_widths[i];
+    modules.push_back({width, static_cast<double>(g.k) * static_cast<double>(width), !biased, shards});
   }
-  return calls;
+  return modules;
 }
 
 }  // namespace
@@ -65,25 +65,34 @@ void MarkOpCheckpoint(LayerGraph& graph, bool flash) {
       }
       continue;
     }
-    if (l.kind != LayerKind::kLinear || l.gemms.empty() || l.n_experts > 0) continue;
-    // A row-parallel linear reads a split input and writes the whole output; a column-parallel
-    // one writes its share of the output columns.
+    // A routed expert runs in a grouped GEMM (torch._grouped_mm), not on the list: it reruns.
+    if (l.kind != LayerKind::kLinear || l.gemms.empty() || l.n_experts > 0 || l.component == Component::kLora) {
+      continue;
+    }
+    // A column-parallel linear writes its share of the output columns. A row-parallel one writes
+    // the whole output on every rank (a partial sum), then under sequence parallelism a
+    // reduce-scatter, on the list too, splits it over the sequence (torchtitan's rowwise_parallel
+    // with output_layouts Shard(1)).
     const bool row = !l.saved.empty() && l.saved[0].tp_sharded;
     const bool column = !row && std::any_of(l.param_tensors.begin(), l.param_tensors.end(),
                                             [](const ParamTensor& t) { return t.tp_sharded && t.shape.size() >= 2; });
     const Gemm& g = l.gemms.front();
     double all = 0, rerun = 0;
-    for (const MmCall& call : MmCalls(l)) {
-      all += call.work;
-      if (++mm % 2 == 0) {
-        rerun += call.work;
+    for (const Module& m : Modules(l)) {
+      all += m.work;
+      if (!m.mm || ++mm % 2 == 0) {
+        rerun += m.work;
         continue;
       }
-      const uint64_t elements = CheckedProduct({g.m, call.width, g.count}, "the outputs --recompute op keeps");
       l.op_kept.push_back({.id = l.path + ":mm" + std::to_string(mm),
-                           .elements = elements,
-                           .tp_sharded = column,
-                           .tp_max_shards = column ? call.tp_max_shards : 0});
+                           .elements = CheckedProduct({g.m, m.width, g.count}, "the outputs --recompute op keeps"),
+                           .tp_sharded = column || row,
+                           .tp_max_shards = row ? 1 : m.tp_max_shards});
+    }
+    if (row) {
+      l.op_kept.push_back({.id = l.path + ":reduce_scatter",
+                           .elements = CheckedProduct({g.m, g.n, g.count}, "the outputs --recompute op keeps"),
+                           .reduce_scatter = true});
     }
     l.op_rerun = all > 0 ? rerun / all : 1;
   }

@@ -144,7 +144,8 @@ std::string TrainActivationsExplain(E e) {
   const std::string recompute = s.recompute == Recompute::kOp ? "torchtitan's per-op (op)" : RecomputeName(s.recompute);
   return "unique tensors saved for backward, " + recompute + " recomputation, " + AttentionName(s.attention) +
          " attention, " + DTypeName(s.dtypes.activation) + (s.pp > 1 ? ", x micro-batches in flight (1F1B)" : "") +
-         " (Korthikanti et al. 2022)" +
+         (s.recompute == Recompute::kOp ? " (torchtitan's parallelize_llama.py, _save_list)"
+                                        : " (Korthikanti et al. 2022)") +
          (s.cp > 1 ? "; / " + N(s.cp) +
                          " context-parallel ranks, each keeping s/cp tokens (weights, gradients "
                          "and optimizer states do not shrink but by ZeRO)"

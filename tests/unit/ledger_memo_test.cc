@@ -28,7 +28,7 @@ std::vector<Settings> Grid(bool moe) {
     for (uint64_t tp : {1u, 2u}) {
       for (Precision p : {Precision::kMixedBf16, Precision::kFp32, Precision::kAmpBf16, Precision::kFp8}) {
         for (Optimizer o : {Optimizer::kAdamw, Optimizer::kAdafactor, Optimizer::kSgd}) {
-          for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+          for (Recompute r : {Recompute::kNone, Recompute::kSelective, Recompute::kFull, Recompute::kOp}) {
             for (uint64_t mb : {1u, 3u}) {
               for (uint64_t ga : {1u, 2u, 8u}) {
                 Settings s{.micro_batch = mb, .precision = p, .optimizer = o, .recompute = r, .tp = tp, .pp = pp};

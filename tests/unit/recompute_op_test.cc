@@ -36,15 +36,42 @@ TrainMemory Ledger(const std::string& model, const Settings& s) {
 constexpr uint64_t kKeptPerToken = (4096 + 1024 + 4096 + 14336 + 4096) * 2 + 32 * 4;  // 55,424 B
 
 TEST_CASE("recompute op: a Llama block keeps q, v, attention, gate and down beside its input") {
+  // Each of 32 blocks keeps kKeptPerToken more than under full; the block rebuilt in backward
+  // needs that much less, since the rerun hands what was kept on to the backward (or frees it: the
+  // down projection's output): 31 blocks' worth in all.
   const uint64_t diff = Ledger("llama-3-8b", Train(Recompute::kOp)).activations -
                         Ledger("llama-3-8b", Train(Recompute::kFull)).activations;
-  CHECK(diff == 32ULL * 2048 * kKeptPerToken);
-  // Under TP 2 with sequence parallelism every one of them splits in two: q, v, the attention
-  // output and its statistics by heads (8 K/V heads over 2 ranks), gate by columns, and down's
-  // whole output by the sequence.
+  CHECK(diff == 31ULL * 2048 * kKeptPerToken);
+  // Under TP 2 with sequence parallelism (torchtitan's plan): q, v, the attention output and its
+  // statistics split by heads (8 K/V heads over 2 ranks) and gate by columns, all in two; down's
+  // output is a partial sum, whole on each rank (4,096); the reduce-scatters after o and down, on
+  // the policy's list, keep half a token's hidden each: 19,968 elements and 16 fp32 statistics,
+  // 40,000 B.
   const uint64_t tp = Ledger("llama-3-8b", Train(Recompute::kOp, 2, true)).activations -
                       Ledger("llama-3-8b", Train(Recompute::kFull, 2, true)).activations;
-  CHECK(tp == 32ULL * 2048 * kKeptPerToken / 2);
+  CHECK(tp == 31ULL * 2048 * ((2048 + 512 + 2048 + 7168 + 4096 + 2048 + 2048) * 2 + 16 * 4));
+  // Without sequence parallelism there is no reduce-scatter; down's whole output stays.
+  const uint64_t no_sp = Ledger("llama-3-8b", Train(Recompute::kOp, 2, false)).activations -
+                         Ledger("llama-3-8b", Train(Recompute::kFull, 2, false)).activations;
+  CHECK(no_sp == 31ULL * 2048 * ((2048 + 512 + 2048 + 7168 + 4096) * 2 + 16 * 4));
+}
+
+TEST_CASE("recompute op: a linear with a bias makes addmm, which the policy neither counts nor keeps") {
+  // GPT-2's Conv1D calls torch.addmm (c_attn, c_proj, c_fc, c_proj): no aten.mm in its blocks, so
+  // each of its 12 blocks keeps attention's output (768) and fp32 log-sum-exp (12 heads) beside its
+  // input, 11 blocks' worth beyond full at 1,024 tokens.
+  auto at_1024 = [](Recompute r) {
+    Settings s = Train(r);
+    s.seq = 1024;
+    return Ledger("gpt2-small", s).activations;
+  };
+  CHECK(at_1024(Recompute::kOp) - at_1024(Recompute::kFull) == 11ULL * 1024 * (768 * 2 + 12 * 4));
+  // And --lora with op is refused: PEFT's adapters run between the base layers' matmuls.
+  const testing::TallyRun lora =
+      testing::RunTally({"memory", "llama-3-8b", "--mode", "train", "--recompute", "op", "--lora", "16"});
+  CHECK(lora.code == 2);
+  CHECK(lora.err.find("--recompute op: torchtitan's per-op policy, which trains no LoRA adapters") !=
+        std::string::npos);
 }
 
 TEST_CASE("recompute op: the backward reruns k, o and up, not q, v, gate, down or attention") {
@@ -92,6 +119,7 @@ TEST_CASE("recompute op: the step holds the kept outputs until each block's back
     return uint64_t{0};
   };
   CHECK(at_loss(Recompute::kOp) - at_loss(Recompute::kFull) == 32ULL * 2048 * kKeptPerToken);
+
   // The walk ends with nothing saved: every kept output was handed to the backward or freed.
   const ModelSpec spec = ResolveModel("llama-3-8b");
   const Settings s = ResolveSettings(Train(Recompute::kOp), spec);
