@@ -214,6 +214,48 @@ TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound
   CHECK(GemmAlignmentFactor(GemmDType::kFp32, 50257, 768) == 1);  // fp32 ran at its aligned rate
 }
 
+TEST_CASE("time parts: the H100's own long GEMMs confirm its rates (the H200's roll-off x the catalog's best)") {
+  // shared/reference/h100-measured.md (an H100 SXM, cuBLAS 13.1 through PyTorch 2.11, single
+  // torch.matmul calls timed with CUDA events): every shape whose GEMM takes at least 0.5 ms, where a
+  // launch (about 20 us) moves the rate by under 4%. Not fitted: the rates come from the H200 sweep
+  // and the catalog's best-shape efficiency (Bekman's maximum achievable matmul table).
+  struct Measured {
+    GemmDType dtype;
+    double m, n, k, efficiency;
+  };
+  const Measured rows[] = {
+      {GemmDType::kBf16, 16384, 4096, 4096, 0.72},  {GemmDType::kBf16, 4096, 4096, 14336, 0.75},
+      {GemmDType::kBf16, 16384, 4096, 14336, 0.65}, {GemmDType::kBf16, 16384, 6144, 4096, 0.73},
+      {GemmDType::kBf16, 4096, 8192, 8192, 0.71},   {GemmDType::kBf16, 16384, 8192, 8192, 0.62},
+      {GemmDType::kBf16, 4096, 14336, 4096, 0.72},  {GemmDType::kBf16, 16384, 14336, 4096, 0.65},
+      {GemmDType::kBf16, 1024, 28672, 8192, 0.71},  {GemmDType::kBf16, 4096, 28672, 8192, 0.69},
+      {GemmDType::kBf16, 16384, 28672, 8192, 0.66}, {GemmDType::kBf16, 1024, 128256, 4096, 0.69},
+      {GemmDType::kBf16, 4096, 128256, 4096, 0.67}, {GemmDType::kBf16, 16384, 128256, 4096, 0.68},
+      {GemmDType::kFp8, 16384, 4096, 14336, 0.62},  {GemmDType::kFp8, 16384, 6144, 4096, 0.59},
+      {GemmDType::kFp8, 4096, 8192, 8192, 0.55},    {GemmDType::kFp8, 16384, 8192, 8192, 0.65},
+      {GemmDType::kFp8, 16384, 14336, 4096, 0.59},  {GemmDType::kFp8, 4096, 28672, 8192, 0.63},
+      {GemmDType::kFp8, 16384, 28672, 8192, 0.62},  {GemmDType::kFp8, 1024, 128256, 4096, 0.62},
+      {GemmDType::kFp8, 4096, 128256, 4096, 0.59},  {GemmDType::kFp8, 16384, 128256, 4096, 0.61},
+  };
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  for (GemmDType dtype : {GemmDType::kBf16, GemmDType::kFp8}) {
+    std::vector<double> ratios;
+    for (const Measured& r : rows) {
+      if (r.dtype != dtype) continue;
+      const double tally = h100.gemm_efficiency.at(dtype) * GemmShapeFactor(dtype, r.m, r.n, r.k);
+      CAPTURE(r.m);
+      CAPTURE(r.n);
+      CAPTURE(r.k);
+      CHECK(std::abs(r.efficiency / tally - 1) <= 0.18);  // bf16 0.90-1.09, fp8 0.83-1.03
+      ratios.push_back(r.efficiency / tally);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    const double median = (ratios[(ratios.size() - 1) / 2] + ratios[ratios.size() / 2]) / 2;
+    CAPTURE(median);
+    CHECK(std::abs(median - 1) <= 0.03);  // bf16 1.00 of 14, fp8 0.98 of 10
+  }
+}
+
 TEST_CASE("time parts: decode's kernel floors and bandwidth are the H200 decode sweep's") {
   // docs/data/h200-decode-sweep.json (scripts/gpu/decode_sweep.py): the least-squares line
   // t = floor + bytes / rate through the bf16 decode GEMMs at M = 1..64 over weights of 100 MB and
