@@ -53,8 +53,17 @@ flush() {
   if [[ -n "$args" ]]; then check "$args_line" "$args" "$expected" "$trimmed" "$want_exit"; fi
   args="" expected="" trimmed=0 want_exit=0
 }
+indent=0
 while IFS= read -r text; do
   n=$((n + 1))
+  # A code block inside a list item is indented with it: its fence's indentation is not the text's.
+  stripped=${text#"${text%%[![:space:]]*}"}
+  if [[ "$stripped" == '```'* ]]; then
+    [[ "$in_block" == 0 ]] && indent=$((${#text} - ${#stripped}))
+    text=$stripped
+  elif [[ "$in_block" == 1 && "$indent" -gt 0 && "${text:0:indent}" =~ ^\ *$ ]]; then
+    text=${text:indent}
+  fi
   if [[ "$text" == '```'* ]]; then
     if [[ "$in_block" == 1 ]]; then
       flush
