@@ -41,6 +41,15 @@ Step StepOf(const std::string& model, Settings s, bool events = false) {
 
 uint64_t States(const TrainMemory& m) { return m.weights + m.master_weights + m.gradients + m.optimizer; }
 
+// The temporaries live at `node`'s event in `phase`.
+uint64_t Temporaries(const Step& s, StepPhase phase, const std::string& node) {
+  for (const StepEvent& e : s.timeline.events) {
+    if (e.phase == phase && e.node == node) return e.live[LiveCategory::kTemporaries];
+  }
+  FAIL("no event " << node);
+  return 0;
+}
+
 // seed-mlp: Linear(512, 1024), ReLU, Linear(1024, 512), ReLU, Linear(512, 10), in that order:
 // 524,288 + 1,024 + 524,288 + 512 + 5,120 + 10 = 1,055,242 parameters.
 constexpr uint64_t kSeedParams = 1'055'242;
@@ -188,17 +197,10 @@ TEST_CASE("timeline: ZeRO-3 holds two gathered blocks, and in backward one block
   Settings zero3 = zero1;
   zero3.zero = 3;
   const Step one = StepOf("llama-2-7b", zero1, true), three = StepOf("llama-2-7b", zero3, true);
-  const auto temporaries = [](const Step& s, StepPhase phase, const std::string& node) {
-    for (const StepEvent& e : s.timeline.events) {
-      if (e.phase == phase && e.node == node) return e.live[LiveCategory::kTemporaries];
-    }
-    FAIL("no event " << node);
-    return uint64_t{0};
-  };
-  CHECK(temporaries(three, StepPhase::kForward, "blocks.5.mlp.up") ==
-        temporaries(one, StepPhase::kForward, "blocks.5.mlp.up") + 2 * block);
-  CHECK(temporaries(three, StepPhase::kBackward, "blocks.5.mlp.up") ==
-        temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + 3 * block);
+  CHECK(Temporaries(three, StepPhase::kForward, "blocks.5.mlp.up") ==
+        Temporaries(one, StepPhase::kForward, "blocks.5.mlp.up") + 2 * block);
+  CHECK(Temporaries(three, StepPhase::kBackward, "blocks.5.mlp.up") ==
+        Temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + 3 * block);
 }
 
 TEST_CASE("timeline: under LoRA, ZeRO-2 holds a block's adapter gradients in fp32 before their reduce-scatter") {
@@ -211,17 +213,10 @@ TEST_CASE("timeline: under LoRA, ZeRO-2 holds a block's adapter gradients in fp3
   Settings zero2 = zero1;
   zero2.zero = 2;
   const Step one = StepOf("llama-2-7b", zero1, true), two = StepOf("llama-2-7b", zero2, true);
-  const auto temporaries = [](const Step& s, StepPhase phase, const std::string& node) {
-    for (const StepEvent& e : s.timeline.events) {
-      if (e.phase == phase && e.node == node) return e.live[LiveCategory::kTemporaries];
-    }
-    FAIL("no event " << node);
-    return uint64_t{0};
-  };
-  CHECK(temporaries(two, StepPhase::kForward, "blocks.5.mlp.up") ==
-        temporaries(one, StepPhase::kForward, "blocks.5.mlp.up"));
-  CHECK(temporaries(two, StepPhase::kBackward, "blocks.5.mlp.up") ==
-        temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + adapters);
+  CHECK(Temporaries(two, StepPhase::kForward, "blocks.5.mlp.up") ==
+        Temporaries(one, StepPhase::kForward, "blocks.5.mlp.up"));
+  CHECK(Temporaries(two, StepPhase::kBackward, "blocks.5.mlp.up") ==
+        Temporaries(one, StepPhase::kBackward, "blocks.5.mlp.up") + adapters);
 }
 
 TEST_CASE("timeline: autocast saves its half-precision weight casts until each GEMM's backward") {
