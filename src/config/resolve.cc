@@ -27,6 +27,20 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
   }
   // Chunked prefill splits a decoder's prompt tokens; a sequential model or an encoder runs whole samples.
   const bool decoder = spec.family == Family::kTransformer && !spec.transformer.encoder;
+  // torchtitan builds decoder-only transformers; its policy on anything else counts the matmuls as
+  // tally's graph orders them, which no run of it has.
+  if (s.recompute == Recompute::kOp && spec.family == Family::kTransformer) {
+    const TransformerSpec& t = spec.transformer;
+    const char* what = t.encoder              ? "an encoder"
+                       : t.encoder_layers > 0 ? "an encoder-decoder"
+                       : HasSsmBlocks(t)      ? "a model with state-space blocks"
+                                              : nullptr;
+    if (what != nullptr) {
+      s.notes.push_back(
+          std::string("--recompute op: torchtitan's per-op policy, on ") + what +
+          ", which torchtitan does not build: its matmuls are counted in the order tally's graph runs them");
+    }
+  }
   if (s.max_batched_tokens && !decoder) {
     throw InputError("--max-batched-tokens: chunked prefill splits a decoder's tokens; '" + spec.name + "' is " +
                      (spec.family == Family::kTransformer ? "an encoder" : "sequential"));

@@ -128,5 +128,17 @@ TEST_CASE("recompute op: the step holds the kept outputs until each block's back
   CHECK(t.events.back().live[LiveCategory::kActivations] == 0);
 }
 
+TEST_CASE("recompute op: a model torchtitan does not build gets the policy with a warning") {
+  const testing::TallyRun bert = testing::RunTally(
+      {"memory", TALLY_TEST_DATA "/hf/bert-base-uncased.json", "--mode", "train", "--recompute", "op", "--seq", "256"});
+  CHECK(bert.code == 0);
+  CHECK(bert.err.find("--recompute op: torchtitan's per-op policy, on an encoder, which torchtitan does not build") !=
+        std::string::npos);
+  const testing::TallyRun llama =
+      testing::RunTally({"memory", "llama-3-8b", "--mode", "train", "--recompute", "op", "--seq", "256"});
+  CHECK(llama.code == 0);
+  CHECK(llama.err.find("--recompute op") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace tally
