@@ -6,14 +6,6 @@
 namespace tally {
 namespace {
 
-uint64_t BlocksOfType(const std::vector<BlockRun>& runs, int type) {
-  uint64_t n = 0;
-  for (const BlockRun& r : runs) {
-    if (r.type == type) n += r.count;
-  }
-  return n;
-}
-
 void AddGraph(CheckpointRates& rates, Component c, int block_type, uint64_t elements,
               const std::vector<BlockRun>& runs) {
   if (c == Component::kLora) return;  // adapters are not in a base checkpoint

@@ -17,17 +17,6 @@ uint64_t Product(const std::vector<uint64_t>& shape) {
   return n;
 }
 
-// Blocks of `block_type` among `runs` with an index in [lo, hi).
-uint64_t BlocksIn(const std::vector<BlockRun>& runs, int block_type, uint64_t lo, uint64_t hi) {
-  uint64_t n = 0;
-  for (const BlockRun& r : runs) {
-    if (r.type != block_type) continue;
-    const uint64_t a = std::max(r.first, lo), b = std::min(r.first + r.count, hi);
-    if (a < b) n += b - a;
-  }
-  return n;
-}
-
 }  // namespace
 
 uint64_t StageCopies(const MemoryModel& m, int block_type, bool after_blocks, uint64_t stage, uint64_t pp) {
@@ -35,15 +24,15 @@ uint64_t StageCopies(const MemoryModel& m, int block_type, bool after_blocks, ui
     const uint64_t home = pp == 1 || !after_blocks ? 0 : pp - 1;
     return home == stage ? 1 : 0;
   }
-  return BlocksIn(m.runs, block_type, StageFirstBlock(stage, m.n_layers, pp),
-                  StageFirstBlock(stage + 1, m.n_layers, pp));
+  return BlocksOfType(m.runs, block_type, StageFirstBlock(stage, m.n_layers, pp),
+                      StageFirstBlock(stage + 1, m.n_layers, pp));
 }
 
 uint64_t RecomputedBlocks(const std::vector<BlockRun>& runs, uint64_t n_layers, int block_type, uint64_t pp,
                           std::optional<uint64_t> layers, std::optional<uint64_t> stage) {
   uint64_t n = 0;
   for (uint64_t st = stage.value_or(0); st < (stage ? *stage + 1 : pp); ++st) {
-    n += BlocksIn(runs, block_type, StageFirstBlock(st, n_layers, pp), StageRecomputeEnd(st, n_layers, pp, layers));
+    n += BlocksOfType(runs, block_type, StageFirstBlock(st, n_layers, pp), StageRecomputeEnd(st, n_layers, pp, layers));
   }
   return n;
 }

@@ -12,7 +12,7 @@ const char* LayerKindName(LayerKind k) { return Name(k); }
 
 const char* ComponentName(Component c) { return Name(c); }
 
-uint64_t LayerGraph::BlocksOfType(int type, uint64_t from, uint64_t to) const {
+uint64_t BlocksOfType(const std::vector<BlockRun>& runs, int type, uint64_t from, uint64_t to) {
   uint64_t n = 0;
   for (const BlockRun& r : runs) {
     if (r.type != type) continue;
@@ -20,6 +20,10 @@ uint64_t LayerGraph::BlocksOfType(int type, uint64_t from, uint64_t to) const {
     if (lo < hi) n += hi - lo;
   }
   return n;
+}
+
+uint64_t LayerGraph::BlocksOfType(int type, uint64_t from, uint64_t to) const {
+  return tally::BlocksOfType(runs, type, from, to);
 }
 
 std::vector<Layer> LayerGraph::Expanded() const {

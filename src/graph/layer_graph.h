@@ -3,6 +3,7 @@
 // and `runs` lists the blocks in order. Cost follows the distinct blocks, not the depth.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -17,6 +18,9 @@ struct BlockRun {
   uint64_t first = 0;
   uint64_t count = 0;
 };
+
+// Blocks of distinct block `type` among `runs` with an index in [from, to).
+uint64_t BlocksOfType(const std::vector<BlockRun>& runs, int type, uint64_t from = 0, uint64_t to = UINT64_MAX);
 
 struct LayerGraph {
   std::string model_name;
