@@ -39,6 +39,8 @@ class GgufSpecReader {
     // The file's attn_qkv tensor is the source model's one fused projection (GPT-2's c_attn, Phi-3's
     // qkv_proj); attn_q, attn_k and attn_v are three.
     t.qkv_fused = Holds("blk.0.attn_qkv.weight");
+    // Phi-3's gate_up_proj stays one tensor, ffn_up, with no ffn_gate beside it.
+    t.gate_up_fused = arch == "phi3" && !Holds("blk.0.ffn_gate.weight");
     if (arch == "gpt2") {
       // modeling_gpt2.py: learned positions, LayerNorm, GELU, biases everywhere.
       t.head_dim = HeadDim(t, p);

@@ -85,6 +85,12 @@ bool HfStoresFusedQkv(const std::string& model_type) {
   return kFused.count(model_type) > 0;
 }
 
+// The model types whose MLP holds gate and up as one nn.Linear, gate_up_proj: modeling_phi3.py
+// Phi3MLP, and modular_glm.py / modular_glm4.py, whose GlmMLP and Glm4MLP are Phi3MLP.
+bool HfStoresFusedGateUp(const std::string& model_type) {
+  return model_type == "phi3" || model_type == "glm" || model_type == "glm4";
+}
+
 }  // namespace
 
 ConfigMap HfReader::Map(const YAML::Node& node, const std::string& file, const std::string& context) {
@@ -101,6 +107,7 @@ ModelSpec HfReader::Read(const std::string& model_type, HfFamilyRead family) {
   spec.description = "Hugging Face config.json, model_type " + model_type;
   t.dtype = Dtype();
   t.qkv_fused = HfStoresFusedQkv(model_type);
+  t.gate_up_fused = HfStoresFusedGateUp(model_type);
   family(*this, model_type);
   Finish();
   spec.transformer = t;

@@ -37,6 +37,7 @@ const std::vector<std::string> kTransformerKeys = {"name",
                                                    "bias",
                                                    "qkv_bias",
                                                    "qkv_fused",
+                                                   "gate_up_fused",
                                                    "out_bias",
                                                    "mlp_bias",
                                                    "lm_head_bias",
@@ -218,6 +219,7 @@ void ReadTransformer(const ConfigMap& m, ModelSpec& spec) {
   t.mlp_bias = m.Bool("mlp_bias", bias);
   t.lm_head_bias = m.Bool("lm_head_bias", false);
   t.qkv_fused = m.Bool("qkv_fused", false);
+  t.gate_up_fused = m.Bool("gate_up_fused", false);
   t.position = EnumKey(m, "position", PositionKind::kLearned);
   t.position_offset = m.NonNegativeInt("position_offset", 0);
   t.tied_embeddings = m.Bool("tied_embeddings", true);

@@ -318,6 +318,9 @@ struct TransformerSpec {
   // The checkpoint stores q, k and v as one linear (GPT-2's c_attn, NeoX's query_key_value, Phi-3's
   // qkv_proj) rather than three (Llama's q_proj, k_proj, v_proj): LoRA adapts each module it holds.
   bool qkv_fused = false;
+  // A gated MLP whose checkpoint stores gate and up as one linear (Phi-3's and GLM's gate_up_proj)
+  // rather than two: one matmul call (--recompute op counts calls: graph/op_checkpoint.h).
+  bool gate_up_fused = false;
   PositionKind position = PositionKind::kLearned;
   uint64_t position_offset = 0;  // extra learned position rows: OPT keeps 2
   uint64_t rotary_dim = 0;       // dimensions of each head that RoPE rotates (partial rotary); 0 = head_dim

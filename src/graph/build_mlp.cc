@@ -41,7 +41,9 @@ void MlpLayers(TransformerContext& ctx, const std::string& prefix, uint64_t rows
       act.saved.push_back({.id = ctx.P(prefix + "act:gate"), .elements = hidden, .tp_sharded = true});
     }
   }
-  ctx.AddLinear(linear("up", h, f, input), shape(f), "up");
+  Layer up = linear("up", h, f, input);
+  up.fused_with_previous = gated && ctx.t.gate_up_fused;
+  ctx.AddLinear(std::move(up), shape(f), "up");
   // ReLU's backward uses its output (the down projection's saved input); GELU and SiLU their input.
   // transformers' ReLUSquaredActivation is relu then square: both backwards read relu(x), a tensor of
   // its own beside the squared output the down projection saves.

@@ -131,6 +131,8 @@ struct Layer {
   // A linear the checkpoint stores as several modules (Llama's q_proj, k_proj and v_proj): their
   // output widths, in order, summing to the GEMM's n. Empty: one module.
   std::vector<uint64_t> module_widths;
+  // One module with the linear before it (a gated MLP's up in Phi-3's gate_up_proj): one call.
+  bool fused_with_previous = false;
   uint64_t non_matmul_flops = 0;  // forward, per the conventions in graph/build_graph.cc
   // LoRA adapters in fp32 on a 16-bit model (GraphSettings::lora_fp32): their GEMMs run in fp32,
   // beside the casts of their input and output (estimate/kernel_costs.h, LoraTraffic).

@@ -45,7 +45,8 @@ std::vector<Module> Modules(const Layer& l) {
 }  // namespace
 
 void MarkOpCheckpoint(LayerGraph& graph, bool flash) {
-  uint64_t mm = 0;  // aten.mm calls so far in the block
+  uint64_t mm = 0;        // aten.mm calls so far in the block
+  bool last_kept = false;  // whether the last one's output was kept
   int block = -2;
   for (size_t i = graph.blocks_begin; i < graph.blocks_end; ++i) {
     Layer& l = graph.layers[i];
@@ -77,10 +78,22 @@ void MarkOpCheckpoint(LayerGraph& graph, bool flash) {
     const bool column = !row && std::any_of(l.param_tensors.begin(), l.param_tensors.end(),
                                             [](const ParamTensor& t) { return t.tp_sharded && t.shape.size() >= 2; });
     const Gemm& g = l.gemms.front();
+    if (l.fused_with_previous) {
+      // Part of the call before (gate_up_proj's up half): kept or rerun with it.
+      l.op_rerun = last_kept ? 0 : 1;
+      if (last_kept) {
+        l.op_kept.push_back({.id = l.path + ":mm" + std::to_string(mm),
+                             .elements = CheckedProduct({g.m, g.n, g.count}, "the outputs --recompute op keeps"),
+                             .tp_sharded = column,
+                             .tp_max_shards = l.tp_max_shards});
+      }
+      continue;
+    }
     double all = 0, rerun = 0;
     for (const Module& m : Modules(l)) {
       all += m.work;
-      if (!m.mm || ++mm % 2 == 0) {
+      last_kept = m.mm && ++mm % 2 == 1;
+      if (!last_kept) {
         rerun += m.work;
         continue;
       }

@@ -56,6 +56,20 @@ TEST_CASE("recompute op: a Llama block keeps q, v, attention, gate and down besi
   CHECK(no_sp == 31ULL * 2048 * ((2048 + 512 + 2048 + 7168 + 4096) * 2 + 16 * 4));
 }
 
+TEST_CASE("recompute op: Phi-3's gate_up_proj is one call") {
+  // modeling_phi3.py: qkv_proj (one call, 9,216 wide: kept), o_proj (rerun), gate_up_proj (one call,
+  // 2 x 8,192: kept), down_proj (rerun); with attention's output (3,072) and fp32 log-sum-exp (32
+  // heads), 57,472 B a token and block, 31 blocks' worth beyond full at 1,024 tokens.
+  auto at_1024 = [](Recompute r) {
+    Settings s = Train(r);
+    s.seq = 1024;
+    return Ledger("phi-3-mini", s).activations;
+  };
+  CHECK(at_1024(Recompute::kOp) - at_1024(Recompute::kFull) == 31ULL * 1024 * ((9216 + 16384 + 3072) * 2 + 32 * 4));
+  // The same layout from the Hugging Face config (model_type phi3).
+  CHECK(ResolveModel(TALLY_TEST_DATA "/hf/phi-3-mini.json").transformer.gate_up_fused);
+}
+
 TEST_CASE("recompute op: a linear with a bias makes addmm, which the policy neither counts nor keeps") {
   // GPT-2's Conv1D calls torch.addmm (c_attn, c_proj, c_fc, c_proj): no aten.mm in its blocks, so
   // each of its 12 blocks keeps attention's output (768) and fp32 log-sum-exp (12 heads) beside its
