@@ -45,7 +45,7 @@ std::vector<Module> Modules(const Layer& l) {
 }  // namespace
 
 void MarkOpCheckpoint(LayerGraph& graph, bool flash) {
-  uint64_t mm = 0;        // aten.mm calls so far in the block
+  uint64_t mm = 0;         // aten.mm calls so far in the block
   bool last_kept = false;  // whether the last one's output was kept
   int block = -2;
   for (size_t i = graph.blocks_begin; i < graph.blocks_end; ++i) {
