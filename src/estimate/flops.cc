@@ -83,6 +83,11 @@ double RecomputeRule::BusiestStageReruns(const Layer& l) const {
                                                   : 0;
 }
 
+double RecomputeRule::CollectiveReruns(const Layer& l, bool sp) const {
+  if (recompute_ != Recompute::kOp) return BusiestStageReruns(l) * RerunShare(l);
+  return l.block >= 0 ? static_cast<double>(l.repeat) * (sp ? 0.5 : 1) : 0;
+}
+
 uint64_t RecomputeRule::Reruns(const Layer& l) const {
   switch (recompute_) {
     case Recompute::kFull: {

@@ -57,6 +57,11 @@ class RecomputeRule {
   // The share of node `l`'s forward each of its rerun blocks runs again: 1, but under `op`
   // Layer::op_rerun (a third of Llama's q/k/v linear: k_proj).
   double RerunShare(const Layer& l) const { return recompute_ == Recompute::kOp ? l.op_rerun : 1; }
+  // How many times a row-parallel linear's collective runs again, as BusiestStageReruns x
+  // RerunShare: under `op` every block reruns its collective whether the GEMM's output was kept or
+  // not, except the reduce-scatter under --sp, which the policy keeps (the all-gather, half of the
+  // pair's volume, reruns).
+  double CollectiveReruns(const Layer& l, bool sp) const;
 
  private:
   Recompute recompute_;

@@ -352,12 +352,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double reruns = blocks_rerun * share;
     recompute[part] += fwd * reruns;
     launches[part] += fwd_launches * (share > 0 ? blocks_rerun : 0);  // a rerun module is a whole launch
-    // Under --recompute op every block reruns, and a row-parallel linear's collective with it whether
-    // its GEMM's output was kept or not, but for the reduce-scatter under --sp, which the policy keeps:
-    // the all-gather, half of the pair, reruns.
-    const double collective_reruns = s.recompute != Recompute::kOp ? reruns
-                                     : l.block >= 0                ? static_cast<double>(l.repeat) * (s.sp ? 0.5 : 1)
-                                                                   : 0;
+    const double collective_reruns = rerun.CollectiveReruns(l, s.sp);
     if (l.kind == LayerKind::kAttentionScores && part == kBlocks) {
       attention_blocks += rep;
       attention_reruns += reruns;

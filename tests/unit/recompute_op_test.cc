@@ -118,6 +118,23 @@ TEST_CASE("recompute op: the step's time lies between none and full, by its reru
   CHECK(op - none > share * (full - none));
 }
 
+TEST_CASE("recompute op: the tensor-parallel collectives a rerun block repeats") {
+  // Every block reruns, so each row-parallel linear's collective reruns too, whether its GEMM's
+  // output was kept or not; under --sp the reduce-scatter after it is on the policy's list and kept,
+  // so only the all-gather, half the pair's volume, reruns. full reruns both.
+  const LayerGraph g = testing::ResolvedGraph(ResolveModel("llama-3-8b"), {.seq = 2048});
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const uint64_t params = CountParams(g).trainable;
+  auto comm = [&](Recompute r, bool sp) {
+    Settings s = Train(r, 2, sp);
+    s.batch = s.micro_batch = 1;
+    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused}).tp_comm;
+  };
+  CHECK(comm(Recompute::kOp, true) - comm(Recompute::kNone, true) ==
+        doctest::Approx((comm(Recompute::kFull, true) - comm(Recompute::kNone, true)) / 2));
+  CHECK(comm(Recompute::kOp, false) == doctest::Approx(comm(Recompute::kFull, false)));
+}
+
 TEST_CASE("recompute op: the step holds the kept outputs until each block's backward") {
   // At the loss every block holds its input and the kept outputs: op's live activations exceed
   // full's by the kept outputs of 32 blocks, as the ledger's do.
