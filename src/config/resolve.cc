@@ -27,6 +27,17 @@ Settings ResolveSettings(Settings s, const ModelSpec& spec) {
   }
   // Chunked prefill splits a decoder's prompt tokens; a sequential model or an encoder runs whole samples.
   const bool decoder = spec.family == Family::kTransformer && !spec.transformer.encoder;
+  // PEFT adapts the modules a checkpoint holds: one adapter on a fused gate_up_proj, where tally's
+  // gate and up targets put one on each.
+  if (s.lora_rank > 0 && spec.family == Family::kTransformer && spec.transformer.gate_up_fused) {
+    const std::vector<std::string>& targets = LoraTargets(s);
+    if (std::find(targets.begin(), targets.end(), "gate") != targets.end() ||
+        std::find(targets.begin(), targets.end(), "up") != targets.end()) {
+      s.notes.push_back("--lora-targets: '" + spec.name +
+                        "' stores gate and up as one gate_up_proj, which PEFT adapts with one adapter; tally puts "
+                        "one on each of gate and up (one more d_model x r matrix a block)");
+    }
+  }
   // torchtitan builds decoder-only transformers; its policy on anything else counts the matmuls as
   // tally's graph orders them, which no run of it has.
   if (s.recompute == Recompute::kOp && spec.family == Family::kTransformer) {

@@ -312,6 +312,17 @@ TEST_CASE("graph: parallelism and LoRA the model cannot have are errors") {
   CHECK_THROWS_AS(PresetGraph("seed-mlp", {.lora_rank = 8}), InputError);
 }
 
+TEST_CASE("graph: adapters on a fused gate_up_proj are flagged, not silently split") {
+  // modeling_phi3.py holds gate and up as one gate_up_proj, which PEFT adapts with one adapter.
+  const ModelSpec phi3 = ResolveModel("phi-3-mini");
+  const Settings lora = ResolveSettings({.lora_rank = 8, .lora_targets = {"qkv", "gate", "up"}}, phi3);
+  REQUIRE(lora.notes.size() == 1);
+  CHECK(lora.notes[0].find("stores gate and up as one gate_up_proj, which PEFT adapts with one adapter") !=
+        std::string::npos);
+  CHECK(ResolveSettings({.lora_rank = 8, .lora_targets = {"qkv", "down"}}, phi3).notes.empty());
+  CHECK(ResolveSettings({.lora_rank = 8, .lora_targets = {"gate", "up"}}, ResolveModel("llama-3-8b")).notes.empty());
+}
+
 TEST_CASE("graph: identical blocks are held once, with a repeat count") {
   const LayerGraph g = PresetGraph("llama-2-7b", {.seq = 16});
   REQUIRE(g.runs.size() == 1);
