@@ -263,12 +263,15 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
   opt("--mode", f.mode, "memory ledgers to show: " + choices(JoinNames<Mode>(" | "), Name(defaults.mode)), "MODE");
   opt("--precision", f.precision,
       choices(JoinNames<Precision>(" | "), Name(defaults.precision)) +
-          "; mixed-* is Megatron's (half-precision weights, fp32 master copy), amp-* PyTorch autocast (fp32 weights, "
+          "; mixed-* half-precision weights and gradients, an fp32 master copy (ZeRO's 16 bytes a parameter; "
+          "Megatron-LM's --bf16 adds --grad-dtype fp32), amp-* PyTorch autocast (fp32 weights, "
           "half-precision GEMMs: Hugging Face's bf16=True), tf32 fp32 with TF32 tensor-core GEMMs (Hugging Face's "
           "tf32=True)",
       "POLICY");
   opt("--param-dtype", f.param_dtype, "override the weights' dtype (also the inference weights)", "DTYPE");
-  opt("--grad-dtype", f.grad_dtype, "override the gradients' dtype", "DTYPE");
+  opt("--grad-dtype", f.grad_dtype,
+      "override the gradients' dtype (fp32: Megatron-LM's main gradients under --bf16, FSDP's fp32 reduce_dtype)",
+      "DTYPE");
   opt("--state-dtype", f.state_dtype, "override the optimizer states' dtype", "DTYPE");
   opt("--optimizer", f.optimizer, choices(JoinNames<Optimizer>(" | "), Name(defaults.optimizer)), "NAME");
   opt("--optimizer-impl", f.optimizer_impl,

@@ -52,6 +52,24 @@ TEST_CASE("memory: ZeRO stages reproduce Rajbhandari et al. 2019, Table 1 (Ψ = 
   CHECK(states(3) == 1'875'000'000);    // 16Ψ/Nd: "1.9GB"
 }
 
+TEST_CASE("memory: Megatron-LM's bf16 keeps fp32 main gradients: --grad-dtype fp32 gives its 18 and 6 + 12/d bytes") {
+  // Megatron-LM's --bf16 accumulates and reduces gradients in fp32 (megatron/training/arguments.py:
+  // "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"); its distributed
+  // optimizer's table (docs/user-guide/features/dist_optimizer.md, "bf16 parameters, fp32 gradients"):
+  // 18 bytes per parameter, 6 + 12/d with the optimizer sharded over d data-parallel ranks.
+  const std::string yaml = "family: sequential\ninput: [75000]\nlayers: [{linear: {out: 100000, bias: false}}]\n";
+  const uint64_t psi = 7'500'000'000;
+  auto states = [&](uint64_t zero) {
+    Settings s{.gpus = 64, .zero = zero};
+    s = Make(s);
+    s.dtypes.grad = DType::kFp32;
+    ModelSpec spec = LoadModelText("inline.yaml", yaml);
+    return ModelStates(TrainingMemory(s, testing::MemoryOf(spec, s)));
+  };
+  CHECK(states(0) == 18 * psi);
+  CHECK(states(1) == 6 * psi + 12 * psi / 64);
+}
+
 // Korthikanti et al. 2022 assume fp16 activations, dropout and eager attention: GPT-2 presets fit.
 // Their Eq. 1-6 leave out LayerNorm's saved fp32 mean and rstd, which autograd keeps: two LayerNorms
 // x 2 statistics x 4 B = 16 bytes per token per layer, replicated under tensor parallelism and split
