@@ -71,6 +71,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "training: the MoE token dispatcher, " + JoinNames<EpDispatch>(" | ") +
           " (default all-to-all, NCCL's); deepep sends a token across nodes once per node it reaches",
       "NAME");
+  opt("--dp-bucket", f.dp_bucket,
+      "training: the data-parallel gradient buckets, " + JoinNames<DpBucket>(" | ") +
+          " (default ddp, PyTorch DDP's 25 MiB); megatron is Megatron-Core's max(40M, 1M x dp) parameters",
+      "NAME");
   opt("--moe-imbalance", f.moe_imbalance,
       "training with --ep: the routed tokens the busiest expert-parallel rank receives over the mean (max / "
       "mean load, at least 1; default 1, balanced routing); every MoE layer waits for that rank",
@@ -110,6 +114,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   r.train.dp_overlap = !f.no_dp_overlap;
   r.train.ep_overlap = f.ep_overlap;
   if (f.ep_dispatch) r.train.ep_dispatch = ParseName<EpDispatch>(*f.ep_dispatch, "--ep-dispatch");
+  if (f.dp_bucket) r.train.dp_bucket = ParseName<DpBucket>(*f.dp_bucket, "--dp-bucket");
   if (f.fp8_recipe) r.train.fp8_recipe = ParseName<Fp8Recipe>(*f.fp8_recipe, "--fp8-recipe");
   if (f.moe_imbalance) {
     r.train.moe_imbalance =

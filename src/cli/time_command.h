@@ -13,7 +13,7 @@ namespace tally {
 
 struct TimeFlags {
   std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price,
-      kernels, pp_schedule, ep_dispatch, moe_imbalance, fp8_recipe;
+      kernels, pp_schedule, ep_dispatch, dp_bucket, moe_imbalance, fp8_recipe;
   bool tp_overlap = false;
   bool no_dp_overlap = false;
   bool ep_overlap = false;

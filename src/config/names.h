@@ -54,6 +54,11 @@ struct EnumNames<EpDispatch> {
 };
 
 template <>
+struct EnumNames<DpBucket> {
+  static constexpr NameEntry<DpBucket> kTable[] = {{DpBucket::kDdp, "ddp"}, {DpBucket::kMegatron, "megatron"}};
+};
+
+template <>
 struct EnumNames<Optimizer> {
   static constexpr NameEntry<Optimizer> kTable[] = {{Optimizer::kSgd, "sgd"},
                                                     {Optimizer::kSgdMomentum, "sgd-momentum"},

@@ -38,8 +38,8 @@ double PairedAllToAllExposed(const LayerGraph& g, const Settings& s, double all_
 // User's Guide" (docs.nvidia.com/deeplearning/performance), "Tile Quantization".
 constexpr double kTile = 128;
 
-// PyTorch DDP's default gradient bucket (bucket_cap_mb = 25): the last one is reduced after the
-// backward ends, so at least its all-reduce is exposed.
+// PyTorch DDP's default gradient bucket (bucket_cap_mb = 25), --dp-bucket ddp: the last one is reduced
+// after the backward ends, so at least its all-reduce is exposed.
 constexpr double kBucketBytes = 25.0 * 1024 * 1024;
 
 // Optimizer state tensors per parameter (what the update reads and writes besides the weight).
@@ -122,6 +122,20 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double b = network ? out.inter_bandwidth : out.intra_bandwidth;
     if (b <= 0) throw InputError("--hardware: " + hw.name + " gives no interconnect bandwidth for the collectives");
     return Link{.bandwidth = b, .network = network, .ranks_per_node = static_cast<double>(o.gpus_per_node)};
+  };
+  // A group of `ranks` devices `stride` apart in Megatron-Core's rank order (tp, cp, ep, dp, pp from
+  // the innermost; FSDP's and DDP's groups are consecutive, stride 1). Across nodes each member
+  // drives its own NIC, and NCCL runs a channel over each (nccl-tests: 400-450 GB/s of all-reduce bus
+  // bandwidth between full 8-GPU H100 nodes, 8 NICs of 50 GB/s), so the group moves the NICs of its
+  // members in a node, at most the NVLink's bandwidth; its rings cross one node per member there.
+  const auto group_link = [&](uint64_t ranks, uint64_t stride) {
+    Link l = link(ranks * stride);
+    if (l.network) {
+      const uint64_t per_node = std::clamp<uint64_t>(o.gpus_per_node / std::max<uint64_t>(stride, 1), 1, ranks);
+      l.bandwidth = std::min(out.intra_bandwidth, out.inter_bandwidth * static_cast<double>(per_node));
+      l.ranks_per_node = static_cast<double>(per_node);
+    }
+    return l;
   };
   // One GEMM on one device: max(compute at the rolled-off efficiency, its operands at bandwidth).
   // `on_chip`: elements of an operand that never reach memory. A grouped expert GEMM runs `experts`
@@ -498,9 +512,11 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   out.bubble_fraction = out.pipeline_bubble / (busy + out.pipeline_bubble);
   // Data parallel: the gradients of a device's parameters all-reduced across dp ranks (ZeRO-1/2:
   // reduce-scatter + all-gather, the same volume; ZeRO-3 gathers the parameters again in every
-  // micro-batch's forward and backward: Rajbhandari et al. 2020, §7), in buckets of 25 MiB (DDP's
-  // default), each a collective with its latency. The reduction overlaps with the backward except the
-  // last bucket; ZeRO-3's gathers, one per block forward and backward, prefetch under compute.
+  // micro-batch's forward and backward: Rajbhandari et al. 2020, §7), in buckets (--dp-bucket), each a
+  // collective with its latency, over the group's link (group_link: its members' NICs across nodes,
+  // NVLink when a pipeline stage's devices fit one node). The reduction overlaps with the backward
+  // except the last bucket; ZeRO-3's gathers, one per block forward and backward, prefetch under
+  // compute.
   // Context-parallel ranks hold the same weights and reduce their gradients with the data-parallel
   // ones; --ep, --etp: the routed experts' gradients over the tp·cp·dp / (ep·etp) ranks holding the
   // same expert shard (ExpertDataParallel).
@@ -510,12 +526,18 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     const double n = static_cast<double>(dp);
     const double n_expert = static_cast<double>(expert_dp);
     const double grads = (device.dense + device.expert) * BytesPerElement(trained.grad);
-    const Link net = link(s.gpus);
-    const auto buckets = [](double bytes) { return std::max(1.0, std::ceil(bytes / kBucketBytes)); };
+    const Link net = group_link(dp, s.tp);
+    const Link expert_net = group_link(expert_dp, s.ep * s.expert_tp());
+    const double bucket_bytes =
+        o.dp_bucket == DpBucket::kMegatron ? std::max(40e6, 1e6 * n) * BytesPerElement(trained.grad) : kBucketBytes;
+    out.dp_bandwidth = net.bandwidth;
+    out.dp_ranks_per_node = net.network ? net.ranks_per_node : n;
+    out.dp_bucket_bytes = bucket_bytes;
+    const auto buckets = [&](double bytes) { return std::max(1.0, std::ceil(bytes / bucket_bytes)); };
     const auto reduce = [&](Collective c, double bytes_per_param) {
       const double dense = device.dense * bytes_per_param, expert = device.expert * bytes_per_param;
       return CollectiveSeconds(c, n, dense, buckets(dense), net) +
-             CollectiveSeconds(c, n_expert, expert, buckets(expert), net);
+             CollectiveSeconds(c, n_expert, expert, buckets(expert), expert_net);
     };
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
     const double all_reduce = reduce(Collective::kAllReduce, BytesPerElement(trained.grad));
@@ -527,7 +549,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // last micro-batch (DDP's no_sync).
     const double earlier = s.zero >= 2 ? (micro - 1) * scatter : 0;
     out.dp_comm = last + earlier;
-    double exposed = std::max(CollectiveSeconds(Collective::kAllReduce, n, std::min(kBucketBytes, grads), 1, net),
+    double exposed = std::max(CollectiveSeconds(Collective::kAllReduce, n, std::min(bucket_bytes, grads), 1, net),
                               last - backward_stage);
     if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
     if (s.zero >= 3) {

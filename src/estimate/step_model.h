@@ -31,6 +31,11 @@ struct StepOptions {
   // flight (Megatron-Core's --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe, §3.2.1).
   bool ep_overlap = false;
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
+  // --dp-bucket: the gradients' buckets, each one collective with its latency: PyTorch DDP's 25 MiB
+  // (bucket_cap_mb), or Megatron-Core's max(40M, 1M x dp) parameters
+  // (megatron/core/distributed/distributed_data_parallel.py), larger so that rings over many nodes
+  // stay bandwidth-bound.
+  DpBucket dp_bucket = DpBucket::kDdp;
   // --moe-imbalance: the routed token copies the busiest expert-parallel rank receives over the mean
   // (max / mean load; 1, balanced routing). Each MoE layer's combine waits for that rank, so its
   // grouped GEMMs, permutation and all-to-all set the layer's pace. No effect without --ep.
@@ -61,6 +66,9 @@ struct StepTime {
   double offload = 0;           // their exposed part
   double step_seconds = 0;      // compute + communication + pipeline_bubble + offload
   double intra_bandwidth = 0, inter_bandwidth = 0;
+  // The data-parallel group's link per device (its members' NICs in a node across nodes, else
+  // NVLink), the members of the group in one node, and the gradient bucket's bytes (--dp-bucket).
+  double dp_bandwidth = 0, dp_ranks_per_node = 0, dp_bucket_bytes = 0;
 };
 
 // One optimizer step of one replica: `g` is the graph at settings.micro_batch (its kernels'

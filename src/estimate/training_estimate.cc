@@ -89,6 +89,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .dp_overlap = req.train.dp_overlap,
                          .ep_overlap = req.train.ep_overlap,
                          .ep_dispatch = req.train.ep_dispatch,
+                         .dp_bucket = req.train.dp_bucket,
                          .moe_imbalance = req.train.moe_imbalance,
                          .fp8_recipe = req.train.fp8_recipe,
                          .mbu = req.mbu.value_or(kDefaultMbu),
@@ -98,6 +99,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
   m.ep_all_to_alls = ExpertAllToAllsPerBlock(*summary.graph, s);
   m.ep_intra_node = s.expert_tp() * s.ep <= req.train.gpus_per_node;
   m.ep_dispatch = req.train.ep_dispatch;
+  m.dp_bucket = req.train.dp_bucket;
   m.moe_imbalance = s.ep > 1 ? req.train.moe_imbalance : 1;
   if (ExpertGrid(s)) {
     m.expert_dp = ExpertDataParallel(s);
@@ -143,6 +145,7 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
                                     {"--no-dp-overlap", !query.dp_overlap},
                                     {"--ep-overlap", query.ep_overlap},
                                     {"--ep-dispatch", query.ep_dispatch != EpDispatch::kAllToAll},
+                                    {"--dp-bucket", query.dp_bucket != DpBucket::kDdp},
                                     {"--moe-imbalance", query.moe_imbalance != 1},
                                     {"--fp8-recipe", query.fp8_recipe != Fp8Recipe::kTensorwise}}) {
       if (set) unused += (count++ == 0 ? "" : ", ") + std::string(flag);

@@ -50,7 +50,8 @@ struct ModelledStep {
   double ep_all_to_alls = 0;
   bool ep_intra_node = false;
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;
-  double moe_imbalance = 1;  // --moe-imbalance, 1 without --ep
+  DpBucket dp_bucket = DpBucket::kDdp;  // --dp-bucket
+  double moe_imbalance = 1;             // --moe-imbalance, 1 without --ep
   uint64_t expert_dp = 0, gradient_ranks = 0;
   // --offload: bytes over the host link per step each way, and host memory per node.
   double offload_down_bytes = 0, offload_up_bytes = 0;

@@ -68,9 +68,11 @@ std::string EpText(E e) {
 std::string DpText(E e) {
   const Settings& s = S(e);
   const ModelledStep& m = *Step(e);
-  return "2 (n - 1) / n x gradient bytes / link bandwidth in 25 MiB buckets, each with NCCL's latency (the faster "
-         "of ring and tree)" +
-         std::string(s.cp > 1 ? ", n = dp x cp" : "") +
+  const std::string bucket = FormatBytes(static_cast<uint64_t>(m.time.dp_bucket_bytes), UnitSystem::kIec);
+  return "2 (n - 1) / n x gradient bytes / the group's link (time.comm.dp_bandwidth) in buckets of " + bucket +
+         (m.dp_bucket == DpBucket::kMegatron ? " (Megatron-Core's max(40M, 1M x n) parameters)"
+                                             : " (PyTorch DDP's 25 MiB; --dp-bucket megatron for Megatron-Core's)") +
+         ", each with NCCL's latency (the faster of ring and tree)" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
          " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 "
          "reduce-scatters "
          "only, plus a parameter all-gather per micro-batch forward and backward)" +
@@ -358,10 +360,26 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_exposed; }); },
        .explain = [](E) -> std::string {
-         return "max(last 25 MiB bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier "
+         return "max(last bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier "
                 "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute; with "
                 "--no-dp-overlap all of it";
        }},
+      {.key = "time.comm.dp_bandwidth",
+       .label = "data-parallel link per device",
+       .unit = Unit::kBytePerSecond,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_bandwidth; }); },
+       .explain =
+           [](E e) {
+             const StepTime& t = Step(e)->time;
+             if (t.dp_bandwidth == t.intra_bandwidth && t.dp_bandwidth != t.inter_bandwidth) {
+               return std::string("the intra-node link: a pipeline stage's devices fit one node");
+             }
+             return "across nodes, the inter-node link x " + FormatDouble(t.dp_ranks_per_node) +
+                    ", the group's members in one node (Megatron-Core's rank order: tp, cp, dp; each drives its own "
+                    "NIC and "
+                    "NCCL runs a channel over each: nccl-tests report 400-450 GB/s of all-reduce bus bandwidth between "
+                    "full 8-GPU H100 nodes), at most the intra-node link";
+           }},
       {.key = "time.comm.intra_node_bandwidth",
        .label = "intra-node link per device",
        .unit = Unit::kBytePerSecond,

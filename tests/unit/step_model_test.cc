@@ -125,8 +125,9 @@ TEST_CASE("step: fp32 and tf32 attention at SDPA's memory-efficient kernel rate,
 
 TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's link or the NIC") {
   // 16 replicas of a 1-device model: 2 (16 - 1) / 16 x params x 2 bytes (bf16 gradients) over the
-  // intra-node link with 16 devices per node, over InfiniBand (25 GB/s on an A100) with 8; each 25 MiB
-  // bucket a call with NCCL's latency: 30 ring steps, 2 of them between the two nodes.
+  // intra-node link with 16 devices per node; with 8, across the two nodes on the NICs of the group's
+  // 8 members in each, 8 x 25 GB/s (one 200 Gb/s HDR NIC per A100; NCCL runs a channel over each);
+  // each 25 MiB bucket a call with NCCL's latency: 30 ring steps, 2 of them between the two nodes.
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 1);
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
@@ -135,10 +136,39 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
   const StepTime intra = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
   CHECK(intra.dp_comm == doctest::Approx(NcclRing(30, 0, Buckets(bytes), 2 * 15.0 / 16 * bytes, 300e9)));
   const StepTime inter = TrainingStep(g, s, a100, 312e12, 0.8, params, {});
-  CHECK(inter.dp_comm == doctest::Approx(NcclRing(30, 2, Buckets(bytes), 2 * 15.0 / 16 * bytes, 25e9)));
+  CHECK(inter.dp_comm == doctest::Approx(NcclRing(30, 2, Buckets(bytes), 2 * 15.0 / 16 * bytes, 200e9)));
+  CHECK(inter.dp_bandwidth == 200e9);
+  CHECK(inter.dp_ranks_per_node == 8);
   // Hidden under the backward except what exceeds it, and at least the last 25 MiB bucket.
-  CHECK(inter.dp_exposed >= 2 * 15.0 / 16 * 25 * 1024 * 1024 / 25e9);
+  CHECK(inter.dp_exposed >= 2 * 15.0 / 16 * 25 * 1024 * 1024 / 200e9);
   CHECK(inter.dp_exposed <= inter.dp_comm);
+}
+
+TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank order (tp, cp, dp, pp)") {
+  // 8 devices a node. --tp 8 over 4 nodes: each data-parallel group has one member a node, a ring of
+  // 4 nodes on one NIC (25 GB/s on an A100), 2 (4 - 1) = 6 ring steps, all between nodes.
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  const LayerGraph g = Micro(Gpt(1024, 8, 16), Parallel(8, 1, 4, 1));
+  const uint64_t params = CountParams(g).trainable;
+  const StepTime wide = TrainingStep(g, Parallel(8, 1, 4, 1), a100, 312e12, 0.8, params, {});
+  CHECK(wide.dp_bandwidth == 25e9);
+  CHECK(wide.dp_ranks_per_node == 1);
+  // --tp 2 --pp 4 --dp 4 on 32 devices: a pipeline stage's tp x dp = 8 devices fill one node, so its
+  // gradients reduce over NVLink (300 GB/s), though the job spans 4 nodes.
+  const StepTime staged = TrainingStep(g, Parallel(2, 4, 4, 1), a100, 312e12, 0.8, params, {});
+  CHECK(staged.dp_bandwidth == 300e9);
+  CHECK(staged.dp_ranks_per_node == 4);
+  // --tp 4 over 16 devices: 4 groups of 4 members, 2 of each a node: 2 NICs.
+  CHECK(TrainingStep(g, Parallel(4, 1, 4, 1), a100, 312e12, 0.8, params, {}).dp_bandwidth == 50e9);
+  // --dp-bucket: PyTorch DDP's 25 MiB, or Megatron-Core's max(40M, 1M x dp) parameters at the
+  // gradients' 2 bytes (megatron/core/distributed/distributed_data_parallel.py).
+  CHECK(wide.dp_bucket_bytes == 25.0 * 1024 * 1024);
+  const StepTime megatron =
+      TrainingStep(g, Parallel(8, 1, 4, 1), a100, 312e12, 0.8, params, {.dp_bucket = DpBucket::kMegatron});
+  CHECK(megatron.dp_bucket_bytes == 80e6);
+  const StepTime many =
+      TrainingStep(g, Parallel(1, 1, 64, 1), a100, 312e12, 0.8, params, {.dp_bucket = DpBucket::kMegatron});
+  CHECK(many.dp_bucket_bytes == 128e6);
 }
 
 TEST_CASE("step: LoRA's fp32 adapters all-reduce 4-byte gradients, the policy's 2 under --lora-dtype base") {
@@ -166,7 +196,8 @@ TEST_CASE("step: LoRA's fp32 adapters all-reduce 4-byte gradients, the policy's 
 }
 
 TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters in every pass") {
-  // 16 ranks across nodes (25 GB/s), 2 micro-batches: per micro-batch a reduce-scatter of the bf16
+  // 16 ranks across two nodes (their 8 NICs a node, 8 x 25 GB/s), 2 micro-batches: per micro-batch a
+  // reduce-scatter of the bf16
   // gradients (partitioned gradients are reduced to their owners in every backward: DeepSpeed's
   // stage-3 hooks) and an all-gather of the bf16 parameters in the forward and in the backward, each
   // (16 - 1) / 16 of the buffer (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x a
@@ -178,8 +209,8 @@ TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
   const double bytes = 2 * static_cast<double>(params), wire = 15.0 / 16 * bytes;
-  const double scatters = 2 * NcclRing(15, 1, Buckets(bytes), wire, 25e9);
-  const double gathers = NcclRing(15, 1, 32, wire * 2 * 2, 25e9);
+  const double scatters = 2 * NcclRing(15, 1, Buckets(bytes), wire, 200e9);
+  const double gathers = NcclRing(15, 1, 32, wire * 2 * 2, 200e9);
   CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(scatters + gathers));
 }
 
