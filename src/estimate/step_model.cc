@@ -539,19 +539,34 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       return CollectiveSeconds(c, n, dense, buckets(dense), net) +
              CollectiveSeconds(c, n_expert, expert, buckets(expert), expert_net);
     };
+    // Without ZeRO the gradients are all-reduced. ZeRO-1 and 2 (Megatron's distributed optimizer,
+    // DeepSpeed's stages 1 and 2) reduce-scatter them to the ranks owning each optimizer shard, which
+    // all-gather the updated weights after the step: the all-reduce's volume where gradients and
+    // weights share a dtype (Rajbhandari et al. 2020, §5.1), fp32 gradients and bf16 weights 4 + 2
+    // bytes a parameter where an all-reduce moves 8. The gather cannot run under the backward that
+    // precedes it: the next forward waits for each bucket (Megatron-LM's --overlap-param-gather).
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
     const double all_reduce = reduce(Collective::kAllReduce, BytesPerElement(trained.grad));
     const double scatter = reduce(Collective::kReduceScatter, BytesPerElement(trained.grad));
-    const double last = s.zero >= 3 ? scatter : all_reduce;
+    const double last = s.zero >= 1 ? scatter : all_reduce;
+    const bool sharded_update = s.zero == 1 || s.zero == 2;
+    const double regather = sharded_update ? reduce(Collective::kAllGather, BytesPerElement(trained.param)) : 0;
     // ZeRO-2 and 3 partition the gradients, so every micro-batch's backward reduce-scatters its own
     // to their owners (DeepSpeed's stage 2/3 gradient hooks; FSDP outside no_sync), each under that
     // micro-batch's backward; unpartitioned gradients accumulate locally and are reduced once, in the
     // last micro-batch (DDP's no_sync).
     const double earlier = s.zero >= 2 ? (micro - 1) * scatter : 0;
-    out.dp_comm = last + earlier;
-    double exposed = std::max(CollectiveSeconds(Collective::kAllReduce, n, std::min(bucket_bytes, grads), 1, net),
-                              last - backward_stage);
+    out.dp_comm = last + earlier + regather;
+    const Collective first = s.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
+    double exposed =
+        std::max(CollectiveSeconds(first, n, std::min(bucket_bytes, grads), 1, net), last - backward_stage);
     if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
+    if (sharded_update) {
+      // Under the next step's first forward on the stage, all but what outlasts it (and its first bucket).
+      const double weights = (device.dense + device.expert) * BytesPerElement(trained.param);
+      exposed += std::max(CollectiveSeconds(Collective::kAllGather, n, std::min(bucket_bytes, weights), 1, net),
+                          regather - f_stage);
+    }
     if (s.zero >= 3) {
       const double param_bytes = (device.dense + device.expert) * BytesPerElement(trained.param);
       const double units = 2 * layers * stage_share * micro;  // one gather per block, forward and backward

@@ -73,8 +73,8 @@ std::string DpText(E e) {
          (m.dp_bucket == DpBucket::kMegatron ? " (Megatron-Core's max(40M, 1M x n) parameters)"
                                              : " (PyTorch DDP's 25 MiB; --dp-bucket megatron for Megatron-Core's)") +
          ", each with NCCL's latency (the faster of ring and tree)" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
-         " (ZeRO-2 and 3: also a gradient reduce-scatter, half that, in each earlier micro-batch; ZeRO-3 "
-         "reduce-scatters "
+         " (ZeRO-1 and 2: a reduce-scatter of the gradients, then an all-gather of the updated weights in their "
+         "dtype; ZeRO-2 and 3: also a gradient reduce-scatter in each earlier micro-batch; ZeRO-3 reduce-scatters "
          "only, plus a parameter all-gather per micro-batch forward and backward)" +
          (ExpertGrid(s) ? "; the routed experts' (1 / ep of them per device, each / etp) over n = tp x cp x dp / "
                           "(ep x etp) = " +
@@ -360,7 +360,8 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_exposed; }); },
        .explain = [](E) -> std::string {
-         return "max(last bucket, reduction - last micro-batch's backward); ZeRO-2/3: + each earlier "
+         return "max(last bucket, reduction - last micro-batch's backward); ZeRO-1/2: + the weights' all-gather "
+                "past the next first forward (Megatron-LM's --overlap-param-gather); ZeRO-2/3: + each earlier "
                 "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute; with "
                 "--no-dp-overlap all of it";
        }},

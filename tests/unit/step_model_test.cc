@@ -144,6 +144,30 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
   CHECK(inter.dp_exposed <= inter.dp_comm);
 }
 
+TEST_CASE("step: ZeRO-1 reduce-scatters the gradients and all-gathers the updated weights") {
+  // 16 replicas on one 16-device A100 node (300 GB/s): the gradients reduce-scattered to the owners
+  // of their optimizer shard, then the new weights all-gathered, each (16 - 1) / 16 of the buffer in
+  // 25 MiB calls of 15 ring steps: with bf16 gradients and weights the all-reduce's volume
+  // (Rajbhandari et al. 2020, §5.1); with fp32 gradients, as Megatron-LM keeps them under --bf16,
+  // 4 + 2 bytes a parameter where an all-reduce would move 2 x 4.
+  const HardwareSpec a100 = ResolveHardware("a100-80gb");
+  Settings s = Parallel(1, 1, 16, 1);
+  s.zero = 1;
+  const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
+  const uint64_t params = CountParams(g).trainable;
+  const auto ring = [](double bytes) { return NcclRing(15, 0, Buckets(bytes), 15.0 / 16 * bytes, 300e9); };
+  const double p = static_cast<double>(params);
+  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16}).dp_comm ==
+        doctest::Approx(ring(2 * p) + ring(2 * p)));
+  s.dtypes.grad = DType::kFp32;
+  const StepTime fp32 = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
+  CHECK(fp32.dp_comm == doctest::Approx(ring(4 * p) + ring(2 * p)));
+  // The gather waits for the step's update, so it hides under the next forward, not the backward:
+  // with --no-dp-overlap all of it shows.
+  const StepTime waits = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16, .dp_overlap = false});
+  CHECK(waits.dp_exposed == doctest::Approx(fp32.dp_comm));
+}
+
 TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank order (tp, cp, dp, pp)") {
   // 8 devices a node. --tp 8 over 4 nodes: each data-parallel group has one member a node, a ring of
   // 4 nodes on one NIC (25 GB/s on an A100), 2 (4 - 1) = 6 ring steps, all between nodes.
