@@ -38,6 +38,12 @@ double PairedAllToAllExposed(const LayerGraph& g, const Settings& s, double all_
 // User's Guide" (docs.nvidia.com/deeplearning/performance), "Tile Quantization".
 constexpr double kTile = 128;
 
+// The share of the NICs' line rate NCCL's collectives reach across nodes: nccl-tests on 4 nodes of
+// 8 H100 SXM with 8 x 400 Gb/s InfiniBand each (NCCL 2.24.3) measured 330.93 GB/s of all-reduce
+// bus bandwidth and 323.53 GB/s of all-gather, of the 8 x 50 GB/s = 400 a node's NICs carry
+// (github.com/aigatech/vpbenchmarking, README, "NCCL Communication - Multi-Node"): 0.827.
+constexpr double kNetworkCollectiveShare = 330.93 / 400;
+
 // PyTorch DDP's default gradient bucket (bucket_cap_mb = 25), --dp-bucket ddp: the last one is reduced
 // after the backward ends, so at least its all-reduce is exposed.
 constexpr double kBucketBytes = 25.0 * 1024 * 1024;
@@ -125,14 +131,15 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   };
   // A group of `ranks` devices `stride` apart in Megatron-Core's rank order (tp, cp, ep, dp, pp from
   // the innermost; FSDP's and DDP's groups are consecutive, stride 1). Across nodes each member
-  // drives its own NIC, and NCCL runs a channel over each (nccl-tests: 400-450 GB/s of all-reduce bus
-  // bandwidth between full 8-GPU H100 nodes, 8 NICs of 50 GB/s), so the group moves the NICs of its
-  // members in a node, at most the NVLink's bandwidth; its rings cross one node per member there.
+  // drives its own NIC and NCCL runs a channel over each, so the group moves the NICs of its members
+  // in a node, at kNetworkCollectiveShare of their line rate, at most the NVLink's bandwidth; its
+  // rings cross one node per member there.
   const auto group_link = [&](uint64_t ranks, uint64_t stride) {
     Link l = link(ranks * stride);
     if (l.network) {
       const uint64_t per_node = std::clamp<uint64_t>(o.gpus_per_node / std::max<uint64_t>(stride, 1), 1, ranks);
-      l.bandwidth = std::min(out.intra_bandwidth, out.inter_bandwidth * static_cast<double>(per_node));
+      l.bandwidth =
+          std::min(out.intra_bandwidth, out.inter_bandwidth * kNetworkCollectiveShare * static_cast<double>(per_node));
       l.ranks_per_node = static_cast<double>(per_node);
     }
     return l;

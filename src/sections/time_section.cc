@@ -377,9 +377,9 @@ KeyTable<TimeEstimate> StepRows() {
              }
              return "across nodes, the inter-node link x " + FormatDouble(t.dp_ranks_per_node) +
                     ", the group's members in one node (Megatron-Core's rank order: tp, cp, dp; each drives its own "
-                    "NIC and "
-                    "NCCL runs a channel over each: nccl-tests report 400-450 GB/s of all-reduce bus bandwidth between "
-                    "full 8-GPU H100 nodes), at most the intra-node link";
+                    "NIC and NCCL runs a channel over each), x 0.827, the share of the NICs' line rate nccl-tests "
+                    "reached across 4 nodes of 8 H100 (330.93 of 400 GB/s of all-reduce bus bandwidth, "
+                    "github.com/aigatech/vpbenchmarking); at most the intra-node link";
            }},
       {.key = "time.comm.intra_node_bandwidth",
        .label = "intra-node link per device",
