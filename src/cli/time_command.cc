@@ -1,6 +1,7 @@
 #include "cli/time_command.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <cmath>
 
 #include "cli/settings_flags.h"
@@ -72,9 +73,15 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
           " (default all-to-all, NCCL's); deepep sends a token across nodes once per node it reaches",
       "NAME");
   opt("--dp-bucket", f.dp_bucket,
-      "training: the data-parallel gradient buckets, " + JoinNames<DpBucket>(" | ") +
-          " (default ddp, PyTorch DDP's 25 MiB); megatron is Megatron-Core's max(40M, 1M x dp) parameters",
-      "NAME");
+      "training: the data-parallel buckets, " + JoinNames<DpBucket>(" | ") +
+          " | parameters (default ddp, PyTorch DDP's 25 MiB of gradients); megatron: Megatron-Core's max(40M, "
+          "1M x dp) parameters, deepspeed: 5e8, 128Mi: Megatron-Bridge's",
+      "SIZE");
+  cmd->add_flag("--overlap-param-gather", f.overlap_param_gather,
+                "training with --zero 1 or 2: the updated weights' all-gather runs under the next step's first "
+                "forward (Megatron-LM's flag; Megatron-Bridge's wherever dp > 1); default after the update, "
+                "exposed, as DeepSpeed runs it")
+      ->group("Time");
   opt("--moe-imbalance", f.moe_imbalance,
       "training with --ep: the routed tokens the busiest expert-parallel rank receives over the mean (max / "
       "mean load, at least 1; default 1, balanced routing); every MoE layer waits for that rank",
@@ -114,7 +121,20 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   r.train.dp_overlap = !f.no_dp_overlap;
   r.train.ep_overlap = f.ep_overlap;
   if (f.ep_dispatch) r.train.ep_dispatch = ParseName<EpDispatch>(*f.ep_dispatch, "--ep-dispatch");
-  if (f.dp_bucket) r.train.dp_bucket = ParseName<DpBucket>(*f.dp_bucket, "--dp-bucket");
+  if (f.dp_bucket) {
+    const bool named = !f.dp_bucket->empty() && std::isalpha(static_cast<unsigned char>(f.dp_bucket->front())) != 0;
+    if (named) {
+      if (!FindName<DpBucket>(*f.dp_bucket)) {
+        throw InputError("--dp-bucket: unknown value '" + *f.dp_bucket + "'; use " + JoinNames<DpBucket>(", ") +
+                         " or a parameter count such as 128Mi");
+      }
+      r.train.dp_bucket = ParseName<DpBucket>(*f.dp_bucket, "--dp-bucket");
+    } else {
+      r.train.dp_bucket = DpBucket::kParams;
+      r.train.dp_bucket_params = ParseCount(*f.dp_bucket, "--dp-bucket");
+    }
+  }
+  r.train.param_gather_overlap = f.overlap_param_gather;
   if (f.fp8_recipe) r.train.fp8_recipe = ParseName<Fp8Recipe>(*f.fp8_recipe, "--fp8-recipe");
   if (f.moe_imbalance) {
     r.train.moe_imbalance =

@@ -15,6 +15,7 @@ struct TimeFlags {
   std::optional<std::string> tokens, days, hours, mfu, achieved, mbu, prompt, generate, gpus_per_node, vp, price,
       kernels, pp_schedule, ep_dispatch, dp_bucket, moe_imbalance, fp8_recipe;
   bool tp_overlap = false;
+  bool overlap_param_gather = false;
   bool no_dp_overlap = false;
   bool ep_overlap = false;
 };

@@ -55,7 +55,8 @@ struct EnumNames<EpDispatch> {
 
 template <>
 struct EnumNames<DpBucket> {
-  static constexpr NameEntry<DpBucket> kTable[] = {{DpBucket::kDdp, "ddp"}, {DpBucket::kMegatron, "megatron"}};
+  static constexpr NameEntry<DpBucket> kTable[] = {
+      {DpBucket::kDdp, "ddp"}, {DpBucket::kMegatron, "megatron"}, {DpBucket::kDeepSpeed, "deepspeed"}};
 };
 
 template <>

@@ -52,9 +52,10 @@ enum class PipelineSchedule { k1f1b, kInterleaved, kZeroBubble, kDualPipe };
 // The MoE token dispatcher (estimate/expert_parallel.h): NCCL's all-to-all, or DeepEP's, which sends
 // a token across nodes once per destination node and forwards it inside the node.
 enum class EpDispatch { kAllToAll, kDeepEp };
-// The data-parallel gradient buckets (estimate/step_model.cc): PyTorch DDP's 25 MiB, or Megatron-Core's
-// max(40M, 1M x dp) parameters (megatron/core/distributed/distributed_data_parallel.py).
-enum class DpBucket { kDdp, kMegatron };
+// The data-parallel buckets (estimate/step_model.cc): PyTorch DDP's 25 MiB of gradients, Megatron-Core's
+// max(40M, 1M x dp) parameters (megatron/core/distributed/distributed_data_parallel.py), DeepSpeed's
+// 5e8 (deepspeed/runtime/zero/config.py: reduce_bucket_size, allgather_bucket_size), or a given count.
+enum class DpBucket { kDdp, kMegatron, kDeepSpeed, kParams };
 // How fp8 training scales its tensors (Transformer Engine's recipes, transformer_engine/common/recipe):
 // one scale per tensor from its own amax (Float8CurrentScaling; torchao's tensorwise), per tensor from
 // an amax history (DelayedScaling), per 1 x 128 / 128 x 128 block (Float8BlockScaling, DeepSeek-V3's),

@@ -532,52 +532,62 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   if (dp > 1 || expert_dp > 1) {
     const double n = static_cast<double>(dp);
     const double n_expert = static_cast<double>(expert_dp);
-    const double grads = (device.dense + device.expert) * BytesPerElement(trained.grad);
     const Link net = group_link(dp, s.tp);
     const Link expert_net = group_link(expert_dp, s.ep * s.expert_tp());
-    const double bucket_bytes =
-        o.dp_bucket == DpBucket::kMegatron ? std::max(40e6, 1e6 * n) * BytesPerElement(trained.grad) : kBucketBytes;
+    const double grad_bytes = BytesPerElement(trained.grad), weight_bytes = BytesPerElement(trained.param);
+    // The parameters a bucket holds (--dp-bucket); a collective moves them in its own dtype.
+    const double bucket_params = o.dp_bucket == DpBucket::kMegatron    ? std::max(40e6, 1e6 * n)
+                                 : o.dp_bucket == DpBucket::kDeepSpeed ? 5e8
+                                 : o.dp_bucket == DpBucket::kParams    ? static_cast<double>(o.dp_bucket_params)
+                                                                       : kBucketBytes / grad_bytes;
+    out.dp_network = net.network;
     out.dp_bandwidth = net.bandwidth;
     out.dp_ranks_per_node = net.network ? net.ranks_per_node : n;
-    out.dp_bucket_bytes = bucket_bytes;
-    const auto buckets = [&](double bytes) { return std::max(1.0, std::ceil(bytes / bucket_bytes)); };
-    const auto reduce = [&](Collective c, double bytes_per_param) {
-      const double dense = device.dense * bytes_per_param, expert = device.expert * bytes_per_param;
-      return CollectiveSeconds(c, n, dense, buckets(dense), net) +
-             CollectiveSeconds(c, n_expert, expert, buckets(expert), expert_net);
+    out.dp_bucket_bytes = bucket_params * grad_bytes;
+    // `calls` collectives of `c` over the dense and the routed experts' groups, `bytes_per_param` each
+    // parameter; 0 calls: in buckets.
+    const auto collective = [&](Collective c, double bytes_per_param, double calls = 0) {
+      const auto over = [&](double params, double ranks, const Link& l) {
+        const double bucketed = std::max(1.0, std::ceil(params / bucket_params));
+        return CollectiveSeconds(c, ranks, params * bytes_per_param, calls > 0 ? calls : bucketed, l);
+      };
+      return over(device.dense, n, net) + over(device.expert, n_expert, expert_net);
+    };
+    // One bucket of `c`: what no overlap hides (the dense group's, the larger).
+    const auto one_bucket = [&](Collective c, double bytes_per_param) {
+      const double params = std::min(bucket_params, std::max(device.dense, device.expert));
+      return CollectiveSeconds(c, n, params * bytes_per_param, 1, net);
     };
     // Without ZeRO the gradients are all-reduced. ZeRO-1 and 2 (Megatron's distributed optimizer,
     // DeepSpeed's stages 1 and 2) reduce-scatter them to the ranks owning each optimizer shard, which
     // all-gather the updated weights after the step: the all-reduce's volume where gradients and
     // weights share a dtype (Rajbhandari et al. 2020, §5.1), fp32 gradients and bf16 weights 4 + 2
-    // bytes a parameter where an all-reduce moves 8. The gather cannot run under the backward that
-    // precedes it: the next forward waits for each bucket (Megatron-LM's --overlap-param-gather).
+    // bytes a parameter where an all-reduce moves 8. The gather waits for the update: DeepSpeed runs
+    // it "at the end of each step" (deepspeed/runtime/zero/config.py, allgather_bucket_size), exposed;
+    // with --overlap-param-gather (Megatron-LM's) the next forward waits only for each bucket it uses.
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
-    const double all_reduce = reduce(Collective::kAllReduce, BytesPerElement(trained.grad));
-    const double scatter = reduce(Collective::kReduceScatter, BytesPerElement(trained.grad));
+    const double all_reduce = collective(Collective::kAllReduce, grad_bytes);
+    const double scatter = collective(Collective::kReduceScatter, grad_bytes);
     const double last = s.zero >= 1 ? scatter : all_reduce;
     const bool sharded_update = s.zero == 1 || s.zero == 2;
-    const double regather = sharded_update ? reduce(Collective::kAllGather, BytesPerElement(trained.param)) : 0;
+    const double regather = sharded_update ? collective(Collective::kAllGather, weight_bytes) : 0;
     // ZeRO-2 and 3 partition the gradients, so every micro-batch's backward reduce-scatters its own
     // to their owners (DeepSpeed's stage 2/3 gradient hooks; FSDP outside no_sync), each under that
     // micro-batch's backward; unpartitioned gradients accumulate locally and are reduced once, in the
     // last micro-batch (DDP's no_sync).
     const double earlier = s.zero >= 2 ? (micro - 1) * scatter : 0;
     out.dp_comm = last + earlier + regather;
-    const Collective first = s.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce;
-    double exposed =
-        std::max(CollectiveSeconds(first, n, std::min(bucket_bytes, grads), 1, net), last - backward_stage);
+    double exposed = std::max(one_bucket(s.zero >= 1 ? Collective::kReduceScatter : Collective::kAllReduce, grad_bytes),
+                              last - backward_stage);
     if (s.zero >= 2) exposed += (micro - 1) * std::max(0.0, scatter - backward_stage);
     if (sharded_update) {
-      // Under the next step's first forward on the stage, all but what outlasts it (and its first bucket).
-      const double weights = (device.dense + device.expert) * BytesPerElement(trained.param);
-      exposed += std::max(CollectiveSeconds(Collective::kAllGather, n, std::min(bucket_bytes, weights), 1, net),
-                          regather - f_stage);
+      exposed += o.param_gather_overlap ? std::max(one_bucket(Collective::kAllGather, weight_bytes), regather - f_stage)
+                                        : regather;
     }
     if (s.zero >= 3) {
-      const double param_bytes = (device.dense + device.expert) * BytesPerElement(trained.param);
-      const double units = 2 * layers * stage_share * micro;  // one gather per block, forward and backward
-      const double gathers = CollectiveSeconds(Collective::kAllGather, n, param_bytes * 2 * micro, units, net);
+      // One gather per block, forward and backward, of the dense and the experts' parameters each.
+      const double units = 2 * layers * stage_share * micro;
+      const double gathers = collective(Collective::kAllGather, weight_bytes * 2 * micro, units);
       out.dp_comm += gathers;
       exposed += std::max(0.0, gathers - out.compute);
     }

@@ -31,11 +31,14 @@ struct StepOptions {
   // flight (Megatron-Core's --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe, §3.2.1).
   bool ep_overlap = false;
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
-  // --dp-bucket: the gradients' buckets, each one collective with its latency: PyTorch DDP's 25 MiB
-  // (bucket_cap_mb), or Megatron-Core's max(40M, 1M x dp) parameters
-  // (megatron/core/distributed/distributed_data_parallel.py), larger so that rings over many nodes
-  // stay bandwidth-bound.
+  // --dp-bucket: the data-parallel buckets, each one collective with its latency (config/settings.h,
+  // DpBucket); larger ones keep rings over many nodes bandwidth-bound.
   DpBucket dp_bucket = DpBucket::kDdp;
+  uint64_t dp_bucket_params = 0;  // --dp-bucket N (DpBucket::kParams)
+  // --overlap-param-gather: ZeRO-1/2's all-gather of the updated weights runs under the next step's
+  // first forward (Megatron-LM's flag of that name; Megatron-Bridge sets it wherever dp > 1); else
+  // after the update, exposed, as DeepSpeed gathers "at the end of each step".
+  bool param_gather_overlap = false;
   // --moe-imbalance: the routed token copies the busiest expert-parallel rank receives over the mean
   // (max / mean load; 1, balanced routing). Each MoE layer's combine waits for that rank, so its
   // grouped GEMMs, permutation and all-to-all set the layer's pace. No effect without --ep.
@@ -67,7 +70,9 @@ struct StepTime {
   double step_seconds = 0;      // compute + communication + pipeline_bubble + offload
   double intra_bandwidth = 0, inter_bandwidth = 0;
   // The data-parallel group's link per device (its members' NICs in a node across nodes, else
-  // NVLink), the members of the group in one node, and the gradient bucket's bytes (--dp-bucket).
+  // NVLink), whether it crosses nodes, the members of the group in one node, and the gradient
+  // bucket's bytes (--dp-bucket); all 0 without a data-parallel group.
+  bool dp_network = false;
   double dp_bandwidth = 0, dp_ranks_per_node = 0, dp_bucket_bytes = 0;
 };
 

@@ -29,6 +29,8 @@ struct TrainQuery {
   bool ep_overlap = false;                         // --ep-overlap (estimate/step_model.h)
   EpDispatch ep_dispatch = EpDispatch::kAllToAll;  // --ep-dispatch (estimate/expert_parallel.h)
   DpBucket dp_bucket = DpBucket::kDdp;             // --dp-bucket (estimate/step_model.h)
+  uint64_t dp_bucket_params = 0;                   // --dp-bucket N
+  bool param_gather_overlap = false;               // --overlap-param-gather (estimate/step_model.h)
   double moe_imbalance = 1;                        // --moe-imbalance (estimate/step_model.h)
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;   // --fp8-recipe (estimate/kernel_costs.h)
   std::optional<double> price;                     // per device-hour

@@ -90,6 +90,8 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .ep_overlap = req.train.ep_overlap,
                          .ep_dispatch = req.train.ep_dispatch,
                          .dp_bucket = req.train.dp_bucket,
+                         .dp_bucket_params = req.train.dp_bucket_params,
+                         .param_gather_overlap = req.train.param_gather_overlap,
                          .moe_imbalance = req.train.moe_imbalance,
                          .fp8_recipe = req.train.fp8_recipe,
                          .mbu = req.mbu.value_or(kDefaultMbu),
@@ -146,6 +148,7 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
                                     {"--ep-overlap", query.ep_overlap},
                                     {"--ep-dispatch", query.ep_dispatch != EpDispatch::kAllToAll},
                                     {"--dp-bucket", query.dp_bucket != DpBucket::kDdp},
+                                    {"--overlap-param-gather", query.param_gather_overlap},
                                     {"--moe-imbalance", query.moe_imbalance != 1},
                                     {"--fp8-recipe", query.fp8_recipe != Fp8Recipe::kTensorwise}}) {
       if (set) unused += (count++ == 0 ? "" : ", ") + std::string(flag);

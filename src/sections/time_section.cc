@@ -68,11 +68,15 @@ std::string EpText(E e) {
 std::string DpText(E e) {
   const Settings& s = S(e);
   const ModelledStep& m = *Step(e);
+  if (m.time.dp_bucket_bytes <= 0) return "no data-parallel group: every device holds its own parameters' only replica";
   const std::string bucket = FormatBytes(static_cast<uint64_t>(m.time.dp_bucket_bytes), UnitSystem::kIec);
+  const char* rule = m.dp_bucket == DpBucket::kMegatron    ? " (Megatron-Core's max(40M, 1M x n) parameters)"
+                     : m.dp_bucket == DpBucket::kDeepSpeed ? " (DeepSpeed's 5e8 parameters)"
+                     : m.dp_bucket == DpBucket::kParams    ? " (--dp-bucket's parameters)"
+                                                           : " (PyTorch DDP's 25 MiB; --dp-bucket for others)";
   return "2 (n - 1) / n x gradient bytes / the group's link (time.comm.dp_bandwidth) in buckets of " + bucket +
-         (m.dp_bucket == DpBucket::kMegatron ? " (Megatron-Core's max(40M, 1M x n) parameters)"
-                                             : " (PyTorch DDP's 25 MiB; --dp-bucket megatron for Megatron-Core's)") +
-         ", each with NCCL's latency (the faster of ring and tree)" + std::string(s.cp > 1 ? ", n = dp x cp" : "") +
+         " of gradients" + rule + ", each with NCCL's latency (the faster of ring and tree)" +
+         std::string(s.cp > 1 ? ", n = dp x cp" : "") +
          " (ZeRO-1 and 2: a reduce-scatter of the gradients, then an all-gather of the updated weights in their "
          "dtype; ZeRO-2 and 3: also a gradient reduce-scatter in each earlier micro-batch; ZeRO-3 reduce-scatters "
          "only, plus a parameter all-gather per micro-batch forward and backward)" +
@@ -360,20 +364,25 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_exposed; }); },
        .explain = [](E) -> std::string {
-         return "max(last bucket, reduction - last micro-batch's backward); ZeRO-1/2: + the weights' all-gather "
-                "past the next first forward (Megatron-LM's --overlap-param-gather); ZeRO-2/3: + each earlier "
-                "micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the compute; with "
-                "--no-dp-overlap all of it";
+         return "max(last bucket, reduction - last micro-batch's backward); ZeRO-1/2: + the weights' all-gather, "
+                "whole after the update, or with --overlap-param-gather what outlasts the next first forward; "
+                "ZeRO-2/3: + each earlier micro-batch's reduce-scatter past its backward; ZeRO-3 gathers past the "
+                "compute; with --no-dp-overlap all of it";
        }},
       {.key = "time.comm.dp_bandwidth",
        .label = "data-parallel link per device",
        .unit = Unit::kBytePerSecond,
-       .value = [](E e) { return If(Step(e), [](M m) { return m.time.dp_bandwidth; }); },
+       .value =
+           [](E e) {
+             return When(Step(e) && Step(e)->time.dp_bandwidth > 0, Step(e) ? Step(e)->time.dp_bandwidth : 0);
+           },
        .explain =
            [](E e) {
              const StepTime& t = Step(e)->time;
-             if (t.dp_bandwidth == t.intra_bandwidth && t.dp_bandwidth != t.inter_bandwidth) {
-               return std::string("the intra-node link: a pipeline stage's devices fit one node");
+             if (!t.dp_network) {
+               return std::string(
+                   "the intra-node link: the group's devices (tp x cp x dp of a pipeline stage) fit one "
+                   "node");
              }
              return "across nodes, the inter-node link x " + FormatDouble(t.dp_ranks_per_node) +
                     ", the group's members in one node (Megatron-Core's rank order: tp, cp, dp; each drives its own "

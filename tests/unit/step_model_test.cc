@@ -153,25 +153,30 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
 TEST_CASE("step: ZeRO-1 reduce-scatters the gradients and all-gathers the updated weights") {
   // 16 replicas on one 16-device A100 node (300 GB/s): the gradients reduce-scattered to the owners
   // of their optimizer shard, then the new weights all-gathered, each (16 - 1) / 16 of the buffer in
-  // 25 MiB calls of 15 ring steps: with bf16 gradients and weights the all-reduce's volume
-  // (Rajbhandari et al. 2020, §5.1); with fp32 gradients, as Megatron-LM keeps them under --bf16,
-  // 4 + 2 bytes a parameter where an all-reduce would move 2 x 4.
+  // calls of 15 ring steps: with bf16 gradients and weights the all-reduce's volume (Rajbhandari et
+  // al. 2020, §5.1); with fp32 gradients, as Megatron-LM keeps them under --bf16, 4 + 2 bytes a
+  // parameter where an all-reduce would move 2 x 4, the weights in the gradients' buckets (the same
+  // parameters: 25 MiB of fp32 gradients, 12.5 MiB of bf16 weights).
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 1);
   s.zero = 1;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
-  const auto ring = [](double bytes) { return NcclRing(15, 0, Buckets(bytes), 15.0 / 16 * bytes, 300e9); };
+  const auto ring = [](double bytes, double calls) { return NcclRing(15, 0, calls, 15.0 / 16 * bytes, 300e9); };
   const double p = static_cast<double>(params);
-  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16}).dp_comm ==
-        doctest::Approx(ring(2 * p) + ring(2 * p)));
+  const StepTime bf16 = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
+  CHECK(bf16.dp_comm == doctest::Approx(2 * ring(2 * p, Buckets(2 * p))));
+  // The gather waits for the update: after it, whole (DeepSpeed's, and Megatron-LM's by default);
+  // with --overlap-param-gather under the next forward, which at 2,048 tokens outlasts it, all but its
+  // first 25 MiB bucket.
+  const StepTime under =
+      TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16, .param_gather_overlap = true});
+  REQUIRE(Buckets(2 * p) > 1);
+  CHECK(bf16.dp_exposed - under.dp_exposed ==
+        doctest::Approx(ring(2 * p, Buckets(2 * p)) - ring(25.0 * 1024 * 1024, 1)));
   s.dtypes.grad = DType::kFp32;
   const StepTime fp32 = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
-  CHECK(fp32.dp_comm == doctest::Approx(ring(4 * p) + ring(2 * p)));
-  // The gather waits for the step's update, so it hides under the next forward, not the backward:
-  // with --no-dp-overlap all of it shows.
-  const StepTime waits = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16, .dp_overlap = false});
-  CHECK(waits.dp_exposed == doctest::Approx(fp32.dp_comm));
+  CHECK(fp32.dp_comm == doctest::Approx(ring(4 * p, Buckets(4 * p)) + ring(2 * p, Buckets(4 * p))));
 }
 
 TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank order (tp, cp, dp, pp)") {
@@ -189,7 +194,14 @@ TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank ord
   const StepTime staged = TrainingStep(g, Parallel(2, 4, 4, 1), a100, 312e12, 0.8, params, {});
   CHECK(staged.dp_bandwidth == 300e9);
   CHECK(staged.dp_ranks_per_node == 4);
-  // --tp 4 over 16 devices: 4 groups of 4 members, 2 of each a node: 2 NICs.
+  // --tp 4 over 16 devices: 4 groups of 4 members, 2 of each a node: 2 NICs. With --cp 2 too (32
+  // devices), each gradient group is cp x dp = 8 ranks tp = 4 apart: still 2 a node, over 4 nodes.
+  Settings cp = Parallel(4, 1, 4, 1);
+  cp.cp = 2;
+  cp.gpus = 32;
+  const StepTime context = TrainingStep(g, cp, a100, 312e12, 0.8, params, {});
+  CHECK(context.dp_ranks_per_node == 2);
+  CHECK(context.dp_bandwidth == doctest::Approx(2 * 25e9 * kNcclShare));
   CHECK(TrainingStep(g, Parallel(4, 1, 4, 1), a100, 312e12, 0.8, params, {}).dp_bandwidth ==
         doctest::Approx(2 * 25e9 * kNcclShare));
   // --dp-bucket: PyTorch DDP's 25 MiB, or Megatron-Core's max(40M, 1M x dp) parameters at the
