@@ -543,7 +543,10 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     out.dp_network = net.network;
     out.dp_bandwidth = net.bandwidth;
     out.dp_ranks_per_node = net.network ? net.ranks_per_node : n;
-    out.dp_bucket_bytes = bucket_params * grad_bytes;
+    // FSDP reduce-scatters each unit's gradients as its backward ends, a block at a time (ZeRO-3 under
+    // the default --dp-bucket; a named bucket, DeepSpeed's or Megatron's, takes its own).
+    const double block_calls = s.zero >= 3 && o.dp_bucket == DpBucket::kDdp ? std::max(1.0, layers * stage_share) : 0;
+    out.dp_bucket_bytes = (block_calls > 0 ? device.dense / block_calls : bucket_params) * grad_bytes;
     // `calls` collectives of `c` over the dense and the routed experts' groups, `bytes_per_param` each
     // parameter; 0 calls: in buckets.
     const auto collective = [&](Collective c, double bytes_per_param, double calls = 0) {
@@ -553,9 +556,12 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       };
       return over(device.dense, n, net) + over(device.expert, n_expert, expert_net);
     };
-    // One bucket of `c`: what no overlap hides (the dense group's, the larger).
+    // One bucket of `c` (under FSDP's per-block scatters, one block's): what no overlap hides (the
+    // dense group's, the larger).
     const auto one_bucket = [&](Collective c, double bytes_per_param) {
-      const double params = std::min(bucket_params, std::max(device.dense, device.expert));
+      const double most = std::max(device.dense, device.expert);
+      const double params =
+          c == Collective::kReduceScatter && block_calls > 0 ? most / block_calls : std::min(bucket_params, most);
       return CollectiveSeconds(c, n, params * bytes_per_param, 1, net);
     };
     // Without ZeRO the gradients are all-reduced. ZeRO-1 and 2 (Megatron's distributed optimizer,
@@ -567,7 +573,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     // with --overlap-param-gather (Megatron-LM's) the next forward waits only for each bucket it uses.
     // ZeRO-3 only reduce-scatters the gradients: the next forward gathers the parameters again.
     const double all_reduce = collective(Collective::kAllReduce, grad_bytes);
-    const double scatter = collective(Collective::kReduceScatter, grad_bytes);
+    const double scatter = collective(Collective::kReduceScatter, grad_bytes, block_calls);
     const double last = s.zero >= 1 ? scatter : all_reduce;
     const bool sharded_update = s.zero == 1 || s.zero == 2;
     const double regather = sharded_update ? collective(Collective::kAllGather, weight_bytes) : 0;

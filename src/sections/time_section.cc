@@ -73,7 +73,8 @@ std::string DpText(E e) {
   const char* rule = m.dp_bucket == DpBucket::kMegatron    ? " (Megatron-Core's max(40M, 1M x n) parameters)"
                      : m.dp_bucket == DpBucket::kDeepSpeed ? " (DeepSpeed's 5e8 parameters)"
                      : m.dp_bucket == DpBucket::kParams    ? " (--dp-bucket's parameters)"
-                                                           : " (PyTorch DDP's 25 MiB; --dp-bucket for others)";
+                     : s.zero >= 3 ? " (one block's: FSDP reduce-scatters each unit as its backward ends)"
+                                   : " (PyTorch DDP's 25 MiB; --dp-bucket for others)";
   return "2 (n - 1) / n x gradient bytes / the group's link (time.comm.dp_bandwidth) in buckets of " + bucket +
          " of gradients" + rule + ", each with NCCL's latency (the faster of ring and tree)" +
          std::string(s.cp > 1 ? ", n = dp x cp" : "") +

@@ -260,15 +260,15 @@ TEST_CASE("ep: the experts' gradients are reduced over the dp / ep ranks holding
 
 TEST_CASE("ep with ZeRO-3: the experts' scatters and gathers run over the ranks holding them") {
   // Mixtral on 16 H100 (two nodes), --ep 8 --zero 3, one micro-batch: the rest's gradients
-  // reduce-scattered over the 16 ranks (8 a node, 8 NICs at nccl-tests' share), its parameters
-  // gathered block by block, forward and backward (2 x 32 calls of bf16); the routed experts' (E / 8
-  // a device) over the 2 ranks holding them, a node apart (one NIC). Each ring: n - 1 steps, one
-  // between the nodes.
+  // reduce-scattered over the 16 ranks (8 a node, 8 NICs at nccl-tests' share) block by block (32
+  // calls, FSDP's units), its parameters gathered block by block, forward and backward (2 x 32 calls
+  // of bf16); the routed experts' (E / 8 a device) over the 2 ranks holding them, a node apart (one
+  // NIC), in as many calls. Each ring: n - 1 steps, one between the nodes.
   const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "16", "--ep", "8", "--zero", "3"});
   const double nic = 50e9 * 330.93 / 400;
   const double rest = 2.0 * static_cast<double>(kMixtralRest), experts = 2.0 * static_cast<double>(kMixtralExperts) / 8;
-  const double scatters = testing::NcclRing(15, 1, testing::Buckets(rest), 15.0 / 16 * rest, 8 * nic) +
-                          testing::NcclRing(1, 1, testing::Buckets(experts), 1.0 / 2 * experts, nic);
+  const double scatters =
+      testing::NcclRing(15, 1, 32, 15.0 / 16 * rest, 8 * nic) + testing::NcclRing(1, 1, 32, 1.0 / 2 * experts, nic);
   const double gathers = testing::NcclRing(15, 1, 64, 15.0 / 16 * 2 * rest, 8 * nic) +
                          testing::NcclRing(1, 1, 64, 1.0 / 2 * 2 * experts, nic);
   CHECK(t["comm"]["dp_seconds"].get<double>() == doctest::Approx(scatters + gathers));

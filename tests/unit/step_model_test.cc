@@ -240,21 +240,27 @@ TEST_CASE("step: LoRA's fp32 adapters all-reduce 4-byte gradients, the policy's 
 }
 
 TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters in every pass") {
-  // 16 ranks across two nodes (their 8 NICs a node, 8 x 25 GB/s at nccl-tests' share), 2 micro-batches: per micro-batch
-  // a reduce-scatter of the bf16 gradients (partitioned gradients are reduced to their owners in every backward:
-  // DeepSpeed's stage-3 hooks) and an all-gather of the bf16 parameters in the forward and in the backward, each (16 -
-  // 1) / 16 of the buffer (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x a micro-batch). Each
-  // reduce-scatter goes in 25 MiB buckets and each gather per block, forward and backward (8 blocks, 2 micro-batches:
-  // 32 calls); each call 15 ring steps, one between the nodes.
+  // 16 ranks across two nodes (their 8 NICs a node, 8 x 25 GB/s at nccl-tests' share), 2
+  // micro-batches: per micro-batch a reduce-scatter of the bf16 gradients (partitioned gradients are
+  // reduced to their owners in every backward: DeepSpeed's stage-3 hooks, FSDP's) and an all-gather
+  // of the bf16 parameters in the forward and in the backward, each (16 - 1) / 16 of the buffer
+  // (Rajbhandari et al. 2020, §7: 3x the data-parallel volume of 2x a micro-batch). The
+  // reduce-scatters go block by block, as FSDP's units finish their backward (8 calls a
+  // micro-batch), and the gathers per block, forward and backward (8 blocks, 2 micro-batches: 32
+  // calls); each call 15 ring steps, one between the nodes. With DeepSpeed's buckets (5e8
+  // parameters: one here) a micro-batch's reduce-scatter is one call.
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 2);
   s.zero = 3;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
   const double bytes = 2 * static_cast<double>(params), wire = 15.0 / 16 * bytes;
-  const double scatters = 2 * NcclRing(15, 1, Buckets(bytes), wire, kEightNics);
+  const double scatters = 2 * NcclRing(15, 1, 8, wire, kEightNics);
   const double gathers = NcclRing(15, 1, 32, wire * 2 * 2, kEightNics);
   CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {}).dp_comm == doctest::Approx(scatters + gathers));
+  REQUIRE(static_cast<double>(params) < 5e8);
+  CHECK(TrainingStep(g, s, a100, 312e12, 0.8, params, {.dp_bucket = DpBucket::kDeepSpeed}).dp_comm ==
+        doctest::Approx(2 * NcclRing(15, 1, 1, wire, kEightNics) + gathers));
 }
 
 TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapped") {
