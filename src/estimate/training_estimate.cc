@@ -165,6 +165,14 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
     e.notes.push_back(std::string("--fp8-recipe ") + Name(query.fp8_recipe) +
                       " changes nothing without --precision fp8: only fp8 linears cast their tensors");
   }
+  if (e.step && query.param_gather_overlap && s.zero != 1 && s.zero != 2) {
+    e.notes.push_back(
+        "--overlap-param-gather changes nothing without --zero 1 or 2: only a sharded optimizer "
+        "all-gathers the updated weights after its step");
+  }
+  if (e.step && query.dp_bucket != DpBucket::kDdp && e.step->time.dp_bucket_bytes <= 0) {
+    e.notes.push_back("--dp-bucket changes nothing here: no data-parallel group reduces gradients");
+  }
   if (e.step && query.moe_imbalance > 1 && s.ep == 1) {
     e.notes.push_back(
         "--moe-imbalance changes nothing without --ep: every device computes every expert's tokens (or its "
