@@ -131,7 +131,11 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
       r.train.dp_bucket = ParseName<DpBucket>(*f.dp_bucket, "--dp-bucket");
     } else {
       r.train.dp_bucket = DpBucket::kParams;
-      r.train.dp_bucket_params = ParseCount(*f.dp_bucket, "--dp-bucket");
+      try {
+        r.train.dp_bucket_params = ParseCount(*f.dp_bucket, "--dp-bucket");
+      } catch (const InputError& e) {
+        throw InputError(e.message() + ": the parameters a bucket holds, or " + JoinNames<DpBucket>(", "));
+      }
     }
   }
   r.train.param_gather_overlap = f.overlap_param_gather;

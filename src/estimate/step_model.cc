@@ -38,12 +38,6 @@ double PairedAllToAllExposed(const LayerGraph& g, const Settings& s, double all_
 // User's Guide" (docs.nvidia.com/deeplearning/performance), "Tile Quantization".
 constexpr double kTile = 128;
 
-// The share of the NICs' line rate NCCL's collectives reach across nodes: nccl-tests on 4 nodes of
-// 8 H100 SXM with 8 x 400 Gb/s InfiniBand each (NCCL 2.24.3) measured 330.93 GB/s of all-reduce
-// bus bandwidth and 323.53 GB/s of all-gather, of the 8 x 50 GB/s = 400 a node's NICs carry
-// (github.com/aigatech/vpbenchmarking, README, "NCCL Communication - Multi-Node"): 0.827.
-constexpr double kNetworkCollectiveShare = 330.93 / 400;
-
 // PyTorch DDP's default gradient bucket (bucket_cap_mb = 25), --dp-bucket ddp: the last one is reduced
 // after the backward ends, so at least its all-reduce is exposed.
 constexpr double kBucketBytes = 25.0 * 1024 * 1024;

@@ -15,6 +15,12 @@
 
 namespace tally {
 
+// The share of the NICs' line rate NCCL's collectives reach across nodes: nccl-tests on 4 nodes of
+// 8 H100 SXM with 8 x 400 Gb/s InfiniBand each (NCCL 2.24.3) measured 330.93 GB/s of all-reduce
+// bus bandwidth and 323.53 GB/s of all-gather, of the 8 x 50 GB/s = 400 a node's NICs carry
+// (github.com/aigatech/vpbenchmarking, README, "NCCL Communication - Multi-Node"): 0.827.
+inline constexpr double kNetworkCollectiveShare = 330.93 / 400;
+
 struct StepOptions {
   uint64_t gpus_per_node = 8;
   uint64_t vp = 1;                    // virtual pipeline stages per device (interleaved 1F1B)

@@ -165,6 +165,17 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
     e.notes.push_back(std::string("--fp8-recipe ") + Name(query.fp8_recipe) +
                       " changes nothing without --precision fp8: only fp8 linears cast their tensors");
   }
+  // group_link (estimate/step_model.cc) takes a pipeline stage's devices as whole nodes or part of one.
+  const uint64_t stage = s.tp * GradientRanks(s), per_node = query.gpus_per_node;
+  const bool ragged_stage = s.gpus > per_node && stage % per_node != 0 && per_node % stage != 0;
+  const bool ragged_groups = stage > per_node && s.tp < per_node && per_node % s.tp != 0;
+  if (e.step && GradientRanks(s) > 1 && (ragged_stage || ragged_groups)) {
+    e.notes.push_back("a pipeline stage's tp x cp x dp = " + std::to_string(stage) + " devices (tp " +
+                      std::to_string(s.tp) + ") do not fall evenly into nodes of --gpus-per-node " +
+                      std::to_string(per_node) +
+                      ": some data-parallel groups straddle nodes or hold fewer members in one, and their link is "
+                      "priced as if each node held --gpus-per-node / tp of them");
+  }
   if (e.step && query.param_gather_overlap && s.zero != 1 && s.zero != 2) {
     e.notes.push_back(
         "--overlap-param-gather changes nothing without --zero 1 or 2: only a sharded optimizer "

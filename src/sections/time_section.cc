@@ -3,6 +3,7 @@
 #include "config/names.h"
 #include "estimate/defaults.h"
 #include "estimate/expert_parallel.h"
+#include "estimate/step_model.h"
 #include "sections/sections.h"
 #include "util/units.h"
 
@@ -387,9 +388,11 @@ KeyTable<TimeEstimate> StepRows() {
              }
              return "across nodes, the inter-node link x " + FormatDouble(t.dp_ranks_per_node) +
                     ", the group's members in one node (Megatron-Core's rank order: tp, cp, dp; each drives its own "
-                    "NIC and NCCL runs a channel over each), x 0.827, the share of the NICs' line rate nccl-tests "
-                    "reached across 4 nodes of 8 H100 (330.93 of 400 GB/s of all-reduce bus bandwidth, "
-                    "github.com/aigatech/vpbenchmarking); at most the intra-node link";
+                    "NIC and NCCL runs a channel over each), x " +
+                    FormatFixed(kNetworkCollectiveShare, 3) +
+                    ", the share of the NICs' line rate nccl-tests reached across 4 nodes of 8 H100 (330.93 of 400 "
+                    "GB/s of all-reduce bus bandwidth, github.com/aigatech/vpbenchmarking); at most the intra-node "
+                    "link";
            }},
       {.key = "time.comm.intra_node_bandwidth",
        .label = "intra-node link per device",

@@ -213,6 +213,10 @@ TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank ord
   const StepTime many =
       TrainingStep(g, Parallel(1, 1, 64, 1), a100, 312e12, 0.8, params, {.dp_bucket = DpBucket::kMegatron});
   CHECK(many.dp_bucket_bytes == 128e6);
+  // A given count (--dp-bucket 128Mi, Megatron-Bridge's CommOverlapConfig): 2^27 parameters of 2 bytes.
+  const StepTime given = TrainingStep(g, Parallel(8, 1, 4, 1), a100, 312e12, 0.8, params,
+                                      {.dp_bucket = DpBucket::kParams, .dp_bucket_params = 128ULL << 20});
+  CHECK(given.dp_bucket_bytes == 2.0 * (128ULL << 20));
 }
 
 TEST_CASE("step: LoRA's fp32 adapters all-reduce 4-byte gradients, the policy's 2 under --lora-dtype base") {
