@@ -82,7 +82,7 @@ TEST_CASE("ep: ZeRO shards the experts over the dp / ep ranks holding them, the 
 }
 
 TEST_CASE(
-    "ep: a synthetic MoE: shared experts, router and the dense block are not split; --tp splits the experts too") {
+    "ep: a synthetic MoE: shared experts, router and the dense block are not split, and --tp splits the experts too") {
   const nlohmann::json split = Train(Tiny(), {"--gpus", "4", "--ep", "4"});
   CHECK(split["weights"] == 2 * (kTinyRest + kTinyExperts / 4));
   CHECK(split["optimizer"] == 8 * (kTinyRest + kTinyExperts / 4));
