@@ -280,8 +280,10 @@ void AddWorkloadFlags(CLI::App* cmd, WorkloadFlags& f) {
       "IMPL");
   opt("--loss-kernel", f.loss_kernel,
       "the cross-entropy: " + choices(JoinNames<LossKernel>(" | "), Name(defaults.loss_kernel)) +
-          "; eager holds the whole logits in fp32, chunked (Liger, Unsloth) one chunk, fused (torch.compile, "
-          "Transformer Engine) a log-sum-exp a row and the gradient in the logits' dtype",
+          "; eager (Hugging Face's, Megatron-LM's without --cross-entropy-loss-fusion) holds the whole logits "
+          "in fp32 and runs op by op whatever --kernels says, chunked (Liger, Unsloth) one chunk, fused "
+          "(torch.compile, Transformer Engine, Megatron-Bridge) a log-sum-exp a row and the gradient in the "
+          "logits' dtype; both one kernel",
       "KIND");
   opt("--recompute", f.recompute,
       "activation recomputation: " + choices(JoinNames<Recompute>(" | "), Name(defaults.recompute)) +

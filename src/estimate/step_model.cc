@@ -327,9 +327,14 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // A memory-bound op: what it moves per output element, eager or fused (estimate/kernel_costs.h),
       // over this device's share of its elements.
       const double shard = ElementwiseTpShards(l, s.tp, s.sp);
-      // --loss-kernel fused: the cross-entropy is one kernel whatever the others are.
-      const bool fused_loss = l.kind == LayerKind::kLoss && s.loss_kernel == LossKernel::kFused;
-      const OpTraffic traffic = ElementwiseTraffic(l, fused_loss ? Kernels::kFused : o.kernels, act, autocast);
+      // The cross-entropy runs as --loss-kernel says, whatever the other ops are: eager op by op over
+      // logits upcast to fp32 (Hugging Face's loss; Megatron-LM's vocab_parallel_cross_entropy
+      // without --cross-entropy-loss-fusion, megatron/core/tensor_parallel/cross_entropy.py), chunked
+      // and fused one kernel a chunk or a pass.
+      const Kernels kernels = l.kind != LayerKind::kLoss                ? o.kernels
+                              : s.loss_kernel == LossKernel::kEager ? Kernels::kEager
+                                                                    : Kernels::kFused;
+      const OpTraffic traffic = ElementwiseTraffic(l, kernels, act, autocast);
       const double elements = OpElements(l) / shard / cp;
       const double bw = traffic.measured ? copy_bandwidth : bandwidth;
       const double forward = elements * (traffic.forward_bytes / bw + traffic.forward_sm_seconds * sm_scale);

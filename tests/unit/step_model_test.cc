@@ -83,9 +83,10 @@ TEST_CASE("step: flash attention's GEMMs run at the device's attention_efficienc
   Settings s = Parallel(1, 1, 1, 1);
   s.causal = false;
   s.causal_kernels = false;
+  s.loss_kernel = LossKernel::kFused;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
-  const StepOptions fused{.kernels = Kernels::kFused};  // no eager op priced by the SMs
+  const StepOptions fused{.kernels = Kernels::kFused};  // no eager op priced by the SMs, the loss's neither
   const double f = 2.0 * 2048 * 2048 * 64;
   const double core = 8 * 16 * 11 * f / (989.5e12 * 0.35);
   const StepTime full = TrainingStep(g, s, other, 989.5e12, 0.75, params, fused);
@@ -108,12 +109,13 @@ TEST_CASE("step: fp32 and tf32 attention at SDPA's memory-efficient kernel rate,
   // takes fp32, and the core's seven GEMMs of F = 2 x 2048^2 x 64 FLOPs each run as the memory-efficient
   // kernel at its measured rate for 16 heads of 64 over 2,048 tokens, a fraction of the CUDA-core fp32
   // peak, whatever the GEMMs' peak (tf32's here). Doubling that fp32 peak halves exactly the core's
-  // time: 8 x 16 x 7 F / (fp32 peak x rate) / 2. Fused kernels, so no eager op is priced by the SMs.
+  // time: 8 x 16 x 7 F / (fp32 peak x rate) / 2. Fused kernels and loss, so no eager op is priced by the SMs.
   Settings s = Parallel(1, 1, 1, 1);
   s.precision = Precision::kTf32;
   s.dtypes = PolicyDtypes(Precision::kTf32);
   s.causal = false;
   s.causal_kernels = false;
+  s.loss_kernel = LossKernel::kFused;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
   const StepOptions fused{.kernels = Kernels::kFused};
@@ -330,9 +332,11 @@ TEST_CASE(
       "family: transformer\nvocab_size: 1000\ncontext_length: 2048\nd_model: 512\nn_layers: 2\nn_heads: 8\n"
       "d_ff: 1536\nmlp: swiglu\nnorm: rmsnorm\nposition: rope\nbias: false\n";
   const double bw = a100.memory_bandwidth * 0.5, act = 2048.0 * 1536, norm = 2048.0 * 512;
-  const auto memory_bound = [&](const std::string& path, uint64_t tp, bool sp, Kernels kernels) {
+  const auto memory_bound = [&](const std::string& path, uint64_t tp, bool sp, Kernels kernels,
+                                LossKernel loss = LossKernel::kEager) {
     Settings s = Parallel(tp, 1, 1, 1);
     s.sp = sp;
+    s.loss_kernel = loss;
     const LayerGraph g = OneNode(Micro(llama, s), path);
     return TrainingStep(g, s, a100, 312e12, 0.8, 0, {.kernels = kernels, .mbu = 0.5}).memory_bound;
   };
@@ -351,11 +355,16 @@ TEST_CASE(
   // The loss reads the [2048, 1000] logits and writes a loss per token: eager, Hugging Face's
   // upcast cross-entropy as measured per logit (kLoss: 27.38 B forward, 31.34 B backward), 1/tp of
   // the vocabulary-parallel logits per rank; fused, one read and one write forward, twice that
-  // backward, of each logit.
+  // backward, of each logit. --loss-kernel decides, not --kernels: Megatron-LM's cross-entropy is op
+  // by op over fp32 logits unless --cross-entropy-loss-fusion, however fused its other kernels.
   const double logits = 2048.0 * 1000;
   CHECK(memory_bound("loss", 1, false, Kernels::kEager) == doctest::Approx(logits * (27.38 + 31.34) / copy));
   CHECK(memory_bound("loss", 4, false, Kernels::kEager) == doctest::Approx(logits / 4 * (27.38 + 31.34) / copy));
-  CHECK(memory_bound("loss", 1, false, Kernels::kFused) == doctest::Approx(logits * 12 / bw));
+  CHECK(memory_bound("loss", 1, false, Kernels::kFused) == doctest::Approx(logits * (27.38 + 31.34) / copy));
+  CHECK(memory_bound("loss", 1, false, Kernels::kFused, LossKernel::kFused) == doctest::Approx(logits * 12 / bw));
+  CHECK(memory_bound("loss", 1, false, Kernels::kEager, LossKernel::kFused) == doctest::Approx(logits * 12 / bw));
+  // Liger's and Unsloth's chunked loss is one kernel a chunk: the fused price.
+  CHECK(memory_bound("loss", 1, false, Kernels::kEager, LossKernel::kChunked) == doctest::Approx(logits * 12 / bw));
 }
 
 TEST_CASE("step: per-head q and k norms cost their own part of the qkv projection") {
