@@ -331,7 +331,7 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
       // logits upcast to fp32 (Hugging Face's loss; Megatron-LM's vocab_parallel_cross_entropy
       // without --cross-entropy-loss-fusion, megatron/core/tensor_parallel/cross_entropy.py), chunked
       // and fused one kernel a chunk or a pass.
-      const Kernels kernels = l.kind != LayerKind::kLoss                ? o.kernels
+      const Kernels kernels = l.kind != LayerKind::kLoss            ? o.kernels
                               : s.loss_kernel == LossKernel::kEager ? Kernels::kEager
                                                                     : Kernels::kFused;
       const OpTraffic traffic = ElementwiseTraffic(l, kernels, act, autocast);

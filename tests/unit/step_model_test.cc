@@ -319,7 +319,8 @@ LayerGraph OneNode(LayerGraph g, const std::string& path) {
 }
 
 TEST_CASE(
-    "step: a memory-bound op on tensor-parallel-split dims takes 1/tp per rank, the residual stream's only under --sp") {
+    "step: a memory-bound op on tensor-parallel-split dims takes 1/tp per rank, the residual stream's only under "
+    "--sp") {
   // A Llama-style block, d 512, SwiGLU of f 1536, seq 2048, one sequence, bf16 activations, fused
   // kernels at mbu 0.5 on an A100: every memory-bound op moves 2 · 2 B per output element forward (its
   // input read, its output written) and 4 · 2 B backward (estimate/kernel_costs.h, the fused case).
