@@ -547,12 +547,12 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective
   // recomputation; iteration time and MFU). Megatron-LM's fused kernels (--kernels fused); each
-  // tolerance is the row's error rounded up to the next 5% (docs/validation-time.md: 0.90, 0.99, 1.08,
-  // 1.09 of the published times).
-  const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.10},
+  // tolerance is the row's error rounded up to the next 5% (docs/validation-time.md: 0.97, 1.03, 1.11,
+  // 1.12 of the published times).
+  const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.05},
                             {"175B", 12288, 96, 96, 8, 8, 64, 13.75, 0.514, 0.05},
-                            {"530B", 20480, 105, 128, 8, 35, 280, 37.83, 0.560, 0.10},
-                            {"1T", 25600, 128, 160, 8, 64, 512, 71.49, 0.563, 0.10}};
+                            {"530B", 20480, 105, 128, 8, 35, 280, 37.83, 0.560, 0.15},
+                            {"1T", 25600, 128, 160, 8, 64, 512, 71.49, 0.563, 0.15}};
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   for (const Table5Row& row : rows) {
     CAPTURE(row.name);
@@ -560,6 +560,7 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
     s.sp = true;
     s.recompute = Recompute::kSelective;
     s.attention = Attention::kEager;  // Megatron-LM of 2022: fused softmax, no flash attention
+    s.dropout = 0.1;                  // its default hidden and attention dropout (megatron/arguments.py)
     const LayerGraph g = Micro(Gpt(row.h, row.layers, row.heads), s);
     const StepTime st =
         TrainingStep(g, s, a100, *a100.Peak(GemmDType::kBf16), a100.gemm_efficiency.at(GemmDType::kBf16),
