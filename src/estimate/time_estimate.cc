@@ -51,12 +51,16 @@ TimeEstimate EstimateTime(Evaluation& ev, const Settings& s, const TimeRequest& 
   BlameOverflowOn(ev.spec().source, [&] {
     if (s.mode == Mode::kInfer) {
       out.inference = EstimateInference(ev, s, req);
+      if (!req.train.mfu && !req.mbu) out.validation = ServingBand(hw);
       return;
     }
     out.training = EstimateTraining(ev, s, req);
     if (!calibrated.empty()) {
       out.training->throughput = Throughput::kCalibrated;
       out.training->notes.insert(out.training->notes.begin(), calibrated);
+    }
+    if (out.training->throughput == Throughput::kModelledStep) {
+      out.validation = TrainingBand(hw, s, ev.spec().transformer.n_experts > 0, req.train.kernels);
     }
   });
   return out;

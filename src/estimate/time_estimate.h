@@ -9,6 +9,7 @@
 #include "estimate/inference_estimate.h"
 #include "estimate/time_request.h"
 #include "estimate/training_estimate.h"
+#include "estimate/validation_band.h"
 
 namespace tally {
 
@@ -16,6 +17,9 @@ namespace tally {
 struct TimeEstimate {
   std::optional<TrainingEstimate> training;    // --mode train or both
   std::optional<InferenceEstimate> inference;  // --mode infer
+  // How far validated runs of this regime fell from tally's time: only where tally's own model
+  // gives the time (no --mfu, --achieved or --mbu) and runs validate the regime.
+  std::optional<ValidationBand> validation;
 
   const std::vector<std::string>& notes() const;
 };

@@ -19,6 +19,7 @@ const TrainingEstimate* Train(E e) { return e.training ? &*e.training : nullptr;
 const TrainingEstimate* OnDevice(E e) { return e.training && e.training->device() ? &*e.training : nullptr; }
 const ModelledStep* Step(E e) { return e.training && e.training->step ? &*e.training->step : nullptr; }
 const InferenceEstimate* Infer(E e) { return e.inference ? &*e.inference : nullptr; }
+const ValidationBand* Band(E e) { return e.validation ? &*e.validation : nullptr; }
 const Settings& S(E e) { return *e.training->settings; }
 
 // The row's value from the part of the estimate it reads, or no key where that part is absent.
@@ -634,6 +635,38 @@ KeyTable<TimeEstimate> InferenceRows() {
   return rows;
 }
 
+// How far the validated runs of this regime fell from tally's time (estimate/validation_band.h).
+KeyTable<TimeEstimate> ValidationRows() {
+  return {
+      {.key = "time.validation", .label = "against published runs and measured steps of this regime"},
+      {.key = "time.validation.regime",
+       .label = "regime",
+       .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return std::string(b.regime); }); },
+       .explain = [](E) -> std::string {
+         return "docs/validation-time.md: each run from its published configuration alone (scripts/validate-time), "
+                "none of tally's constants fitted to it; a run's time over tally's, above 1 the run took longer";
+       }},
+      {.key = "time.validation.runs",
+       .label = "runs",
+       .unit = Unit::kNumber,
+       .value = [](E e) -> Cell {
+         return If(Band(e), [](const ValidationBand& b) { return static_cast<uint64_t>(b.runs); });
+       }},
+      {.key = "time.validation.low",
+       .label = "a run's time over tally's: lowest",
+       .unit = Unit::kTimes,
+       .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return b.low; }); }},
+      {.key = "time.validation.median",
+       .label = "a run's time over tally's: median",
+       .unit = Unit::kTimes,
+       .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return b.median; }); }},
+      {.key = "time.validation.high",
+       .label = "a run's time over tally's: highest",
+       .unit = Unit::kTimes,
+       .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return b.high; }); }},
+  };
+}
+
 // Whether the run fits the device's memory: last, after the figures it qualifies.
 KeyTable<TimeEstimate> FitRows() {
   return {
@@ -681,7 +714,8 @@ void AddLayerRoofline(const Roofline& prefill, const Roofline& decode, Report& r
 const KeyTable<TimeEstimate>& TimeKeys() {
   static const KeyTable<TimeEstimate> kKeys = [] {
     KeyTable<TimeEstimate> keys;
-    for (KeyTable<TimeEstimate> part : {HeadRows(), StepRows(), TotalRows(), InferenceRows(), FitRows()}) {
+    for (KeyTable<TimeEstimate> part :
+         {HeadRows(), StepRows(), TotalRows(), InferenceRows(), ValidationRows(), FitRows()}) {
       keys.insert(keys.end(), part.begin(), part.end());
     }
     return keys;
