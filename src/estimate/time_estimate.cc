@@ -13,6 +13,19 @@ const std::vector<std::string>& TimeEstimate::notes() const {
   return training ? training->notes : inference ? inference->notes : kNone;
 }
 
+namespace {
+
+// The band's question: a language model (a transformer with a vocabulary: the runs validated are),
+// and whether it routes to experts.
+BandQuery BandOf(Evaluation& ev, bool training) {
+  const ModelSpec& m = ev.spec();
+  return {.training = training,
+          .language_model = m.family == Family::kTransformer && m.transformer.vocab_size > 0,
+          .moe = m.transformer.n_experts > 0};
+}
+
+}  // namespace
+
 TimeEstimate EstimateTime(Evaluation& ev, const Settings& s, const TimeRequest& given) {
   TimeEstimate out;
   // Training from an achieved rate needs no device; everything else takes its peak or bandwidth.
@@ -51,7 +64,7 @@ TimeEstimate EstimateTime(Evaluation& ev, const Settings& s, const TimeRequest& 
   BlameOverflowOn(ev.spec().source, [&] {
     if (s.mode == Mode::kInfer) {
       out.inference = EstimateInference(ev, s, req);
-      if (!req.train.mfu && !req.mbu) out.validation = ServingBand(hw);
+      if (!req.train.mfu && !req.mbu) out.validation = BandFor(hw, s, req.train.kernels, BandOf(ev, false));
       return;
     }
     out.training = EstimateTraining(ev, s, req);
@@ -60,7 +73,7 @@ TimeEstimate EstimateTime(Evaluation& ev, const Settings& s, const TimeRequest& 
       out.training->notes.insert(out.training->notes.begin(), calibrated);
     }
     if (out.training->throughput == Throughput::kModelledStep) {
-      out.validation = TrainingBand(hw, s, ev.spec().transformer.n_experts > 0, req.train.kernels);
+      out.validation = BandFor(hw, s, req.train.kernels, BandOf(ev, true));
     }
   });
   return out;

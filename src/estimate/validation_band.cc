@@ -6,56 +6,58 @@ namespace tally {
 namespace {
 
 struct BandRow {
+  const char* kind;  // dense, moe, one-gpu-eager, serving
   const char* regime;
+  const char* devices;
+  const char* what;
   int runs;
   double low, median, high;
 };
 
 #include "estimate/validation_bands.inc"
 
-constexpr std::string_view kOneH100 = "eager PyTorch on one H100 SXM";
-constexpr std::string_view kOneH200 = "eager PyTorch on one H200";
-constexpr std::string_view kMoe = "MoE training";
-constexpr std::string_view kA100 = "dense training on A100";
-constexpr std::string_view kHopper = "dense training on H100 and H200";
-constexpr std::string_view kBlackwell = "dense training on B200 and GB200";
-constexpr std::string_view kServing = "serving";
-
-std::optional<ValidationBand> Lookup(std::string_view regime) {
-  for (const BandRow& row : kValidationBands) {
-    if (regime == row.regime) return ValidationBand{regime, row.runs, row.low, row.median, row.high};
-  }
-  return std::nullopt;
+ValidationBand BandOf(const BandRow& row) {
+  return {row.regime, row.devices, row.what, row.runs, row.low, row.median, row.high};
 }
 
-bool Among(const std::string& name, std::initializer_list<std::string_view> names) {
-  for (std::string_view n : names) {
-    if (name == n) return true;
+// Whether `name` is one of the space-separated `devices`.
+bool OnDevice(std::string_view devices, const std::string& name) {
+  size_t at = 0;
+  while (at <= devices.size()) {
+    const size_t end = std::min(devices.find(' ', at), devices.size());
+    if (devices.substr(at, end - at) == name) return true;
+    at = end + 1;
   }
   return false;
 }
 
 }  // namespace
 
-std::optional<ValidationBand> TrainingBand(const HardwareSpec& hw, const Settings& s, bool moe, Kernels kernels) {
-  const bool a100 = Among(hw.name, {"a100-80gb", "a100-40gb"});
-  const bool hopper = Among(hw.name, {"h100-sxm", "h200", "h800"});
-  const bool blackwell = Among(hw.name, {"b200", "gb200"});
-  if (!moe && s.gpus == 1 && kernels == Kernels::kEager && Among(hw.name, {"h100-sxm", "h200"})) {
-    return Lookup(hw.name == "h200" ? kOneH200 : kOneH100);
+std::optional<ValidationBand> BandFor(const HardwareSpec& hw, const Settings& s, Kernels kernels, const BandQuery& q) {
+  // The catalog's own device: a copy under another path may hold other figures.
+  if (!q.language_model || hw.source != "configs/hardware/" + hw.name + ".yaml") return std::nullopt;
+  std::string_view kind = "serving";
+  if (q.training) {
+    if (q.moe && s.ep <= 1) return std::nullopt;
+    kind = q.moe ? "moe" : s.gpus == 1 && kernels == Kernels::kEager ? "one-gpu-eager" : "dense";
   }
-  if (!(a100 || hopper || blackwell)) return std::nullopt;
-  if (moe) return Lookup(kMoe);
-  return Lookup(a100 ? kA100 : hopper ? kHopper : kBlackwell);
+  for (const BandRow& row : kValidationBands) {
+    if (kind == row.kind && OnDevice(row.devices, hw.name)) return BandOf(row);
+  }
+  return std::nullopt;
 }
 
-std::optional<ValidationBand> ServingBand(const HardwareSpec& hw) {
-  if (hw.kind != "gpu") return std::nullopt;
-  return Lookup(kServing);
+std::vector<ValidationBand> AllBands() {
+  std::vector<ValidationBand> out;
+  for (const BandRow& row : kValidationBands) out.push_back(BandOf(row));
+  return out;
 }
 
-std::vector<std::string_view> BandRegimes() { return {kOneH100, kOneH200, kMoe, kA100, kHopper, kBlackwell, kServing}; }
-
-std::optional<ValidationBand> BandNamed(std::string_view regime) { return Lookup(regime); }
+std::optional<ValidationBand> BandNamed(std::string_view regime) {
+  for (const BandRow& row : kValidationBands) {
+    if (regime == row.regime) return BandOf(row);
+  }
+  return std::nullopt;
+}
 
 }  // namespace tally

@@ -2,7 +2,7 @@
 // runs and measured steps, grouped by regime, each as the run's time over tally's (generated into
 // validation_bands.inc by scripts/validate-time, whose --check keeps it current). `time` reports the
 // band of the regime a run falls in, so that a figure comes with the error it has had where it was
-// checked.
+// checked, and only there: a band is given for the catalog devices its runs were on.
 #pragma once
 
 #include <optional>
@@ -15,22 +15,29 @@
 namespace tally {
 
 struct ValidationBand {
-  std::string_view regime;
+  std::string_view regime;   // "dense training on H100 and H200"
+  std::string_view devices;  // the catalog devices its runs were on, space-separated
+  std::string_view what;     // "published runs" or "measured steps"
   int runs = 0;
   double low = 0, median = 0, high = 0;  // a run's published (or measured) time over tally's
 };
 
-// A training step modelled from its parts on `hw`: eager PyTorch on one H100 SXM or H200 (the
-// measured steps), else a mixture of experts, else dense training by the device's family (A100;
-// H100 SXM, H200, H800; B200, GB200). Nothing for other devices: no run validates them.
-std::optional<ValidationBand> TrainingBand(const HardwareSpec& hw, const Settings& s, bool moe, Kernels kernels);
+// What a time estimate is, for its band: training modelled from its parts or inference, of a
+// language model (the only models validated), a mixture of experts or not.
+struct BandQuery {
+  bool training = true;
+  bool language_model = false;
+  bool moe = false;
+};
 
-// Inference on a GPU (the serving runs: H100, H200, MI300X, RTX 4090).
-std::optional<ValidationBand> ServingBand(const HardwareSpec& hw);
+// The band of the regime `q` falls in on `hw` at `s`: a mixture of experts with --ep > 1 (every MoE
+// run sharded its experts); eager PyTorch on one device (the measured steps); other training (dense);
+// inference (serving). Nothing where no band's runs were on this catalog device (a file of its own is
+// not the catalog's device), for other models, or for an MoE at --ep 1.
+std::optional<ValidationBand> BandFor(const HardwareSpec& hw, const Settings& s, Kernels kernels, const BandQuery& q);
 
-// Every regime the two above can name, and a regime's band by name (nothing when the generated table
-// lacks it): each named regime has a row (a test checks).
-std::vector<std::string_view> BandRegimes();
+// Every band of the generated table, and one by regime name.
+std::vector<ValidationBand> AllBands();
 std::optional<ValidationBand> BandNamed(std::string_view regime);
 
 }  // namespace tally

@@ -638,30 +638,31 @@ KeyTable<TimeEstimate> InferenceRows() {
 // How far the validated runs of this regime fell from tally's time (estimate/validation_band.h).
 KeyTable<TimeEstimate> ValidationRows() {
   return {
-      {.key = "time.validation", .label = "against published runs and measured steps of this regime"},
+      {.key = "time.validation", .label = "validation: a real run's time over tally's, in this regime"},
       {.key = "time.validation.regime",
        .label = "regime",
        .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return std::string(b.regime); }); },
-       .explain = [](E) -> std::string {
-         return "docs/validation-time.md: each run from its published configuration alone (scripts/validate-time), "
-                "none of tally's constants fitted to it; a run's time over tally's, above 1 the run took longer";
+       .explain = [](E e) -> std::string {
+         return "docs/validation-time.md: " + std::string(Band(e)->what) + " on " + std::string(Band(e)->devices) +
+                ", each from its configuration alone (scripts/validate-time), none of tally's constants fitted to "
+                "them; 1.13x: the run took 13% longer than tally says";
        }},
       {.key = "time.validation.runs",
-       .label = "runs",
        .unit = Unit::kNumber,
        .value = [](E e) -> Cell {
          return If(Band(e), [](const ValidationBand& b) { return static_cast<uint64_t>(b.runs); });
-       }},
+       },
+       .label_of = [](E e) { return std::string(Band(e)->what); }},
       {.key = "time.validation.low",
-       .label = "a run's time over tally's: lowest",
+       .label = "lowest",
        .unit = Unit::kTimes,
        .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return b.low; }); }},
       {.key = "time.validation.median",
-       .label = "a run's time over tally's: median",
+       .label = "median",
        .unit = Unit::kTimes,
        .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return b.median; }); }},
       {.key = "time.validation.high",
-       .label = "a run's time over tally's: highest",
+       .label = "highest",
        .unit = Unit::kTimes,
        .value = [](E e) -> Cell { return If(Band(e), [](const ValidationBand& b) { return b.high; }); }},
   };

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -15,48 +16,68 @@
 namespace tally {
 namespace {
 
-Settings OnGpus(uint64_t gpus) {
+Settings OnGpus(uint64_t gpus, uint64_t ep = 1) {
   Settings s;
   s.gpus = gpus;
+  s.ep = ep;
   return s;
 }
 
+constexpr BandQuery kDense{.training = true, .language_model = true, .moe = false};
+constexpr BandQuery kMoe{.training = true, .language_model = true, .moe = true};
+constexpr BandQuery kServing{.training = false, .language_model = true, .moe = false};
+
 std::string RegimeOf(const std::optional<ValidationBand>& band) { return band ? std::string(band->regime) : "none"; }
 
-TEST_CASE("validation band: every regime the classifier names has a row, its lowest <= median <= highest") {
-  for (std::string_view regime : BandRegimes()) {
-    CAPTURE(regime);
-    const std::optional<ValidationBand> band = BandNamed(regime);
-    REQUIRE(band.has_value());
-    CHECK(band->runs > 0);
-    CHECK(band->low <= band->median);
-    CHECK(band->median <= band->high);
+TEST_CASE("validation band: every band's lowest <= median <= highest, each named once, on catalog devices") {
+  const std::vector<ValidationBand> bands = AllBands();
+  REQUIRE(bands.size() == 7);
+  for (const ValidationBand& band : bands) {
+    CAPTURE(band.regime);
+    CHECK(band.runs > 0);
+    CHECK(band.low <= band.median);
+    CHECK(band.median <= band.high);
+    CHECK(RegimeOf(BandNamed(band.regime)) == std::string(band.regime));
+    for (size_t at = 0, end = 0; at < band.devices.size(); at = end + 1) {
+      end = std::min(band.devices.find(' ', at), band.devices.size());
+      CHECK_NOTHROW(ResolveHardware(std::string(band.devices.substr(at, end - at))));
+    }
   }
   CHECK_FALSE(BandNamed("no such regime").has_value());
 }
 
-TEST_CASE("validation band: a run's regime by device, kernels, devices and experts") {
+TEST_CASE("validation band: a run's regime by device, kernels, devices and experts, where its runs were") {
   const HardwareSpec h100 = ResolveHardware("h100-sxm"), h200 = ResolveHardware("h200"),
                      a100 = ResolveHardware("a100-80gb"), b200 = ResolveHardware("b200"),
-                     rtx = ResolveHardware("rtx-4090"), mi300x = ResolveHardware("mi300x"),
-                     cpu = ResolveHardware("cpu");
+                     h800 = ResolveHardware("h800"), rtx = ResolveHardware("rtx-4090"),
+                     mi300x = ResolveHardware("mi300x"), cpu = ResolveHardware("cpu");
   // Eager PyTorch on one H100 SXM or H200: the steps measured on them.
-  CHECK(RegimeOf(TrainingBand(h100, OnGpus(1), false, Kernels::kEager)) == "eager PyTorch on one H100 SXM");
-  CHECK(RegimeOf(TrainingBand(h200, OnGpus(1), false, Kernels::kEager)) == "eager PyTorch on one H200");
-  // More devices, or fused kernels, or experts: the published runs by family.
-  CHECK(RegimeOf(TrainingBand(h100, OnGpus(8), false, Kernels::kEager)) == "dense training on H100 and H200");
-  CHECK(RegimeOf(TrainingBand(h200, OnGpus(1), false, Kernels::kFused)) == "dense training on H100 and H200");
-  CHECK(RegimeOf(TrainingBand(h100, OnGpus(1), true, Kernels::kEager)) == "MoE training");
-  CHECK(RegimeOf(TrainingBand(a100, OnGpus(64), false, Kernels::kFused)) == "dense training on A100");
-  CHECK(RegimeOf(TrainingBand(b200, OnGpus(8), false, Kernels::kFused)) == "dense training on B200 and GB200");
-  CHECK(RegimeOf(TrainingBand(b200, OnGpus(8), true, Kernels::kFused)) == "MoE training");
-  // No run validates training on these: no band.
-  CHECK(RegimeOf(TrainingBand(rtx, OnGpus(1), false, Kernels::kEager)) == "none");
-  CHECK(RegimeOf(TrainingBand(mi300x, OnGpus(8), true, Kernels::kFused)) == "none");
-  // Serving on any GPU; not on a CPU.
-  CHECK(RegimeOf(ServingBand(mi300x)) == "serving");
-  CHECK(RegimeOf(ServingBand(rtx)) == "serving");
-  CHECK(RegimeOf(ServingBand(cpu)) == "none");
+  CHECK(RegimeOf(BandFor(h100, OnGpus(1), Kernels::kEager, kDense)) == "eager PyTorch on one H100 SXM");
+  CHECK(RegimeOf(BandFor(h200, OnGpus(1), Kernels::kEager, kDense)) == "eager PyTorch on one H200");
+  // More devices, or fused kernels: the published dense runs of the device.
+  CHECK(RegimeOf(BandFor(h100, OnGpus(8), Kernels::kEager, kDense)) == "dense training on H100 and H200");
+  CHECK(RegimeOf(BandFor(h200, OnGpus(1), Kernels::kFused, kDense)) == "dense training on H100 and H200");
+  CHECK(RegimeOf(BandFor(a100, OnGpus(64), Kernels::kFused, kDense)) == "dense training on A100");
+  CHECK(RegimeOf(BandFor(b200, OnGpus(8), Kernels::kFused, kDense)) == "dense training on B200 and GB200");
+  // Experts sharded over --ep: the MoE runs, on the devices they were on (H100 SXM, B200, GB200).
+  CHECK(RegimeOf(BandFor(b200, OnGpus(8, 8), Kernels::kFused, kMoe)) == "MoE training");
+  CHECK(RegimeOf(BandFor(h100, OnGpus(16, 8), Kernels::kEager, kMoe)) == "MoE training");
+  CHECK(RegimeOf(BandFor(h100, OnGpus(8, 1), Kernels::kFused, kMoe)) == "none");   // no MoE run at --ep 1
+  CHECK(RegimeOf(BandFor(h200, OnGpus(16, 8), Kernels::kFused, kMoe)) == "none");  // none on an H200
+  // No run validates these devices in training: no band.
+  CHECK(RegimeOf(BandFor(h800, OnGpus(8), Kernels::kFused, kDense)) == "none");
+  CHECK(RegimeOf(BandFor(rtx, OnGpus(1), Kernels::kEager, kDense)) == "none");
+  CHECK(RegimeOf(BandFor(mi300x, OnGpus(8), Kernels::kFused, kDense)) == "none");
+  // Serving where its runs were (H100 SXM, H200, MI300X, RTX 4090), not on an A100 or a CPU.
+  CHECK(RegimeOf(BandFor(mi300x, OnGpus(8), Kernels::kEager, kServing)) == "serving");
+  CHECK(RegimeOf(BandFor(rtx, OnGpus(1), Kernels::kEager, kServing)) == "serving");
+  CHECK(RegimeOf(BandFor(a100, OnGpus(1), Kernels::kEager, kServing)) == "none");
+  CHECK(RegimeOf(BandFor(cpu, OnGpus(1), Kernels::kEager, kServing)) == "none");
+  // Only language models were validated; and a device file of one's own is not the catalog's device.
+  CHECK(RegimeOf(BandFor(h100, OnGpus(1), Kernels::kEager, {.training = true, .language_model = false})) == "none");
+  HardwareSpec copy = h100;
+  copy.source = "my-h100.yaml";
+  CHECK(RegimeOf(BandFor(copy, OnGpus(8), Kernels::kFused, kDense)) == "none");
 }
 
 TEST_CASE("validation band: the A100 band counts the published dense A100 runs") {
@@ -83,6 +104,9 @@ TEST_CASE("validation band: time reports it where tally's own model gives the ti
       testing::RunJson({"time", "llama-3-8b", "--hardware", "h100-sxm", "--gpus", "8", "--tokens", "1B"});
   CHECK(modelled["time"]["validation"]["regime"] == "dense training on H100 and H200");
   CHECK(modelled["time"]["validation"]["runs"] == BandNamed("dense training on H100 and H200")->runs);
+  // A CNN is no language model: no band.
+  const nlohmann::json cnn = testing::RunJson({"time", "resnet50", "--hardware", "h100-sxm", "--tokens", "1B"});
+  CHECK_FALSE(cnn["time"].contains("validation"));
   const nlohmann::json given = testing::RunJson(
       {"time", "llama-3-8b", "--hardware", "h100-sxm", "--gpus", "8", "--tokens", "1B", "--mfu", "0.4"});
   CHECK_FALSE(given["time"].contains("validation"));
