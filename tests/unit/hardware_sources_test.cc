@@ -69,7 +69,7 @@ TEST_CASE("hardware sources: --explain shows every field with its source — JSO
   // configs/hardware/SOURCES.md, "Training-step fields": one 200 Gb/s HDR NIC per GPU = 25 GB/s.
   CHECK(r.out.find("      = inter_node_bandwidth 25.00 GB/s: DGX A100 User Guide") != std::string::npos);
   CHECK(r.out.find("      = board_power_w 400 W: NVIDIA A100 Tensor Core GPU Datasheet (2021)") != std::string::npos);
-  CHECK(r.out.find("      = gemm_efficiency.bf16 0.8: Dao 2023, FlashAttention-2") != std::string::npos);
+  CHECK(r.out.find("      = gemm_efficiency.bf16 0.87: Bekman, Machine Learning Engineering") != std::string::npos);
   CHECK(r.out.find("      = host_bandwidth 25.00 GB/s: PCI-SIG PCIe 4.0") != std::string::npos);
   // A dtype the file neither gives nor explains is left out (Ampere has no fp8).
   CHECK(r.out.find("peak_flops.fp8") == std::string::npos);

@@ -292,7 +292,7 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
   CHECK(a100.intra_node_bandwidth == 300e9);  // NVLink 3: 12 links x 25 GB/s per direction
   CHECK(a100.inter_node_bandwidth == 25e9);   // one 200 Gb/s HDR NIC per GPU
   CHECK(a100.board_power_w == 400);           // A100 SXM datasheet, max TDP
-  CHECK(a100.gemm_efficiency.at(GemmDType::kBf16) == 0.8);
+  CHECK(a100.gemm_efficiency.at(GemmDType::kBf16) == 0.87);  // Bekman's MAMF, A100 SXM: 271.2 of 312
   CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
                                         "gemm_efficiency: {bf16: 1.5}\n"),
@@ -547,12 +547,12 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
   // arXiv 2205.05198, Table 3 (configuration: seq 2048, vocabulary 51,200, micro-batch 1, data
   // parallel 1, A100 80GB) and Table 5 ("present work": sequence parallelism + selective
   // recomputation; iteration time and MFU). Megatron-LM's fused kernels (--kernels fused); each
-  // tolerance is the row's error rounded up to the next 5% (docs/validation-time.md: 0.97, 1.03, 1.11,
-  // 1.12 of the published times).
-  const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.05},
+  // tolerance is the row's error rounded up to the next 5% (docs/validation-time.md: 0.92, 0.96, 1.03,
+  // 1.03 of the published times).
+  const Table5Row rows[] = {{"22B", 6144, 48, 64, 8, 1, 4, 1.10, 0.415, 0.10},
                             {"175B", 12288, 96, 96, 8, 8, 64, 13.75, 0.514, 0.05},
-                            {"530B", 20480, 105, 128, 8, 35, 280, 37.83, 0.560, 0.15},
-                            {"1T", 25600, 128, 160, 8, 64, 512, 71.49, 0.563, 0.15}};
+                            {"530B", 20480, 105, 128, 8, 35, 280, 37.83, 0.560, 0.05},
+                            {"1T", 25600, 128, 160, 8, 64, 512, 71.49, 0.563, 0.05}};
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   for (const Table5Row& row : rows) {
     CAPTURE(row.name);
