@@ -289,9 +289,9 @@ TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapp
 
 TEST_CASE("step: the hardware catalog carries the collective links, board power and GEMM efficiency") {
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
-  CHECK(a100.intra_node_bandwidth == 300e9);  // NVLink 3: 12 links x 25 GB/s per direction
-  CHECK(a100.inter_node_bandwidth == 25e9);   // one 200 Gb/s HDR NIC per GPU
-  CHECK(a100.board_power_w == 400);           // A100 SXM datasheet, max TDP
+  CHECK(a100.intra_node_bandwidth == 300e9);                 // NVLink 3: 12 links x 25 GB/s per direction
+  CHECK(a100.inter_node_bandwidth == 25e9);                  // one 200 Gb/s HDR NIC per GPU
+  CHECK(a100.board_power_w == 400);                          // A100 SXM datasheet, max TDP
   CHECK(a100.gemm_efficiency.at(GemmDType::kBf16) == 0.87);  // Bekman's MAMF, A100 SXM: 271.2 of 312
   CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
