@@ -12,6 +12,7 @@
 #include "config/yaml_reader.h"
 #include "report/format.h"
 #include "sections/estimate_report.h"
+#include "sections/key_reader.h"
 #include "sections/sections.h"
 #include "util/error.h"
 #include "util/parse.h"
@@ -270,6 +271,13 @@ CheckOutcome RunCheck(const std::string& model, const WorkloadFlags& cli_flags, 
               limit, "'" + limit.key + "' is " + (infer_key ? "an inference" : "a training") + " key, and --mode " +
                          (infer_key ? "train reports training" : "infer reports inference") +
                          " only; drop --mode, or check " + (infer_key ? "memory.train.*" : "memory.infer.*"));
+        }
+        // A key tally spells that this run does not report (a regime without a validation band, a
+        // figure of --ep or --cp without them): say so, not that the key is unknown.
+        if (node == nullptr && KeyReader::Known(limit.key)) {
+          throw LimitError(limit, "'" + limit.key +
+                                      "' is not in this run's report (it is reported only where it applies; "
+                                      "'tally time ... --format json' shows the keys a run has)");
         }
         throw LimitError(limit, "unknown or non-numeric key '" + limit.key + "'" + DidYouMean(limit.key, numeric) +
                                     "; 'tally estimate MODEL --format json' shows every key");
