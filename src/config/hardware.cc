@@ -200,7 +200,11 @@ std::string HardwareSuggestion(const std::string& arg) {
 HardwareSpec ResolveHardware(const std::string& arg) {
   const std::string name = FindHardwareName(arg);
   for (const HardwareSpec& h : Catalog()) {
-    if (h.name == name) return h;
+    if (h.name == name) {
+      HardwareSpec entry = h;
+      entry.catalog = true;
+      return entry;
+    }
   }
   std::error_code ec;
   if (arg.find('/') != std::string::npos || std::filesystem::path(arg).has_extension() ||

@@ -16,8 +16,9 @@ struct HardwareSpec {
   std::string name;
   std::vector<std::string> aliases;  // other names it answers to (lower case): h100 for h100-sxm
   std::string description;
-  std::string kind;    // gpu | tpu | cpu
-  std::string source;  // the file it came from
+  std::string kind;      // gpu | tpu | cpu
+  std::string source;    // the file it came from
+  bool catalog = false;  // the catalog's own entry, resolved by name (not a file given by path)
   uint64_t memory_bytes = 0;
   double memory_bandwidth = 0;        // bytes/s
   double interconnect_bandwidth = 0;  // bytes/s per direction per device

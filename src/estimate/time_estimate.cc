@@ -15,13 +15,15 @@ const std::vector<std::string>& TimeEstimate::notes() const {
 
 namespace {
 
-// The band's question: a language model (a transformer with a vocabulary: the runs validated are),
-// and whether it routes to experts.
+// The band's question: a decoder-only language model with attention in every block (the runs
+// validated are all such: no encoder, encoder–decoder, state-space blocks or vision tower), and
+// whether it routes to experts.
 BandQuery BandOf(Evaluation& ev, bool training) {
   const ModelSpec& m = ev.spec();
-  return {.training = training,
-          .language_model = m.family == Family::kTransformer && m.transformer.vocab_size > 0,
-          .moe = m.transformer.n_experts > 0};
+  const TransformerSpec& t = m.transformer;
+  const bool decoder = m.family == Family::kTransformer && t.vocab_size > 0 && !t.encoder && t.encoder_layers == 0 &&
+                       !t.vision && !HasSsmBlocks(t);
+  return {.training = training, .language_model = decoder, .moe = t.n_experts > 0};
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ struct ValidationBand {
 };
 
 // What a time estimate is, for its band: training modelled from its parts or inference, of a
-// language model (the only models validated), a mixture of experts or not.
+// decoder-only language model with attention in every block (the only kind validated: no encoder,
+// encoder–decoder, state-space or vision tower), a mixture of experts or not.
 struct BandQuery {
   bool training = true;
   bool language_model = false;
@@ -32,8 +33,8 @@ struct BandQuery {
 
 // The band of the regime `q` falls in on `hw` at `s`: a mixture of experts with --ep > 1 (every MoE
 // run sharded its experts); eager PyTorch on one device (the measured steps); other training (dense);
-// inference (serving). Nothing where no band's runs were on this catalog device (a file of its own is
-// not the catalog's device), for other models, or for an MoE at --ep 1.
+// inference (serving). Nothing where no band's runs were on this catalog device (a hardware file given
+// by path is not the catalog's device, whatever its name), for other models, or for an MoE at --ep 1.
 std::optional<ValidationBand> BandFor(const HardwareSpec& hw, const Settings& s, Kernels kernels, const BandQuery& q);
 
 // Every band of the generated table, and one by regime name.

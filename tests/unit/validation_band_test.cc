@@ -76,7 +76,7 @@ TEST_CASE("validation band: a run's regime by device, kernels, devices and exper
   // Only language models were validated; and a device file of one's own is not the catalog's device.
   CHECK(RegimeOf(BandFor(h100, OnGpus(1), Kernels::kEager, {.training = true, .language_model = false})) == "none");
   HardwareSpec copy = h100;
-  copy.source = "my-h100.yaml";
+  copy.catalog = false;  // the same name and figures, from a file given by path
   CHECK(RegimeOf(BandFor(copy, OnGpus(8), Kernels::kFused, kDense)) == "none");
 }
 
@@ -104,9 +104,22 @@ TEST_CASE("validation band: time reports it where tally's own model gives the ti
       testing::RunJson({"time", "llama-3-8b", "--hardware", "h100-sxm", "--gpus", "8", "--tokens", "1B"});
   CHECK(modelled["time"]["validation"]["regime"] == "dense training on H100 and H200");
   CHECK(modelled["time"]["validation"]["runs"] == BandNamed("dense training on H100 and H200")->runs);
-  // A CNN is no language model: no band.
-  const nlohmann::json cnn = testing::RunJson({"time", "resnet50", "--hardware", "h100-sxm", "--tokens", "1B"});
-  CHECK_FALSE(cnn["time"].contains("validation"));
+  // Only decoder-only language models with attention in every block were validated: a CNN, an
+  // encoder, an encoder–decoder, a state-space model and a vision-language model get no band.
+  const std::string hf = std::string(TALLY_TEST_DATA) + "/hf/";
+  for (const std::string& other : {std::string("resnet50"), hf + "bert-base-uncased.json", hf + "t5-small.json",
+                                   hf + "mamba-130m-hf.json", hf + "llava-1.5-7b-hf.json"}) {
+    CAPTURE(other);
+    std::vector<std::string> args = {"time", other, "--hardware", "h100-sxm", "--tokens", "1B"};
+    if (other != "resnet50") args.insert(args.end(), {"--seq", "512"});
+    const nlohmann::json j = testing::RunJson(args);
+    CHECK_FALSE(j["time"].contains("validation"));
+  }
+  // The catalog's own file given by path is not the catalog's device: no band.
+  const nlohmann::json by_path = testing::RunJson({"time", "llama-3-8b", "--hardware",
+                                                   std::string(TALLY_SOURCE_DIR) + "/configs/hardware/h100-sxm.yaml",
+                                                   "--gpus", "8", "--tokens", "1B"});
+  CHECK_FALSE(by_path["time"].contains("validation"));
   const nlohmann::json given = testing::RunJson(
       {"time", "llama-3-8b", "--hardware", "h100-sxm", "--gpus", "8", "--tokens", "1B", "--mfu", "0.4"});
   CHECK_FALSE(given["time"].contains("validation"));
