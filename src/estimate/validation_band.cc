@@ -1,12 +1,17 @@
 #include "estimate/validation_band.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tally {
 namespace {
 
+// The kind of run a band stands for: scripts/validate-time writes these names, so a kind it
+// misspells does not compile.
+enum class BandKind { kDense, kMoe, kOneGpuEager, kServing };
+
 struct BandRow {
-  const char* kind;  // dense, moe, one-gpu-eager, serving
+  BandKind kind;
   const char* regime;
   const char* devices;
   const char* what;
@@ -36,10 +41,12 @@ bool OnDevice(std::string_view devices, const std::string& name) {
 std::optional<ValidationBand> BandFor(const HardwareSpec& hw, const Settings& s, Kernels kernels, const BandQuery& q) {
   // The catalog's own device: a file given by path may hold other figures, whatever its name.
   if (!q.language_model || !hw.catalog) return std::nullopt;
-  std::string_view kind = "serving";
+  BandKind kind = BandKind::kServing;
   if (q.training) {
     if (q.moe && s.ep <= 1) return std::nullopt;
-    kind = q.moe ? "moe" : s.gpus == 1 && kernels == Kernels::kEager ? "one-gpu-eager" : "dense";
+    kind = q.moe                                       ? BandKind::kMoe
+           : s.gpus == 1 && kernels == Kernels::kEager ? BandKind::kOneGpuEager
+                                                       : BandKind::kDense;
   }
   for (const BandRow& row : kValidationBands) {
     if (kind == row.kind && OnDevice(row.devices, hw.name)) return BandOf(row);

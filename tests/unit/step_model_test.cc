@@ -293,6 +293,12 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
   CHECK(a100.inter_node_bandwidth == 25e9);                  // one 200 Gb/s HDR NIC per GPU
   CHECK(a100.board_power_w == 400);                          // A100 SXM datasheet, max TDP
   CHECK(a100.gemm_efficiency.at(GemmDType::kBf16) == 0.87);  // Bekman's MAMF, A100 SXM: 271.2 of 312
+  // Blackwell's attention: FlashAttention-4's best, 1,605 of 2,250 TFLOP/s on a B200 (Zadouri et al.
+  // 2026, arXiv 2603.05451); the GB200 carries it over (the same SMs), the B300 takes none.
+  CHECK(ResolveHardware("b200").attention_efficiency == 0.71);
+  CHECK(1605.0 / 2250 == doctest::Approx(0.71).epsilon(0.005).scale(0));
+  CHECK(ResolveHardware("gb200").attention_efficiency == 0.71);
+  CHECK(ResolveHardware("b300").attention_efficiency == 0);
   CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
                                         "gemm_efficiency: {bf16: 1.5}\n"),
