@@ -194,7 +194,37 @@ def profile_step(torch, step):
             "top": [{"seconds": s, "count": c, "name": n, "kind": k} for s, c, n, k in top[:40]]}
 
 
-def run_case(torch, c, do_profile):
+class ClockSampler:
+    """The SM clock and board power every 5 ms on a thread (NVML), over the timed steps: a step's
+    GEMMs run at the clock its average power leaves them under the board's limit."""
+
+    def __init__(self):
+        import threading
+
+        import pynvml
+
+        pynvml.nvmlInit()
+        self.nv, self.h = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
+        self.rows, self.stop = [], threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.stop.is_set():
+            self.rows.append((self.nv.nvmlDeviceGetClockInfo(self.h, self.nv.NVML_CLOCK_SM),
+                              self.nv.nvmlDeviceGetPowerUsage(self.h) / 1000))
+            time.sleep(0.005)
+
+    def summary(self):
+        self.stop.set()
+        self.thread.join()
+        mhz = sorted(r[0] for r in self.rows)
+        watts = [r[1] for r in self.rows]
+        return {"samples": len(mhz), "sm_mhz_median": statistics.median(mhz), "sm_mhz_p10": mhz[len(mhz) // 10],
+                "sm_mhz_p90": mhz[9 * len(mhz) // 10], "power_w_mean": statistics.mean(watts)}
+
+
+def run_case(torch, c, do_profile, clocks=False):
     res = {"name": c["name"], "config": dict(c), "error": None}
     model = opt = x = params = None
     torch.backends.cuda.matmul.allow_tf32 = bool(c.get("tf32"))
@@ -230,11 +260,14 @@ def run_case(torch, c, do_profile):
         for _ in range(WARMUP):
             step()
         torch.cuda.synchronize()
+        sampler = ClockSampler() if clocks else None
         t0 = time.perf_counter()
         for _ in range(TIMED):
             step()
         torch.cuda.synchronize()
         res["step_seconds"] = (time.perf_counter() - t0) / TIMED
+        if sampler:
+            res["clocks"] = sampler.summary()
         # The forward alone (no grad), for the split.
         with torch.no_grad():
             torch.cuda.synchronize()
@@ -267,6 +300,8 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--profile-all", action="store_true", help="profile every case run")
+    ap.add_argument("--clocks", action="store_true", help="sample the SM clock and power over the timed steps")
+    ap.add_argument("--no-micro", action="store_true")
     args = ap.parse_args()
     cases = [c for c in CASES if not args.only or c["name"] in args.only.split(",")]
     t_start = time.time()
@@ -280,15 +315,16 @@ def main():
         os.replace(args.out + ".tmp", args.out)
 
     try:
-        results["micro"] = micro(torch)
+        results["micro"] = None if args.no_micro else micro(torch)
     except Exception as e:  # noqa: BLE001
         results["micro"] = {"error": repr(e)}
     print(json.dumps({"micro": results["micro"]}), flush=True)
     save()
     for c in cases:
-        r = run_case(torch, c, not args.no_profile and (args.profile_all or c["name"] in PROFILED))
+        r = run_case(torch, c, not args.no_profile and (args.profile_all or c["name"] in PROFILED), args.clocks)
         results["cases"].append(r)
-        short = {k: v for k, v in r.items() if k in ("name", "step_seconds", "no_grad_forward_seconds", "error")}
+        short = {k: v for k, v in r.items()
+                 if k in ("name", "step_seconds", "no_grad_forward_seconds", "clocks", "error")}
         if "profile" in r:
             short["by_kind"] = r["profile"]["by_kind"]
         print(json.dumps(short), flush=True)
