@@ -64,6 +64,11 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
                 "training: data-parallel gradient reductions and ZeRO-3 gathers wait for the backward and forward "
                 "(Megatron-LM without --overlap-grad-reduce); default overlapped, as PyTorch DDP and FSDP run them")
       ->group("Time");
+  cmd->add_flag("--no-power-limit", f.no_power_limit,
+                "training and prefill: GEMMs at their burst rates, as GEMM sweeps time them; default: on the H100 SXM, "
+                "H200 and H800 (measured at 700 W) they slow as the board's power limit lowers the clock, the more the "
+                "larger their share of the time")
+      ->group("Time");
   cmd->add_flag("--ep-overlap", f.ep_overlap,
                 "training: one micro-batch's MoE all-to-alls run under another's compute, forward beside backward "
                 "(Megatron-Core's --overlap-moe-expert-parallel-comm, DeepSeek-V3's DualPipe); default exposed whole")
@@ -119,6 +124,7 @@ TimeRequest ReadTimeRequest(const TimeFlags& f, bool gpus_given, uint64_t gpus) 
   if (f.kernels) r.train.kernels = ParseName<Kernels>(*f.kernels, "--kernels");
   r.train.tp_overlap = f.tp_overlap;
   r.train.dp_overlap = !f.no_dp_overlap;
+  r.train.power_limit = !f.no_power_limit;
   r.train.ep_overlap = f.ep_overlap;
   if (f.ep_dispatch) r.train.ep_dispatch = ParseName<EpDispatch>(*f.ep_dispatch, "--ep-dispatch");
   if (f.dp_bucket) {

@@ -17,6 +17,7 @@ struct TimeFlags {
   bool tp_overlap = false;
   bool overlap_param_gather = false;
   bool no_dp_overlap = false;
+  bool no_power_limit = false;
   bool ep_overlap = false;
 };
 

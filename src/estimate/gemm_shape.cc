@@ -60,6 +60,20 @@ double GemmShapeFactor(GemmDType dtype, double m, double n, double k) {
   return std::min(1.0, f);
 }
 
+double GemmPowerFactor(GemmDType dtype, double m, double n, double k) {
+  const double rows = std::max(m, kSweepM[0]);
+  switch (dtype) {
+    case GemmDType::kFp8:
+    case GemmDType::kInt8:
+      return std::min(1.0, Interpolate(kPower_fp8, rows, n, k));
+    case GemmDType::kBf16:
+    case GemmDType::kFp16:
+      return std::min(1.0, Interpolate(kPower_bf16, rows, n, k));
+    default:
+      return 1;
+  }
+}
+
 double GemmAlignmentFactor(GemmDType dtype, uint64_t n, uint64_t k) {
   const uint64_t per_16_bytes = dtype == GemmDType::kFp8 || dtype == GemmDType::kInt8    ? 16
                                 : dtype == GemmDType::kBf16 || dtype == GemmDType::kFp16 ? 8

@@ -68,7 +68,7 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
   e.generate = req.generate;
   CheckGenerates(spec, s, e.prompt, e.generate);
   e.source = s.seq.value();  // resolved (config/resolve.cc)
-  e.rates = InferenceRates(hw, s, req.train.mfu, req.mbu);
+  e.rates = InferenceRates(hw, s, req.train.mfu, req.mbu, req.train.power_limit);
   e.mbu_basis = req.mbu ? "--mbu"
                 : hw.decode_bandwidth_efficiency > 0
                     ? "the catalog's decode_bandwidth_efficiency ('tally hardware " + hw.name +

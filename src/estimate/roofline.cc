@@ -10,6 +10,7 @@
 #include "estimate/flops.h"
 #include "estimate/gemm_shape.h"
 #include "estimate/memory.h"
+#include "estimate/power_limit.h"
 #include "util/checked_math.h"
 #include "util/error.h"
 #include "util/units.h"
@@ -101,7 +102,7 @@ OpCost AttentionCost(const Layer& l, const ModelSpec& spec, const Settings& s, d
 }
 
 OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, const Settings& s, DType weight,
-                const CheckpointRates* rates, std::optional<GemmDType> shaped) {
+                const CheckpointRates* rates, std::optional<GemmDType> shaped, double power_weight) {
   const double act = BytesPerElement(s.dtypes.activation), kv = BytesPerElement(KvDtype(s));
   const double tp = TpDivisor(l, s.tp);
   if (l.component == Component::kAttentionCore) return AttentionCost(l, spec, s, act, kv);
@@ -148,7 +149,8 @@ OpCost NodeCost(const Layer& l, const LayerGraph& g, const ModelSpec& spec, cons
       const double m = static_cast<double>(gemm.m) * share;
       double n = static_cast<double>(gemm.n), k = static_cast<double>(gemm.k);
       (RowParallel(l) ? k : n) /= tp;
-      c.shaped_flops += flops / (GemmShapeFactor(*shaped, m, n, k) *
+      const double power = 1 - power_weight * (1 - GemmPowerFactor(*shaped, m, n, k));
+      c.shaped_flops += flops / (GemmShapeFactor(*shaped, m, n, k) * power *
                                  GemmAlignmentFactor(*shaped, static_cast<uint64_t>(n), static_cast<uint64_t>(k)));
     }
     c.bytes += (static_cast<double>(gemm.m) * static_cast<double>(gemm.k) +
@@ -219,9 +221,13 @@ GemmDType ComputeDtype(Precision p) {
   return GemmDType::kBf16;
 }
 
-Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& s, const RooflineRates& r) {
-  CheckDequantKernel(spec, s);
+namespace {
+
+// The pass with its shaped GEMMs `power_weight` of the way to their power-limited rates.
+Roofline RooflineAt(const LayerGraph& graph, const ModelSpec& spec, const Settings& s, const RooflineRates& r,
+                    double power_weight) {
   Roofline out;
+  double tensor = 0;  // the compute-bound GEMMs' and attention kernels' time
   const DType weight = InferenceWeightDtype(spec, s);
   const double act = BytesPerElement(s.dtypes.activation);
   const std::optional<CheckpointRates> rates =
@@ -239,13 +245,15 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
       out.nodes.push_back({.path = l.path, .repeat = l.repeat});
       continue;
     }
-    OpCost c = NodeCost(l, graph, spec, s, weight, rates ? &*rates : nullptr, r.shaped);
+    // The block matrices' GEMMs run at linear_peak in its dtype (W8A8: fp8), and roll off by its shapes.
+    const bool block_matrix =
+        l.kind == LayerKind::kLinear && l.block_type >= 0 && l.component != Component::kRouter && r.linear_peak > 0;
+    const std::optional<GemmDType> shaped = r.shaped && block_matrix ? std::optional(GemmDType::kFp8) : r.shaped;
+    OpCost c = NodeCost(l, graph, spec, s, weight, rates ? &*rates : nullptr, shaped, power_weight);
     if (!r.shaped || l.gemms.empty() || l.component == Component::kAttentionCore) c.shaped_flops = c.flops;
     // A node of a repeated block stands for `repeat` identical ops.
     c.flops *= static_cast<double>(l.repeat);
     c.bytes *= static_cast<double>(l.repeat);
-    const bool block_matrix =
-        l.kind == LayerKind::kLinear && l.block_type >= 0 && l.component != Component::kRouter && r.linear_peak > 0;
     double compute = c.shaped_flops * static_cast<double>(l.repeat) /
                      (block_matrix ? r.linear_peak * (r.linear_mfu > 0 ? r.linear_mfu : r.mfu) : r.peak * r.mfu);
     // A weight-only quantized GEMM (kernel_costs.h, DequantKernelCost): its stored bytes at its
@@ -267,6 +275,7 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     // compute-bound GEMM's measured efficiency already holds it.
     out.seconds += std::max(compute, memory + floor);
     out.floor_seconds += compute > memory + floor ? 0 : floor;
+    if (compute > memory + floor && (!l.gemms.empty() || l.component == Component::kAttentionCore)) tensor += compute;
     if (l.kind == LayerKind::kLinear) {
       out.gemm_compute_seconds += compute;
       out.gemm_memory_seconds += memory;
@@ -282,6 +291,25 @@ Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const S
     }
   }
   out.seconds += out.allreduce_seconds;
+  out.tensor_duty = out.seconds > 0 ? tensor / out.seconds : 0;
+  out.power_weight = power_weight;
+  return out;
+}
+
+}  // namespace
+
+Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& s, const RooflineRates& r) {
+  CheckDequantKernel(spec, s);
+  Roofline out = RooflineAt(graph, spec, s, r, 0);
+  if (!r.power_limited || !r.shaped) return out;
+  // As a training step's (estimate/step_model.cc): the weight rises with the duty the slower GEMMs raise.
+  const double burst = out.seconds;
+  for (int i = 0; i < 8; ++i) {
+    const double weight = PowerLimitWeight(*r.shaped, out.tensor_duty);
+    if (std::abs(weight - out.power_weight) < 1e-4) break;
+    out = RooflineAt(graph, spec, s, r, weight);
+  }
+  out.power_limit_seconds = out.seconds - burst;
   return out;
 }
 

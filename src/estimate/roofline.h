@@ -63,6 +63,10 @@ struct Roofline {
   double gemm_memory_seconds = 0;
   double flops = 0;
   double bytes = 0;
+  // The board's power limit (estimate/power_limit.h), where RooflineRates' power_limited: the
+  // compute-bound kernels' share of `seconds`, how far the shaped GEMMs have fallen toward their
+  // power-limited rates, and the seconds that adds.
+  double tensor_duty = 0, power_weight = 0, power_limit_seconds = 0;
 };
 
 struct RooflineRates {
@@ -81,6 +85,9 @@ struct RooflineRates {
   // The GEMM kernel of weight-only quantized weights (W8A16, W4A16): its stored bytes stream at
   // mbu x dequant.bandwidth, its FLOPs at dequant.compute x peak where that binds. Default: as bf16.
   DequantKernelCost dequant;
+  // The device's shaped GEMMs slow at its board's power limit as they fill the pass (a GPU the power
+  // sweeps measured: estimate/power_limit.h).
+  bool power_limited = false;
 };
 
 // One forward pass of `graph` on one device: each node takes max(FLOPs / (peak · mfu),

@@ -8,6 +8,7 @@
 #include "estimate/expert_parallel.h"
 #include "estimate/kv_cache.h"
 #include "estimate/memory.h"
+#include "estimate/power_limit.h"
 #include "estimate/step_timeline.h"
 #include "util/checked_math.h"
 #include "util/error.h"
@@ -59,7 +60,7 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& s, const Memor
 }
 
 RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::optional<double> mfu,
-                             std::optional<double> mbu) {
+                             std::optional<double> mbu, bool power_limit) {
   if (ExpertGrid(s)) {
     throw InputError(std::string(s.ep > 1 ? "--ep" : "--etp") +
                      ": inference latency under expert parallelism is not modelled (the roofline has no "
@@ -84,6 +85,7 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
   if (!mfu && efficiency != hw.gemm_efficiency.end()) {
     r.mfu = efficiency->second;
     r.shaped = dtype;
+    r.power_limited = power_limit && PowerLimitMeasured(hw);
   }
   if (s.quant == Quant::kFp8) {
     if (std::optional<double> fp8 = hw.Peak(GemmDType::kFp8); fp8 && *fp8 > 0) r.linear_peak = *fp8;

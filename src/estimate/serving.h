@@ -48,9 +48,10 @@ KvCapacity KvTokenCapacity(const ModelSpec& spec, const Settings& settings, cons
 // where the device lists one); weight-only methods (int8, int4, nf4, mxfp4: W8A16, W4A16) dequantize
 // to the activation dtype and run at its peak, on a GPU by settings.dequant_kernel's costs
 // (estimate/kernel_costs.h). `mfu` nullopt (no --mfu): the device's GEMM efficiency
-// by shape where the catalog gives one, else kDefaultMfu.
+// by shape where the catalog gives one, else kDefaultMfu; those shaped GEMMs slow at the board's
+// power limit where it was measured, unless `power_limit` is false (estimate/power_limit.h).
 RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& settings, std::optional<double> mfu,
-                             std::optional<double> mbu);
+                             std::optional<double> mbu, bool power_limit = true);
 
 // The memory-bandwidth utilization inference runs at: --mbu, else the device's measured
 // decode_bandwidth_efficiency, else kDefaultMbu.

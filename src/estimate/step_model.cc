@@ -9,6 +9,7 @@
 #include "estimate/flops.h"
 #include "estimate/gemm_shape.h"
 #include "estimate/kernel_costs.h"
+#include "estimate/power_limit.h"
 #include "estimate/roofline.h"
 #include "util/dtype.h"
 #include "util/error.h"
@@ -91,8 +92,12 @@ double TileEfficiency(uint64_t m, uint64_t n) {
   return q(m) * q(n);
 }
 
-StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
-                      uint64_t trainable_params, const StepOptions& o) {
+namespace {
+
+// The step with its tensor-core GEMMs `power_weight` of the way from their burst rates to their
+// power-limited ones (estimate/power_limit.h).
+StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
+                uint64_t trainable_params, const StepOptions& o, double power_weight) {
   StepTime out;
   out.efficiency = efficiency;
   // DualPipe feeds micro-batches from both ends of the pipeline, pairing stage i with stage p - 1 - i
@@ -167,7 +172,9 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
                              ? 1
                              : TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
                                    std::min(1.0, m / experts / rows);
-    const double rate = r.peak * eff * shape * tiles;
+    // Attention's kernels keep what a GEMM of their own dimensions keeps under the power limit.
+    const double power = 1 - power_weight * (1 - GemmPowerFactor(r.dtype, m / experts, n, k));
+    const double rate = r.peak * eff * shape * tiles * power;
     const double bytes = r.operand_bytes > 0 ? r.operand_bytes : act;
     return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * bytes / bandwidth);
   };
@@ -435,7 +442,8 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
   // written) and each weight gradient back to fp32 (torch/amp/autocast_mode.py; its cast cache lives
   // one forward).
   const double casts = autocast ? 6 * (gemm_weights + trainable_weights) * stage_share / copy_bandwidth : 0;
-  const double gpu = stage(totals) * micro + casts * micro + 4 * fp8_weights * stage_share / copy_bandwidth;
+  const double fp8_casts = 4 * fp8_weights * stage_share / copy_bandwidth;
+  const double gpu = stage(totals) * micro + casts * micro + fp8_casts;
   // The host launches every kernel; where they run shorter than it launches them, the step waits on it.
   out.kernels = (stage(launches) * micro) + optimizer_launches;
   out.host = stage(launches) * micro * kHostSecondsPerKernel;
@@ -611,6 +619,29 @@ StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec
     out.offload = std::max(0.0, per_micro - busy / micro) * micro + upload;
   }
   out.step_seconds = out.compute + out.communication + out.pipeline_bubble + out.offload;
+  // The GEMMs' and attention kernels' share of the step (the device's time less its memory-bound
+  // ops, the weights' fp8 casts and the optimizer): what sets the board's power draw.
+  out.tensor_duty = std::clamp((gpu - out.memory_bound - fp8_casts) / out.step_seconds, 0.0, 1.0);
+  out.power_weight = power_weight;
+  return out;
+}
+
+}  // namespace
+
+StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
+                      uint64_t trainable_params, const StepOptions& o) {
+  StepTime out = StepAt(g, s, hw, peak, efficiency, trainable_params, o, 0);
+  if (!o.power_limit || !PowerLimitMeasured(hw)) return out;
+  // The clock the power limit leaves depends on the duty, which the slower GEMMs raise: iterate to
+  // the fixed point, which the weight, rising with the duty, approaches from below.
+  const double burst = out.step_seconds;
+  const GemmDType dtype = ComputeDtype(s.precision);
+  for (int i = 0; i < 8; ++i) {
+    const double weight = PowerLimitWeight(dtype, out.tensor_duty);
+    if (std::abs(weight - out.power_weight) < 1e-4) break;
+    out = StepAt(g, s, hw, peak, efficiency, trainable_params, o, weight);
+  }
+  out.power_limit = out.step_seconds - burst;
   return out;
 }
 

@@ -50,10 +50,13 @@ struct StepOptions {
   // grouped GEMMs, permutation and all-to-all set the layer's pace. No effect without --ep.
   double moe_imbalance = 1;
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;  // --fp8-recipe: what --precision fp8's casts cost
-  double mbu = kDefaultMbu;                       // memory-bandwidth utilization of the memory-bound ops
-  OffloadTraffic offload;                         // --offload: the bytes over the host link (estimate/offload.h)
-  double host_bandwidth = 0;                      // bytes/s per direction of that link (the catalog's host_bandwidth)
-  RingExchange ring;  // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
+  // The GEMMs slow at the board's power limit where it was measured (estimate/power_limit.h); false
+  // (--no-power-limit): at their burst rates.
+  bool power_limit = true;
+  double mbu = kDefaultMbu;   // memory-bandwidth utilization of the memory-bound ops
+  OffloadTraffic offload;     // --offload: the bytes over the host link (estimate/offload.h)
+  double host_bandwidth = 0;  // bytes/s per direction of that link (the catalog's host_bandwidth)
+  RingExchange ring;          // --cp: the ring's hops per block and micro-batch (estimate/context_parallel.h)
 };
 
 struct StepTime {
@@ -74,6 +77,10 @@ struct StepTime {
   double offload_transfer = 0;  // --offload: the host-link transfers of a step, whole
   double offload = 0;           // their exposed part
   double step_seconds = 0;      // compute + communication + pipeline_bubble + offload
+  // The board's power limit (estimate/power_limit.h): the GEMMs' and attention kernels' share of the
+  // step, how far they have fallen toward their power-limited rates (0 on devices not measured), and
+  // the seconds that adds to the step (in compute).
+  double tensor_duty = 0, power_weight = 0, power_limit = 0;
   double intra_bandwidth = 0, inter_bandwidth = 0;
   // The data-parallel group's link per device (its members' NICs in a node across nodes, else
   // NVLink), whether it crosses nodes, the members of the group in one node, and the gradient

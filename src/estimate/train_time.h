@@ -33,6 +33,7 @@ struct TrainQuery {
   bool param_gather_overlap = false;               // --overlap-param-gather (estimate/step_model.h)
   double moe_imbalance = 1;                        // --moe-imbalance (estimate/step_model.h)
   Fp8Recipe fp8_recipe = Fp8Recipe::kTensorwise;   // --fp8-recipe (estimate/kernel_costs.h)
+  bool power_limit = true;                         // not --no-power-limit (estimate/power_limit.h)
   std::optional<double> price;                     // per device-hour
 };
 

@@ -94,6 +94,7 @@ ModelledStep ModelStep(Evaluation& ev, const Settings& s, const TimeRequest& req
                          .param_gather_overlap = req.train.param_gather_overlap,
                          .moe_imbalance = req.train.moe_imbalance,
                          .fp8_recipe = req.train.fp8_recipe,
+                         .power_limit = req.train.power_limit,
                          .mbu = req.mbu.value_or(kDefaultMbu),
                          .offload = traffic,
                          .host_bandwidth = hw.host_bandwidth,
@@ -150,7 +151,8 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
                                     {"--dp-bucket", query.dp_bucket != DpBucket::kDdp},
                                     {"--overlap-param-gather", query.param_gather_overlap},
                                     {"--moe-imbalance", query.moe_imbalance != 1},
-                                    {"--fp8-recipe", query.fp8_recipe != Fp8Recipe::kTensorwise}}) {
+                                    {"--fp8-recipe", query.fp8_recipe != Fp8Recipe::kTensorwise},
+                                    {"--no-power-limit", !query.power_limit}}) {
       if (set) unused += (count++ == 0 ? "" : ", ") + std::string(flag);
     }
     if (!unused.empty()) {

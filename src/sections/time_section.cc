@@ -93,6 +93,15 @@ std::string AllReduceText(E) {
   return "one all-reduce per row-parallel linear, NCCL's latency and bandwidth model (estimate/collectives.h)";
 }
 
+// The power limit's cost, for training steps and prefills alike (estimate/power_limit.h).
+std::string PowerLimitText(double weight) {
+  return "the GEMMs and attention kernels " + FormatFixed(weight, 2) +
+         " of the way from their burst rates to their rates at the board's 700 W limit, by the share of the time "
+         "they take (a duty sweep on an H100, docs/data/h100-gemm-duty.json; each shape's loss from a steady sweep on "
+         "an H200, docs/data/h200-steady-gemm.json): the board holds its limit by lowering the SM clock, to "
+         "1,395-1,455 MHz with GEMMs back to back. Measured on GH100 at 700 W only; elsewhere not priced";
+}
+
 bool Offloads(E e) { return Step(e) != nullptr && S(e).offload != Offload::kNone; }
 bool ContextParallel(E e) { return Step(e) != nullptr && S(e).cp > 1; }
 
@@ -206,8 +215,10 @@ KeyTable<TimeEstimate> StepRows() {
                 "the device's bandwidth; flash attention keeps the s x s scores on chip, re-forms QK^T in its "
                 "backward and runs, as a whole measured kernel, at cuDNN's rate by shape on the H100's SMs "
                 "(H100 SXM, H200, H800) and the memory-efficient kernel's in fp32 and tf32 "
-                "(docs/data/h100-kernel-sweep.json), elsewhere at the catalog's attention_efficiency; layers / "
-                "pp per device; at least the host's time to launch the kernels; plus the optimizer update";
+                "(docs/data/h100-kernel-sweep.json), elsewhere at the catalog's attention_efficiency; on the H100 "
+                "SXM, H200 and H800 the GEMMs and attention slowed by the board's power limit as far as their share "
+                "of the step says (time.power); layers / pp per device; at least the host's time to launch the "
+                "kernels; plus the optimizer update";
        }},
       {.key = "time.compute.memory_bound",
        .label = "compute: non-GEMM ops (GPU time)",
@@ -418,6 +429,20 @@ KeyTable<TimeEstimate> StepRows() {
        .label = "pipeline bubble fraction of the step",
        .unit = Unit::kRatio,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.bubble_fraction; }); }},
+      {.key = "time.power.tensor_duty",
+       .label = "GEMMs and attention, share of the step",
+       .unit = Unit::kRatio,
+       .value = [](E e) { return If(Step(e), [](M m) { return m.time.tensor_duty; }); },
+       .explain = [](E) -> std::string {
+         return "the device's time less its memory-bound ops, casts and optimizer, over the step: what sets the "
+                "board's power draw (estimate/power_limit.h)";
+       }},
+      {.key = "time.power.limit_seconds",
+       .label = "what the power limit adds (in compute)",
+       .unit = Unit::kSecond,
+       .value =
+           [](E e) { return When(Step(e) && Step(e)->time.power_weight > 0, Step(e) ? Step(e)->time.power_limit : 0); },
+       .explain = [](E e) { return PowerLimitText(Step(e)->time.power_weight); }},
       {.key = "time.breakdown.cp_ring",
        .label = "step: context-parallel ring (exposed)",
        .unit = Unit::kSecond,
@@ -566,6 +591,15 @@ KeyTable<TimeEstimate> InferenceRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Infer(e), [](I i) { return i.prefill.allreduce_seconds; }); },
        .explain = AllReduceText},
+      {.key = "time.prefill.power_limit_seconds",
+       .label = "prefill: what the power limit adds",
+       .unit = Unit::kSecond,
+       .value =
+           [](E e) {
+             return When(Infer(e) && Infer(e)->prefill.power_weight > 0,
+                         Infer(e) ? Infer(e)->prefill.power_limit_seconds : 0);
+           },
+       .explain = [](E e) { return PowerLimitText(Infer(e)->prefill.power_weight); }},
       {.key = "time.decode.compute_seconds",
        .label = "decode: compute time of the ops",
        .unit = Unit::kSecond,

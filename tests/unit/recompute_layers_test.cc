@@ -90,13 +90,15 @@ TEST_CASE("recompute layers: FLOPs and time rerun N of each stage's blocks") {
   CHECK(RecomputedShare(Recompute::kFull, 2, 10, 4) == doctest::Approx(2.0 / 3));
   CHECK(RecomputedShare(Recompute::kSelective, std::nullopt, 32, 1) == 0);
   // On one device the step's time grows by the rerun blocks' forward: 5/32 of what the whole
-  // recompute adds (fused kernels, no collective).
+  // recompute adds (fused kernels, no collective; the power limit, which changes with the GEMMs' share
+  // of the step, apart).
   const HardwareSpec h100 = ResolveHardware("h100-sxm");
   const uint64_t params = CountParams(g).trainable;
   auto step = [&](Recompute r, std::optional<uint64_t> layers) {
     Settings s = Train(r, layers);
     s.batch = s.micro_batch = 1;
-    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused}).compute;
+    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused, .power_limit = false})
+        .compute;
   };
   const double none = step(Recompute::kNone, std::nullopt);
   CHECK(step(Recompute::kFull, 5) - none == doctest::Approx((step(Recompute::kFull, std::nullopt) - none) * 5 / 32));
@@ -105,7 +107,8 @@ TEST_CASE("recompute layers: FLOPs and time rerun N of each stage's blocks") {
   auto staged = [&](Recompute r, std::optional<uint64_t> layers) {
     Settings s = Train(r, layers, 3);
     s.batch = s.micro_batch = 1;
-    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused}).compute;
+    return TrainingStep(g, s, h100, 989.5e12, 0.785, params, {.kernels = Kernels::kFused, .power_limit = false})
+        .compute;
   };
   const double staged_none = staged(Recompute::kNone, std::nullopt);
   CHECK(staged(Recompute::kFull, 5) - staged_none ==

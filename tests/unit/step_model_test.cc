@@ -86,7 +86,8 @@ TEST_CASE("step: flash attention's GEMMs run at the device's attention_efficienc
   s.loss_kernel = LossKernel::kFused;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
-  const StepOptions fused{.kernels = Kernels::kFused};  // no eager op priced by the SMs, the loss's neither
+  // No eager op priced by the SMs, the loss's neither; the H100 SXM's power limit apart (its own test).
+  const StepOptions fused{.kernels = Kernels::kFused, .power_limit = false};
   const double f = 2.0 * 2048 * 2048 * 64;
   const double core = 8 * 16 * 11 * f / (989.5e12 * 0.35);
   const StepTime full = TrainingStep(g, s, other, 989.5e12, 0.75, params, fused);
@@ -522,7 +523,8 @@ TEST_CASE("step: recomputation reruns the blocks' forward, never the embedding, 
   // layers: the head and the loss run once. So what a full (or, with eager attention, selective)
   // recompute adds to the step is the same for a vocabulary of 51,200 as for one four times larger,
   // whose head and loss cost four times as much; and the selective one the same for an MLP twice as
-  // wide, which it does not rerun. Eager kernels, so the loss is priced per logit.
+  // wide, which it does not rerun. Eager kernels, so the loss is priced per logit. The power limit
+  // apart (it changes with the step's GEMM share: its own test).
   const HardwareSpec h100 = ResolveHardware("h100-sxm");
   const auto added = [&](const std::string& yaml, Recompute recompute, Attention attention) {
     Settings s = Parallel(1, 1, 1, 1);
@@ -531,8 +533,8 @@ TEST_CASE("step: recomputation reruns the blocks' forward, never the embedding, 
     rerun.recompute = recompute;
     const LayerGraph none = Micro(yaml, s), again = Micro(yaml, rerun);
     const uint64_t params = CountParams(none).trainable;
-    return TrainingStep(again, rerun, h100, 989.5e12, 0.785, params, {}).compute -
-           TrainingStep(none, s, h100, 989.5e12, 0.785, params, {}).compute;
+    return TrainingStep(again, rerun, h100, 989.5e12, 0.785, params, {.power_limit = false}).compute -
+           TrainingStep(none, s, h100, 989.5e12, 0.785, params, {.power_limit = false}).compute;
   };
   const std::string base = Gpt(1024, 8, 16);
   std::string big_vocab = base, wide_mlp = base;

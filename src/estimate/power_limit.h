@@ -1,0 +1,28 @@
+// How the board's power limit slows a training step's GEMMs as they fill more of its time.
+//
+// A Hopper board holds its 700 W limit by lowering the SM clock: with tensor-core GEMMs back to back
+// the clock settles at 1,395-1,455 MHz, not the 1,980 it boosts to (NVML's reason: software power
+// cap), on an H200 and on an H100 (scripts/gpu/steady_gemm.py, docs/data/h200-steady-gemm.json,
+// docs/data/h100-steady-gemm.json). GEMM sweeps time a few products at a time, so their rates
+// (estimate/gemm_shape.h) are burst rates: short shapes at the boost clock, long ones part-throttled.
+// A step's GEMMs keep the burst rate while they take a small share of the device's time and fall
+// toward the steady rate as that share (the duty) nears 1 (scripts/gpu/gemm_duty.py,
+// docs/data/h100-gemm-duty.json).
+#pragma once
+
+#include "config/hardware.h"
+#include "util/compute_dtype.h"
+
+namespace tally {
+
+// Whether the power sweeps measured the device: GH100's SMs (estimate/kernel_costs.h, OnMeasuredSms)
+// at a 700 W board limit, the H100 SXM, H200 and H800 of the catalog. Elsewhere no power limit is
+// priced, and `tally time --explain` says so.
+bool PowerLimitMeasured(const HardwareSpec& hw);
+
+// How far a GEMM has gone from its burst rate toward its power-limited rate (GemmPowerFactor), 0 to 1,
+// when tensor-core kernels take `duty` of the device's time: the duty sweep's loss of rate at that
+// duty over its loss at duty 1, interpolated in duty between the measured points.
+double PowerLimitWeight(GemmDType dtype, double duty);
+
+}  // namespace tally
