@@ -20,7 +20,7 @@ double GemmShapeFactor(GemmDType dtype, double m, double n, double k);
 // The fraction of its burst rate (GemmShapeFactor's) a 16-bit or fp8 tensor-core GEMM keeps with the
 // board at its power limit: the shape's time in the H200's burst sweep over its time right after
 // 100 ms of back-to-back 8192^3 products (scripts/gpu/steady_gemm.py, docs/data/h200-steady-gemm.json;
-// 0.75-1: short products lose the most, long ones were part-throttled in the burst already). 1 for
+// bf16 0.75-1, fp8 0.69-1: short products lose the most, long ones were part-throttled in the burst already). 1 for
 // fp32 on the CUDA cores (they held 1,965 MHz there) and tf32 (not measured). estimate/power_limit.h
 // says how much of it a step takes.
 double GemmPowerFactor(GemmDType dtype, double m, double n, double k);

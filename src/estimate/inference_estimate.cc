@@ -69,6 +69,11 @@ InferenceEstimate EstimateInference(Evaluation& ev, const Settings& s, const Tim
   CheckGenerates(spec, s, e.prompt, e.generate);
   e.source = s.seq.value();  // resolved (config/resolve.cc)
   e.rates = InferenceRates(hw, s, req.train.mfu, req.mbu, req.train.power_limit);
+  if (!req.train.power_limit && !InferenceRates(hw, s, req.train.mfu, req.mbu, true).power_limited) {
+    e.notes.push_back(
+        "--no-power-limit changes nothing here: the power limit is priced only on the H100 SXM, H200 and "
+        "H800, for 16-bit and fp8 GEMMs at the catalog's rates by shape (no --mfu)");
+  }
   e.mbu_basis = req.mbu ? "--mbu"
                 : hw.decode_bandwidth_efficiency > 0
                     ? "the catalog's decode_bandwidth_efficiency ('tally hardware " + hw.name +

@@ -38,6 +38,11 @@ bool PowerLimitMeasured(const HardwareSpec& hw) {
   return OnMeasuredSms(hw.Peak(GemmDType::kFp32)) && std::abs(hw.board_power_w - 700) < 1;
 }
 
+bool PowerLimitPriced(const HardwareSpec& hw, GemmDType dtype) {
+  const bool tensor_cores = dtype == GemmDType::kBf16 || dtype == GemmDType::kFp16 || dtype == GemmDType::kFp8;
+  return tensor_cores && PowerLimitMeasured(hw);
+}
+
 double PowerLimitWeight(GemmDType dtype, double duty) {
   return dtype == GemmDType::kFp8 || dtype == GemmDType::kInt8 ? Weight(kFp8Duty, duty) : Weight(kBf16Duty, duty);
 }

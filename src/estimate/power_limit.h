@@ -1,8 +1,8 @@
 // How the board's power limit slows a training step's GEMMs as they fill more of its time.
 //
-// A Hopper board holds its 700 W limit by lowering the SM clock: with tensor-core GEMMs back to back
-// the clock settles at 1,395-1,455 MHz, not the 1,980 it boosts to (NVML's reason: software power
-// cap), on an H200 and on an H100 (scripts/gpu/steady_gemm.py, docs/data/h200-steady-gemm.json,
+// A Hopper board holds its 700 W limit by lowering the SM clock: with bf16 GEMMs back to back the
+// clock settles at 1,275-1,470 MHz, not the 1,980 it boosts to (NVML's reason: software power cap),
+// on an H200 and on an H100 (scripts/gpu/steady_gemm.py, docs/data/h200-steady-gemm.json,
 // docs/data/h100-steady-gemm.json). GEMM sweeps time a few products at a time, so their rates
 // (estimate/gemm_shape.h) are burst rates: short shapes at the boost clock, long ones part-throttled.
 // A step's GEMMs keep the burst rate while they take a small share of the device's time and fall
@@ -19,6 +19,11 @@ namespace tally {
 // at a 700 W board limit, the H100 SXM, H200 and H800 of the catalog. Elsewhere no power limit is
 // priced, and `tally time --explain` says so.
 bool PowerLimitMeasured(const HardwareSpec& hw);
+
+// Whether GEMMs of `dtype` on the device are priced at its power limit: a measured device, and the
+// tensor cores' 16-bit or fp8 (fp32 runs on the CUDA cores, which held 1,965 MHz under the limit;
+// tf32 was not measured).
+bool PowerLimitPriced(const HardwareSpec& hw, GemmDType dtype);
 
 // How far a GEMM has gone from its burst rate toward its power-limited rate (GemmPowerFactor), 0 to 1,
 // when tensor-core kernels take `duty` of the device's time: the duty sweep's loss of rate at that

@@ -85,7 +85,7 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
   if (!mfu && efficiency != hw.gemm_efficiency.end()) {
     r.mfu = efficiency->second;
     r.shaped = dtype;
-    r.power_limited = power_limit && PowerLimitMeasured(hw);
+    r.power_limited = power_limit && PowerLimitPriced(hw, dtype);
   }
   if (s.quant == Quant::kFp8) {
     if (std::optional<double> fp8 = hw.Peak(GemmDType::kFp8); fp8 && *fp8 > 0) r.linear_peak = *fp8;

@@ -172,8 +172,9 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
                              ? 1
                              : TileEfficiency(static_cast<uint64_t>(rows), static_cast<uint64_t>(std::ceil(n))) *
                                    std::min(1.0, m / experts / rows);
-    // Attention's kernels keep what a GEMM of their own dimensions keeps under the power limit.
-    const double power = 1 - power_weight * (1 - GemmPowerFactor(r.dtype, m / experts, n, k));
+    // A fused attention kernel keeps its measured rate: it counts toward the share of the step that
+    // sets the clock, but its own loss at the limit was not measured.
+    const double power = r.measured_kernel ? 1 : 1 - power_weight * (1 - GemmPowerFactor(r.dtype, m / experts, n, k));
     const double rate = r.peak * eff * shape * tiles * power;
     const double bytes = r.operand_bytes > 0 ? r.operand_bytes : act;
     return std::max(flops / rate, (m * k + k * n + m * n - on_chip) * count * bytes / bandwidth);
@@ -204,7 +205,9 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   const RecomputeRule rerun(g, s.recompute, s.pp, s.recompute_layers);
   double forward_all[3] = {}, backward_all[3] = {}, recompute[3] = {}, weight_grads[3] = {}, launches[3] = {};
   double tp_gemms[3] = {};  // the tensor-parallel linears' GEMMs, which --tp-overlap hides collectives under
-  double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0, memory_bound = 0;
+  double row_parallel_bytes = 0, row_parallel_calls = 0, hidden = 0;
+  // The memory-bound ops' share of forward_all + backward_all + recompute: the non-GEMM GPU time.
+  double memory_all[3] = {};
   // --etp other than --tp: the routed experts' row-parallel reductions run over the etp ranks instead.
   double expert_row_bytes = 0, expert_row_calls = 0;
   // What the recomputed blocks run again of these (each block's own: --recompute-layers may rerun
@@ -226,6 +229,7 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
     // A tied head splits as the embedding it shares does (Megatron's vocabulary-parallel head).
     const double div = TpDivisor(l.weights_of ? g.layers[*l.weights_of] : l, s.tp);
     double fwd = 0, bwd = 0, weight_grad = 0, fwd_launches = 0, bwd_launches = 0, gemms = 0;
+    double memory_fwd = 0, memory_bwd = 0;  // of fwd and bwd, the memory-bound ops
     // A routed expert linear (MoE parallel folding, expert_parallel.h): the device runs its E / ep
     // experts as one grouped GEMM over the copies dispatched to them from the whole expert group,
     // etp / tp of the micro-batch's (/ cp) routed rows, each expert's width split over etp ranks; its
@@ -307,7 +311,8 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
         const double cast_bwd = cast.bytes * m * n * count / copy_bandwidth;
         fwd += cast_fwd;
         bwd += cast_bwd;
-        memory_bound += (cast_fwd + cast_bwd) * rep;
+        memory_fwd += cast_fwd;
+        memory_bwd += cast_bwd;
         fwd_launches += cast.kernels;
         bwd_launches += cast.kernels;
       }
@@ -326,7 +331,8 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
       const double tokens = static_cast<double>(a.m) * static_cast<double>(a.count) / cp;
       fwd += tokens * around.forward_bytes / copy_bandwidth;
       bwd += tokens * around.backward_bytes / copy_bandwidth;
-      memory_bound += tokens * (around.forward_bytes + around.backward_bytes) / copy_bandwidth * rep;
+      memory_fwd += tokens * around.forward_bytes / copy_bandwidth;
+      memory_bwd += tokens * around.backward_bytes / copy_bandwidth;
       fwd_launches += around.forward_kernels;
       bwd_launches += around.backward_kernels;
     }
@@ -348,7 +354,8 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
       const double backward = elements * (traffic.backward_bytes / bw + traffic.backward_sm_seconds * sm_scale);
       fwd += forward;
       bwd += backward;
-      memory_bound += (forward + backward) * rep;
+      memory_fwd += forward;
+      memory_bwd += backward;
       fwd_launches += traffic.forward_kernels;
       bwd_launches += traffic.backward_kernels;
     }
@@ -359,7 +366,8 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
       const double permute = 4 * ShapeElements(l.shape) / cp * expert_rows * act / copy_bandwidth;
       fwd += permute;
       bwd += permute;
-      memory_bound += 2 * permute * rep;
+      memory_fwd += permute;
+      memory_bwd += permute;
       fwd_launches += 2;
       bwd_launches += 2;
     }
@@ -378,6 +386,7 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
     const double blocks_rerun = rerun.BusiestStageReruns(l), share = rerun.RerunShare(l);
     const double reruns = blocks_rerun * share;
     recompute[part] += fwd * reruns;
+    memory_all[part] += (memory_fwd + memory_bwd) * rep + memory_fwd * reruns;
     launches[part] += fwd_launches * (share > 0 ? blocks_rerun : 0);  // a rerun module is a whole launch
     const double collective_reruns = rerun.CollectiveReruns(l, s.sp);
     if (l.kind == LayerKind::kAttentionScores && part == kBlocks) {
@@ -447,7 +456,7 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   // The host launches every kernel; where they run shorter than it launches them, the step waits on it.
   out.kernels = (stage(launches) * micro) + optimizer_launches;
   out.host = stage(launches) * micro * kHostSecondsPerKernel;
-  out.memory_bound = memory_bound * stage_share * micro + casts * micro;
+  out.memory_bound = stage(memory_all) * micro + casts * micro;
   out.compute = std::max(gpu, out.host) + out.optimizer;
   // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in each recomputed
@@ -621,7 +630,8 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   out.step_seconds = out.compute + out.communication + out.pipeline_bubble + out.offload;
   // The GEMMs' and attention kernels' share of the step (the device's time less its memory-bound
   // ops, the weights' fp8 casts and the optimizer): what sets the board's power draw.
-  out.tensor_duty = std::clamp((gpu - out.memory_bound - fp8_casts) / out.step_seconds, 0.0, 1.0);
+  out.tensor_duty =
+      out.step_seconds > 0 ? std::clamp((gpu - out.memory_bound - fp8_casts) / out.step_seconds, 0.0, 1.0) : 0;
   out.power_weight = power_weight;
   return out;
 }
@@ -631,11 +641,11 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
 StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
                       uint64_t trainable_params, const StepOptions& o) {
   StepTime out = StepAt(g, s, hw, peak, efficiency, trainable_params, o, 0);
-  if (!o.power_limit || !PowerLimitMeasured(hw)) return out;
+  const GemmDType dtype = ComputeDtype(s.precision);
+  if (!o.power_limit || !PowerLimitPriced(hw, dtype)) return out;
   // The clock the power limit leaves depends on the duty, which the slower GEMMs raise: iterate to
   // the fixed point, which the weight, rising with the duty, approaches from below.
   const double burst = out.step_seconds;
-  const GemmDType dtype = ComputeDtype(s.precision);
   for (int i = 0; i < 8; ++i) {
     const double weight = PowerLimitWeight(dtype, out.tensor_duty);
     if (std::abs(weight - out.power_weight) < 1e-4) break;

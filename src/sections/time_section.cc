@@ -95,11 +95,13 @@ std::string AllReduceText(E) {
 
 // The power limit's cost, for training steps and prefills alike (estimate/power_limit.h).
 std::string PowerLimitText(double weight) {
-  return "the GEMMs and attention kernels " + FormatFixed(weight, 2) +
+  return "the GEMMs " + FormatFixed(weight, 2) +
          " of the way from their burst rates to their rates at the board's 700 W limit, by the share of the time "
-         "they take (a duty sweep on an H100, docs/data/h100-gemm-duty.json; each shape's loss from a steady sweep on "
-         "an H200, docs/data/h200-steady-gemm.json): the board holds its limit by lowering the SM clock, to "
-         "1,395-1,455 MHz with GEMMs back to back. Measured on GH100 at 700 W only; elsewhere not priced";
+         "they and the attention kernels take (a duty sweep on an H100, docs/data/h100-gemm-duty.json; each shape's "
+         "loss from a steady sweep on an H200, docs/data/h200-steady-gemm.json): the board holds its limit by "
+         "lowering the SM clock, to 1,275-1,470 MHz with bf16 GEMMs back to back. Attention keeps its measured rate "
+         "(its own loss was not measured). Measured on GH100 at 700 W only, for 16-bit and fp8 GEMMs; elsewhere "
+         "not priced";
 }
 
 bool Offloads(E e) { return Step(e) != nullptr && S(e).offload != Offload::kNone; }
@@ -216,8 +218,9 @@ KeyTable<TimeEstimate> StepRows() {
                 "backward and runs, as a whole measured kernel, at cuDNN's rate by shape on the H100's SMs "
                 "(H100 SXM, H200, H800) and the memory-efficient kernel's in fp32 and tf32 "
                 "(docs/data/h100-kernel-sweep.json), elsewhere at the catalog's attention_efficiency; on the H100 "
-                "SXM, H200 and H800 the GEMMs and attention slowed by the board's power limit as far as their share "
-                "of the step says (time.power); layers / pp per device; at least the host's time to launch the "
+                "SXM, H200 and H800 the 16-bit and fp8 GEMMs slowed by the board's power limit as far as the share "
+                "of the step they and attention take says (time.power); layers / pp per device; at least the host's "
+                "time to launch the "
                 "kernels; plus the optimizer update";
        }},
       {.key = "time.compute.memory_bound",
@@ -438,7 +441,7 @@ KeyTable<TimeEstimate> StepRows() {
                 "board's power draw (estimate/power_limit.h)";
        }},
       {.key = "time.power.limit_seconds",
-       .label = "what the power limit adds (in compute)",
+       .label = "what the power limit adds to the step",
        .unit = Unit::kSecond,
        .value =
            [](E e) { return When(Step(e) && Step(e)->time.power_weight > 0, Step(e) ? Step(e)->time.power_limit : 0); },

@@ -95,31 +95,84 @@ TEST_CASE("power limit: the step settles where its weight is the duty sweep's at
   CHECK(a100.power_limit == 0);
 }
 
+TEST_CASE("power limit: the share is the busiest stage's GEMMs under recomputation and pipelining") {
+  // Two stages, full recomputation, fused kernels: the GEMM share is what the compute leaves after its
+  // memory-bound ops (reruns included, on the busiest stage) and the update, over the step, bubble
+  // and collectives included; in fp8 the weight follows the fp8 duty curve.
+  Settings s;
+  s.dtypes = PolicyDtypes(Precision::kFp8);
+  s.precision = Precision::kFp8;
+  s.seq = 2048;
+  s.pp = 2;
+  s.gpus = 2;
+  s.recompute = Recompute::kFull;
+  s.batch = 8;
+  s.micro_batch = 1;
+  const LayerGraph g = testing::InlineGraph(
+      "family: transformer\nvocab_size: 51200\ncontext_length: 2048\nd_model: 2048\nn_layers: 8\nn_heads: 16\n"
+      "d_ff: 8192\n",
+      [&] {
+        Settings micro = s;
+        micro.batch = 1;
+        return micro;
+      }());
+  const uint64_t params = CountParams(g).trainable;
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  const StepTime t = TrainingStep(g, s, h100, 1978.9e12, 0.725, params, {.kernels = Kernels::kFused});
+  REQUIRE(t.host < t.compute - t.optimizer);  // the GPU, not the launches, sets the pace
+  REQUIRE(t.pipeline_bubble > 0);
+  // The weights' fp8 casts (4 bytes a weight, once a step) are neither GEMMs nor counted memory-bound ops.
+  const StepTime burst =
+      TrainingStep(g, s, h100, 1978.9e12, 0.725, params, {.kernels = Kernels::kFused, .power_limit = false});
+  CHECK(burst.tensor_duty * burst.step_seconds <= burst.compute - burst.optimizer - burst.memory_bound);
+  CHECK(burst.tensor_duty * burst.step_seconds > 0.98 * (burst.compute - burst.optimizer - burst.memory_bound));
+  CHECK(t.power_weight == doctest::Approx(PowerLimitWeight(GemmDType::kFp8, t.tensor_duty)).epsilon(1e-3));
+  CHECK(t.power_weight != doctest::Approx(PowerLimitWeight(GemmDType::kBf16, t.tensor_duty)).epsilon(1e-2));
+  // The rerun blocks' memory-bound ops are non-GEMM time too: more of it than without recomputation.
+  Settings plain = s;
+  plain.recompute = Recompute::kNone;
+  const StepTime none =
+      TrainingStep(g, plain, h100, 1978.9e12, 0.725, params, {.kernels = Kernels::kFused, .power_limit = false});
+  CHECK(burst.memory_bound > none.memory_bound);
+  // fp32 GEMMs run on the CUDA cores, which held their clock: nothing priced.
+  Settings fp32 = plain;
+  fp32.precision = Precision::kFp32;
+  fp32.dtypes = PolicyDtypes(Precision::kFp32);
+  const StepTime cuda_cores = TrainingStep(g, fp32, h100, 66.9e12, 0.795, params, {.kernels = Kernels::kFused});
+  CHECK(cuda_cores.power_weight == 0);
+  CHECK(cuda_cores.power_limit == 0);
+}
+
 TEST_CASE("power limit: --no-power-limit gives the burst rates, and the keys say what the limit adds") {
   const std::vector<std::string> train = {"time", "llama-3.2-1b", "--hardware", "h100-sxm", "--batch",
                                           "4",    "--seq",        "2048",       "--tokens", "1e9"};
   std::vector<std::string> off = train;
   off.push_back("--no-power-limit");
   const nlohmann::json on = testing::RunJson(train)["time"], burst = testing::RunJson(off)["time"];
+  // The GEMMs slow; the memory-bound ops and the update do not.
   CHECK(on["power"]["limit_seconds"].get<double>() > 0);
-  CHECK(on["step_seconds"].get<double>() ==
-        doctest::Approx(burst["step_seconds"].get<double>() + on["power"]["limit_seconds"].get<double>()));
+  CHECK(on["step_seconds"].get<double>() > burst["step_seconds"].get<double>());
+  CHECK(on["compute"]["memory_bound"].get<double>() == doctest::Approx(burst["compute"]["memory_bound"].get<double>()));
+  CHECK(on["compute"]["optimizer"].get<double>() == doctest::Approx(burst["compute"]["optimizer"].get<double>()));
   CHECK_FALSE(burst["power"].contains("limit_seconds"));
-  // A prefill's GEMMs too: 4,096 tokens of Llama 3 8B are compute-bound.
+  // A prefill's GEMMs too: 4,096 tokens of Llama 3 8B are compute-bound; its memory time is unchanged.
   const std::vector<std::string> infer = {"time",     "llama-3-8b", "--mode", "infer",    "--hardware",
                                           "h100-sxm", "--seq",      "8192",   "--prompt", "4096"};
   std::vector<std::string> infer_off = infer;
   infer_off.push_back("--no-power-limit");
   const nlohmann::json prefill = testing::RunJson(infer)["time"], prefill_burst = testing::RunJson(infer_off)["time"];
   CHECK(prefill["prefill"]["power_limit_seconds"].get<double>() > 0);
-  CHECK(prefill["ttft_seconds"].get<double>() ==
-        doctest::Approx(prefill_burst["ttft_seconds"].get<double>() +
-                        prefill["prefill"]["power_limit_seconds"].get<double>()));
-  // Under --mfu no step is modelled: the flag changes nothing, and the note says so.
+  CHECK(prefill["prefill"]["compute_seconds"].get<double>() >
+        prefill_burst["prefill"]["compute_seconds"].get<double>());
+  CHECK(prefill["prefill"]["memory_seconds"].get<double>() ==
+        doctest::Approx(prefill_burst["prefill"]["memory_seconds"].get<double>()));
+  // Under --mfu nothing is priced by shape: the flag changes nothing, and a note says so.
   std::vector<std::string> mfu = off;
   mfu.insert(mfu.end(), {"--mfu", "0.4"});
-  const testing::TallyRun r = testing::RunTally(mfu);
-  CHECK(r.err.find("--no-power-limit") != std::string::npos);
+  CHECK(testing::RunTally(mfu).err.find("--no-power-limit") != std::string::npos);
+  std::vector<std::string> infer_mfu = infer_off;
+  infer_mfu.insert(infer_mfu.end(), {"--mfu", "0.4"});
+  CHECK(testing::RunTally(infer_mfu).err.find("--no-power-limit changes nothing") != std::string::npos);
 }
 
 }  // namespace

@@ -214,6 +214,52 @@ TEST_CASE("time parts: the GEMM shape table is the H200 sweep's, bandwidth-bound
   CHECK(GemmAlignmentFactor(GemmDType::kFp32, 50257, 768) == 1);  // fp32 ran at its aligned rate
 }
 
+TEST_CASE("time parts: the power table is the H200 steady sweep's, the grouped GEMMs its check") {
+  // docs/data/h200-steady-gemm.json: each shape's burst time over its time right after 100 ms of
+  // back-to-back 8192^3 products, both on one H200 (at most 1; 1 where the steady kernels ran within
+  // 25% of their operands' time at the H200's copy bandwidth).
+  const nlohmann::json sweep = Data("h200-steady-gemm.json");
+  for (const auto& [dtype_name, dtype] : {std::pair{"bf16", GemmDType::kBf16}, std::pair{"fp8", GemmDType::kFp8}}) {
+    const std::string name = dtype_name;  // clang cannot capture a structured binding
+    CAPTURE(name);
+    const double bytes = dtype == GemmDType::kFp8 ? 1 : 2;
+    for (const auto& [cell, held] : sweep["steady"][name].items()) {
+      const std::string key = cell;
+      double m = 0, n = 0, k = 0;
+      std::sscanf(key.c_str(), "%lf,%lf,%lf", &m, &n, &k);
+      CAPTURE(key);
+      const double memory = (m * k + k * n + m * n) * bytes / 4.094e12;
+      const double expected =
+          held.get<double>() <= 1.25 * memory ? 1 : sweep["burst"][name][key].get<double>() / held.get<double>();
+      CHECK(std::abs(GemmPowerFactor(dtype, m, n, k) - std::min(1.0, expected)) <= 0.0005);  // 3 decimals
+    }
+  }
+  // The same file's grouped GEMMs (torch._grouped_mm, 8 or 16 experts of 128-4,096 rows, at the power
+  // limit) against tally's price of a routed expert linear (estimate/step_model.cc): E products of
+  // their rows per expert at the H200's best bf16 rate x the shape factor x tile quantization x the
+  // power factor at weight 1, or their operands at 4.8 TB/s where slower. Not fitted: measured over
+  // tally, a median of 1.02; 0.68-1.15 from 512 rows per expert, 0.48-1.69 under.
+  const HardwareSpec h200 = ResolveHardware("h200");
+  std::vector<double> all, large;
+  for (const nlohmann::json& row : sweep["grouped"]) {
+    const double e = row["experts"].get<double>(), r = row["rows"].get<double>();
+    const double n = row["n"].get<double>(), k = row["k"].get<double>();
+    const double rate =
+        989.5e12 * h200.gemm_efficiency.at(GemmDType::kBf16) * GemmShapeFactor(GemmDType::kBf16, r, n, k) *
+        TileEfficiency(static_cast<uint64_t>(r), static_cast<uint64_t>(n)) * GemmPowerFactor(GemmDType::kBf16, r, n, k);
+    const double tally = std::max(2 * e * r * n * k / rate, (e * r * k + e * k * n + e * r * n) * 2 / 4.8e12);
+    const double ratio = row["grouped_s"].get<double>() / tally;
+    all.push_back(ratio);
+    if (r >= 512) large.push_back(ratio);
+  }
+  REQUIRE(all.size() == 36);
+  std::sort(all.begin(), all.end());
+  std::sort(large.begin(), large.end());
+  CHECK((all[17] + all[18]) / 2 == doctest::Approx(1.02).epsilon(0.02));
+  CHECK(large.front() > 0.65);
+  CHECK(large.back() < 1.2);
+}
+
 TEST_CASE("time parts: the H100's own long GEMMs confirm its rates (the H200's roll-off x the catalog's best)") {
   // shared/reference/h100-measured.md (an H100 SXM, cuBLAS 13.1 through PyTorch 2.11, single
   // torch.matmul calls timed with CUDA events): every shape whose GEMM takes at least 0.5 ms, where a
