@@ -424,8 +424,9 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   // The optimizer update reads and writes every local parameter's state once per step (memory-bound):
   // reads the gradient, the weight (its fp32 master under mixed precision) and the states, writes the
   // weight, the master and the states. ZeRO-1 and above update a 1/(dp·cp) share (--ep: the routed
-  // experts' 1/(dp·cp/ep) of the 1/ep the device holds). Eager Adam and AdamW on the weights
-  // themselves (no master copy) take PyTorch's measured passes instead (estimate/kernel_costs.h).
+  // experts' 1/(dp·cp/ep) of the 1/ep the device holds). Adam and AdamW on the weights themselves
+  // (no master copy) take PyTorch's measured passes by --optimizer-impl instead, whatever --kernels
+  // says: torch.compile leaves the optimizer to PyTorch (estimate/kernel_costs.h).
   const DeviceParams device = TrainableParamsPerDevice(g, trainable_params, s);
   const double local = device.dense / (s.zero >= 1 ? static_cast<double>(GradientRanks(s)) : 1) +
                        device.expert / (s.zero >= 1 ? static_cast<double>(ExpertDataParallel(s)) : 1);
@@ -434,16 +435,14 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   const double master = trained.master ? BytesPerElement(*trained.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(trained.state);
   const std::optional<ElementCost> measured_adam =
-      o.kernels == Kernels::kEager && !trained.master && IsAdam(s.optimizer)
-          ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(trained.param))
-          : std::nullopt;
+      !trained.master && IsAdam(s.optimizer) ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(trained.param))
+                                             : std::nullopt;
   out.optimizer =
       measured_adam
           ? local * (measured_adam->bytes / copy_bandwidth + measured_adam->sm_seconds * sm_scale)
           : local * (BytesPerElement(trained.grad) + 2 * BytesPerElement(trained.param) + 2 * master + 2 * states) /
                 bandwidth;
-  const double optimizer_launches =
-      o.kernels == Kernels::kEager ? param_tensors * OptimizerKernelsPerTensor(s.optimizer_impl) : 0;
+  const double optimizer_launches = param_tensors * OptimizerKernelsPerTensor(s.optimizer_impl);
   out.optimizer = std::max(out.optimizer, optimizer_launches * kHostSecondsPerKernel);
   // Offloaded, the update runs on the host's CPUs, which the catalog does not describe: left out.
   if (s.offload != Offload::kNone) out.optimizer = 0;

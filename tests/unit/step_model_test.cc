@@ -110,7 +110,8 @@ TEST_CASE("step: fp32 and tf32 attention at SDPA's memory-efficient kernel rate,
   // takes fp32, and the core's seven GEMMs of F = 2 x 2048^2 x 64 FLOPs each run as the memory-efficient
   // kernel at its measured rate for 16 heads of 64 over 2,048 tokens, a fraction of the CUDA-core fp32
   // peak, whatever the GEMMs' peak (tf32's here). Doubling that fp32 peak halves exactly the core's
-  // time: 8 x 16 x 7 F / (fp32 peak x rate) / 2. Fused kernels and loss, so no eager op is priced by the SMs.
+  // time: 8 x 16 x 7 F / (fp32 peak x rate) / 2. Fused kernels and loss, so no eager op is priced by the SMs;
+  // the update, PyTorch's AdamW on the fp32 weights whatever the kernels, is (its SM part), so it is left out.
   Settings s = Parallel(1, 1, 1, 1);
   s.precision = Precision::kTf32;
   s.dtypes = PolicyDtypes(Precision::kTf32);
@@ -125,7 +126,7 @@ TEST_CASE("step: fp32 and tf32 attention at SDPA's memory-efficient kernel rate,
   h100.peak_flops[GemmDType::kFp32] = 134e12;
   const StepTime at134 = TrainingStep(g, s, h100, 494.7e12, 0.785, params, fused);
   const double core = 8 * 16 * 7 * (2.0 * 2048 * 2048 * 64) / (67e12 * Fp32AttentionEfficiency(16, 2048, 64));
-  CHECK(at67.compute - at134.compute == doctest::Approx(core / 2).epsilon(1e-9));
+  CHECK((at67.compute - at67.optimizer) - (at134.compute - at134.optimizer) == doctest::Approx(core / 2).epsilon(1e-9));
   // 16.7 and 25.8 TFLOP/s at 8 and 32 heads of 64 over 2,048 tokens (docs/data/h100-kernel-sweep.json):
   // 16 heads, halfway in log4, is their mean.
   CHECK(Fp32AttentionEfficiency(16, 2048, 64) == doctest::Approx((16.7 + 25.8) / 2 / 67));
@@ -581,6 +582,38 @@ TEST_CASE("step: Korthikanti et al. 2022, Table 5, from the published configurat
     const double mfu = model / (st.step_seconds * static_cast<double>(s.gpus) * 312e12);
     CHECK(mfu == doctest::Approx(row.mfu).epsilon(row.tolerance / (1 - row.tolerance)).scale(0));  // MFU ∝ 1 / time
   }
+}
+
+}  // namespace
+}  // namespace tally
+
+namespace tally {
+namespace {
+
+TEST_CASE("step: PyTorch's AdamW costs its measured passes whatever --kernels, a master copy's update one pass") {
+  // torch.compile compiles the model and leaves the optimizer to PyTorch: on bf16 weights (no fp32
+  // master) the update is PyTorch's AdamW as measured for --optimizer-impl under fused kernels too;
+  // with a master copy (Megatron-LM's distributed optimizer, DeepSpeed) it is one fused pass either way.
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  Settings s = Parallel(1, 1, 1, 1);
+  s.dtypes = PolicyDtypes(Precision::kBf16);
+  s.precision = Precision::kBf16;
+  const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
+  const uint64_t params = CountParams(g).trainable;
+  const auto update = [&](const Settings& settings, Kernels kernels) {
+    return TrainingStep(g, settings, h100, 989.5e12, 0.8, params, {.kernels = kernels}).optimizer;
+  };
+  const double eager = update(s, Kernels::kEager);
+  CHECK(update(s, Kernels::kFused) == doctest::Approx(eager).epsilon(1e-12));
+  Settings fused_impl = s;
+  fused_impl.optimizer_impl = OptimizerImpl::kFused;
+  CHECK(update(fused_impl, Kernels::kFused) < eager);  // 9 bytes a parameter where foreach moves 32
+  Settings mixed = s;
+  mixed.dtypes = PolicyDtypes(Precision::kMixedBf16);
+  mixed.precision = Precision::kMixedBf16;
+  // bf16 gradient, bf16 weight and fp32 master and two states read and written: 2 + 2·2 + 2·4 + 2·8.
+  CHECK(update(mixed, Kernels::kFused) == doctest::Approx(static_cast<double>(params) * 30 / (0.8 * 3.35e12)));
+  CHECK(update(mixed, Kernels::kEager) == doctest::Approx(update(mixed, Kernels::kFused)));
 }
 
 }  // namespace
