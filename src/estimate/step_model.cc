@@ -434,9 +434,11 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   const Precisions trained = AdapterDtypes(s).value_or(s.dtypes);
   const double master = trained.master ? BytesPerElement(*trained.master) : 0;
   const double states = OptimizerStates(s.optimizer) * BytesPerElement(trained.state);
+  // Measured as PyTorch keeps it: gradients and states in the weights' dtype.
   const std::optional<ElementCost> measured_adam =
-      !trained.master && IsAdam(s.optimizer) ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(trained.param))
-                                             : std::nullopt;
+      !trained.master && IsAdam(s.optimizer) && trained.state == trained.param && trained.grad == trained.param
+          ? MeasuredAdamCost(s.optimizer_impl, BytesPerElement(trained.param))
+          : std::nullopt;
   out.optimizer =
       measured_adam
           ? local * (measured_adam->bytes / copy_bandwidth + measured_adam->sm_seconds * sm_scale)
@@ -455,7 +457,10 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   // The host launches every kernel; where they run shorter than it launches them, the step waits on it.
   out.kernels = (stage(launches) * micro) + optimizer_launches;
   out.host = stage(launches) * micro * kHostSecondsPerKernel;
-  out.memory_bound = stage(memory_all) * micro + casts * micro;
+  // The memory-bound ops of the stage the compute's pace is taken from: its end the heavier in all.
+  const int end = totals[kPre] >= totals[kPost] ? kPre : kPost;
+  const double memory_ends = s.pp > 1 ? memory_all[end] : memory_all[kPre] + memory_all[kPost];
+  out.memory_bound = (memory_all[kBlocks] * stage_share + memory_ends) * micro + casts * micro;
   out.compute = std::max(gpu, out.host) + out.optimizer;
   // Tensor parallel: an all-reduce after each row-parallel linear in the forward and one of the
   // same size in the backward (Shoeybi et al. 2019, Fig. 4: g and f), again in each recomputed

@@ -233,15 +233,18 @@ KeyTable<TimeEstimate> StepRows() {
                 "on an H100 and an H200, docs/data/h100-op-costs.json and h200-op-costs.json; on other SMs than "
                 "theirs, as bytes at the H200's bandwidth), over this device's elements (tensor-parallel-split ones: "
                 "activation, RoPE, attention core, loss / tp; the residual stream's / tp under --sp); LoRA's "
-                "scaling and add (and under --lora-dtype fp32 its casts); autocast's weight casts";
+                "scaling and add (and under --lora-dtype fp32 its casts); fp8 linears' input and gradient casts; an "
+                "MoE layer's permutation; autocast's weight casts; on the busiest pipeline stage, with the blocks "
+                "recomputation reruns";
        }},
       {.key = "time.compute.optimizer",
        .label = "compute: optimizer update",
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.optimizer; }); },
        .explain = [](E) -> std::string {
-         return "eager Adam/AdamW on the weights: PyTorch's measured bytes and SM time per parameter (foreach, fused, "
-                "for-loop), split as the eager ops are; "
+         return "Adam/AdamW on the weights, gradients and states in their dtype (PyTorch's, whatever --kernels: "
+                "torch.compile leaves the optimizer to PyTorch): its measured bytes and SM time per parameter "
+                "(foreach, fused, for-loop), split as the eager ops are; "
                 "else gradient + 2 x (weight + master + states) bytes per parameter; at bandwidth";
        }},
       {.key = "time.compute.host_launch",

@@ -121,10 +121,10 @@ TEST_CASE("power limit: the share is the busiest stage's GEMMs under recomputati
   const StepTime t = TrainingStep(g, s, h100, 1978.9e12, 0.725, params, {.kernels = Kernels::kFused});
   REQUIRE(t.host < t.compute - t.optimizer);  // the GPU, not the launches, sets the pace
   REQUIRE(t.pipeline_bubble > 0);
-  // The weights' fp8 casts (4 bytes a weight, once a step) are neither GEMMs nor counted memory-bound ops.
+  // The GEMM share leaves out the weights' fp8 casts too (4 bytes a weight, once a step), neither GEMMs
+  // nor counted memory-bound ops: under 2% of the rest here.
   const StepTime burst =
       TrainingStep(g, s, h100, 1978.9e12, 0.725, params, {.kernels = Kernels::kFused, .power_limit = false});
-  CHECK(burst.tensor_duty * burst.step_seconds <= burst.compute - burst.optimizer - burst.memory_bound);
   CHECK(burst.tensor_duty * burst.step_seconds > 0.98 * (burst.compute - burst.optimizer - burst.memory_bound));
   CHECK(t.power_weight == doctest::Approx(PowerLimitWeight(GemmDType::kFp8, t.tensor_duty)).epsilon(1e-3));
   CHECK(t.power_weight != doctest::Approx(PowerLimitWeight(GemmDType::kBf16, t.tensor_duty)).epsilon(1e-2));
