@@ -20,7 +20,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from steady_gemm import capture, operands  # noqa: E402
+from graph_time import capture  # noqa: E402
+from steady_gemm import operands  # noqa: E402
 
 SHAPE = (4096, 8192, 8192)  # m, n, k: under a millisecond a product
 PEAK = {"bf16": 989.5e12, "fp8": 1978.9e12}

@@ -30,7 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gemm_sweep import K, M, N  # noqa: E402  (the same grid as the burst sweep)
-from graph_time import graph_seconds  # noqa: E402
+from graph_time import capture, graph_seconds  # noqa: E402
 
 HEAT = 8192  # the heater's m = n = k
 
@@ -74,20 +74,6 @@ def operands(torch, dt, m, n, k):
     a = torch.randn(m, k, device="cuda", dtype=dtype)
     b = torch.randn(k, n, device="cuda", dtype=dtype)
     return lambda: a @ b
-
-
-def capture(torch, fn, calls):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        fn()
-    torch.cuda.current_stream().wait_stream(side)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn()
-    torch.cuda.synchronize()
-    return g
 
 
 class Heater:

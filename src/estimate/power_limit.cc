@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 
 #include "estimate/kernel_costs.h"
 
@@ -34,13 +33,9 @@ double Weight(const DutyPoint (&points)[N], double duty) {
 
 }  // namespace
 
-bool PowerLimitMeasured(const HardwareSpec& hw) {
-  return OnMeasuredSms(hw.Peak(GemmDType::kFp32)) && std::abs(hw.board_power_w - 700) < 1;
-}
-
 bool PowerLimitPriced(const HardwareSpec& hw, GemmDType dtype) {
   const bool tensor_cores = dtype == GemmDType::kBf16 || dtype == GemmDType::kFp16 || dtype == GemmDType::kFp8;
-  return tensor_cores && PowerLimitMeasured(hw);
+  return tensor_cores && OnMeasuredSms(hw.Peak(GemmDType::kFp32)) && std::abs(hw.board_power_w - 700) < 1;
 }
 
 double PowerLimitWeight(GemmDType dtype, double duty) {

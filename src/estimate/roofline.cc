@@ -300,16 +300,10 @@ Roofline RooflineAt(const LayerGraph& graph, const ModelSpec& spec, const Settin
 
 Roofline ForwardRoofline(const LayerGraph& graph, const ModelSpec& spec, const Settings& s, const RooflineRates& r) {
   CheckDequantKernel(spec, s);
-  Roofline out = RooflineAt(graph, spec, s, r, 0);
-  if (!r.power_limited || !r.shaped) return out;
-  // As a training step's (estimate/step_model.cc): the weight rises with the duty the slower GEMMs raise.
-  const double burst = out.seconds;
-  for (int i = 0; i < 8; ++i) {
-    const double weight = PowerLimitWeight(*r.shaped, out.tensor_duty);
-    if (std::abs(weight - out.power_weight) < 1e-4) break;
-    out = RooflineAt(graph, spec, s, r, weight);
-  }
-  out.power_limit_seconds = out.seconds - burst;
+  const auto at = [&](double weight) { return RooflineAt(graph, spec, s, r, weight); };
+  if (!r.power_limited || !r.shaped) return at(0);
+  auto [burst, out] = SettleAtPowerLimit(*r.shaped, at);
+  out.power_limit_seconds = out.seconds - burst.seconds;
   return out;
 }
 

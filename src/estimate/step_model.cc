@@ -644,18 +644,11 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
 
 StepTime TrainingStep(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, double peak, double efficiency,
                       uint64_t trainable_params, const StepOptions& o) {
-  StepTime out = StepAt(g, s, hw, peak, efficiency, trainable_params, o, 0);
   const GemmDType dtype = ComputeDtype(s.precision);
-  if (!o.power_limit || !PowerLimitPriced(hw, dtype)) return out;
-  // The clock the power limit leaves depends on the duty, which the slower GEMMs raise: iterate to
-  // the fixed point, which the weight, rising with the duty, approaches from below.
-  const double burst = out.step_seconds;
-  for (int i = 0; i < 8; ++i) {
-    const double weight = PowerLimitWeight(dtype, out.tensor_duty);
-    if (std::abs(weight - out.power_weight) < 1e-4) break;
-    out = StepAt(g, s, hw, peak, efficiency, trainable_params, o, weight);
-  }
-  out.power_limit = out.step_seconds - burst;
+  const auto at = [&](double weight) { return StepAt(g, s, hw, peak, efficiency, trainable_params, o, weight); };
+  if (!o.power_limit || !PowerLimitPriced(hw, dtype)) return at(0);
+  auto [burst, out] = SettleAtPowerLimit(dtype, at);
+  out.power_limit = out.step_seconds - burst.step_seconds;
   return out;
 }
 

@@ -439,10 +439,18 @@ KeyTable<TimeEstimate> StepRows() {
        .label = "GEMMs and attention, share of the step",
        .unit = Unit::kRatio,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.tensor_duty; }); },
-       .explain = [](E) -> std::string {
-         return "the device's time less its memory-bound ops, casts and optimizer, over the step: what sets the "
-                "board's power draw (estimate/power_limit.h)";
-       }},
+       .explain =
+           [](E e) {
+             const std::string priced =
+                 Step(e)->time.power_weight > 0
+                     ? "priced here: time.power.limit_seconds"
+                     : "not priced here (measured on the H100 SXM, H200 and H800 at 700 W for 16-bit and fp8 GEMMs, "
+                       "or --no-power-limit): the GEMMs keep their burst rates, and a step they fill runs slower "
+                       "than this says";
+             return "the device's time less its memory-bound ops, casts and optimizer, over the step: what sets the "
+                    "board's power draw and its clock under the power limit (estimate/power_limit.h); " +
+                    priced;
+           }},
       {.key = "time.power.limit_seconds",
        .label = "what the power limit adds to the step",
        .unit = Unit::kSecond,

@@ -19,6 +19,7 @@
 #include "estimate/collectives.h"
 #include "estimate/gemm_shape.h"
 #include "estimate/kernel_costs.h"
+#include "estimate/power_limit.h"
 #include "estimate/step_model.h"
 #include "unit/run_tally.h"
 
@@ -258,6 +259,42 @@ TEST_CASE("time parts: the power table is the H200 steady sweep's, the grouped G
   CHECK((all[17] + all[18]) / 2 == doctest::Approx(1.02).epsilon(0.02));
   CHECK(large.front() > 0.65);
   CHECK(large.back() < 1.2);
+}
+
+TEST_CASE("time parts: the power limit read as a clock against the clocks of real H100 steps") {
+  // Not fitted: docs/data/h100-step-clocks.json sampled the SM clock every 5 ms over real Hugging Face
+  // steps on an H100 SXM (scripts/gpu/step_times.py --clocks). tally's weight at each step's GEMM share,
+  // read as a clock: 1,980 MHz less the weight x the duty sweep's fall at share 1 (1,980 less the
+  // 1,425 MHz of docs/data/h100-gemm-duty.json's back-to-back point). Within 5% of the measured
+  // median; where GEMMs fill the step tally under-reads the fall (Llama 3 8B: 1,816 against 1,740).
+  double full_duty_mhz = 0;
+  const nlohmann::json duty_sweep = Data("h100-gemm-duty.json");
+  for (const nlohmann::json& p : duty_sweep["points"]) {
+    if (p["dtype"] == "bf16" && p["filler"] == "none") full_duty_mhz = p["sm_mhz_median"].get<double>();
+  }
+  REQUIRE(full_duty_mhz == 1425);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> steps = {
+      {"llama8b_bf16_gc_b1_s4096", {"llama-3-8b", "--batch", "1", "--seq", "4096", "--recompute", "full"}},
+      {"llama1b_bf16_b4_s2048", {"llama-3.2-1b", "--batch", "4", "--seq", "2048"}},
+      {"llama1b_bf16_b1_s2048", {"llama-3.2-1b", "--batch", "1", "--seq", "2048"}},
+      {"llama3b_bf16_b1_s2048", {"llama-3.2-3b", "--batch", "1", "--seq", "2048"}},
+  };
+  const nlohmann::json cases = Data("h100-step-clocks.json")["cases"];
+  for (const auto& [name, model] : steps) {
+    CAPTURE(name);
+    double measured = 0;
+    for (const nlohmann::json& c : cases) {
+      if (c["name"] == name) measured = c["clocks"]["sm_mhz_median"].get<double>();
+    }
+    REQUIRE(measured > 0);
+    std::vector<std::string> args = {"time"};
+    args.insert(args.end(), model.begin(), model.end());
+    args.insert(args.end(), {"--precision", "bf16", "--hardware", "h100-sxm", "--tokens", "1e9"});
+    const double duty = testing::RunJson(args)["time"]["power"]["tensor_duty"].get<double>();
+    const double clock = 1980 - PowerLimitWeight(GemmDType::kBf16, duty) * (1980 - full_duty_mhz);
+    CAPTURE(clock);
+    CHECK(std::abs(clock / measured - 1) <= 0.05);
+  }
 }
 
 TEST_CASE("time parts: the H100's own long GEMMs confirm its rates (the H200's roll-off x the catalog's best)") {
