@@ -78,8 +78,8 @@ struct StepTime {
   double offload = 0;           // their exposed part
   double step_seconds = 0;      // compute + communication + pipeline_bubble + offload
   // The board's power limit (estimate/power_limit.h): the GEMMs' and attention kernels' share of the
-  // step, how far they have fallen toward their power-limited rates (0 on devices not measured), and
-  // the seconds that adds to the step (in compute).
+  // step, how far they have fallen toward their power-limited rates (0 where not priced), and the
+  // seconds that adds to the step (its compute, and the pipeline bubble that grows with it).
   double tensor_duty = 0, power_weight = 0, power_limit = 0;
   double intra_bandwidth = 0, inter_bandwidth = 0;
   // The data-parallel group's link per device (its members' NICs in a node across nodes, else
