@@ -280,7 +280,9 @@ TEST_CASE("time parts: the power limit read as a clock against the clocks of rea
       {"llama3b_bf16_b1_s2048", {"llama-3.2-3b", "--batch", "1", "--seq", "2048"}},
   };
   const nlohmann::json cases = Data("h100-step-clocks.json")["cases"];
-  for (const auto& [name, model] : steps) {
+  for (const auto& step : steps) {
+    const std::string& name = step.first;  // clang cannot capture a structured binding
+    const std::vector<std::string>& model = step.second;
     CAPTURE(name);
     double measured = 0;
     for (const nlohmann::json& c : cases) {
