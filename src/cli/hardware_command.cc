@@ -34,9 +34,12 @@ std::string FieldValue(const HardwareSpec& h, const std::string& key) {
   }
   if (key == "board_power_w") return h.board_power_w > 0 ? FormatDouble(h.board_power_w) + " W" : "";
   if (key == "attention_efficiency") return h.attention_efficiency > 0 ? FormatDouble(h.attention_efficiency) : "";
-  if (key == "decode_bandwidth_efficiency") {
-    return h.decode_bandwidth_efficiency > 0 ? FormatDouble(h.decode_bandwidth_efficiency) : "";
+  const std::pair<const char*, double> ratios[] = {{"decode_bandwidth_efficiency", h.decode_bandwidth_efficiency},
+                                                   {"intra_node_collective_share", h.intra_node_collective_share}};
+  for (auto [name, v] : ratios) {
+    if (key == name) return v > 0 ? FormatDouble(v) : "";
   }
+  if (key == "nvls") return NvlsName(h.nvls);
   const size_t dot = key.find('.');
   const std::string group = key.substr(0, dot);
   const std::optional<GemmDType> dtype = FindName<GemmDType>(key.substr(dot + 1));
@@ -98,7 +101,9 @@ Report HardwareReport() {
                                  {.key = "board_power_w", .unit = Unit::kNumber, .shown = false},
                                  {.key = "host_bandwidth", .unit = Unit::kBytePerSecond, .shown = false},
                                  {.key = "attention_efficiency", .unit = Unit::kRatio, .shown = false},
-                                 {.key = "decode_bandwidth_efficiency", .unit = Unit::kRatio, .shown = false}};
+                                 {.key = "decode_bandwidth_efficiency", .unit = Unit::kRatio, .shown = false},
+                                 {.key = "intra_node_collective_share", .unit = Unit::kRatio, .shown = false},
+                                 {.key = "nvls", .shown = false}};
   for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
@@ -128,13 +133,14 @@ Report HardwareReport() {
                              h.memory_bandwidth,
                              h.interconnect_bandwidth};
     for (double v : {h.intra_node_bandwidth, h.inter_node_bandwidth, h.board_power_w, h.host_bandwidth,
-                     h.attention_efficiency, h.decode_bandwidth_efficiency}) {
+                     h.attention_efficiency, h.decode_bandwidth_efficiency, h.intra_node_collective_share}) {
       if (v > 0) {
         row.emplace_back(v);
       } else {
         row.emplace_back();  // not in the file: absent from its JSON object
       }
     }
+    row.push_back(h.nvls == NvlsArch::kNone ? Cell() : Cell(std::string(NvlsName(h.nvls))));
     // A dtype without a peak (or an efficiency) is absent from the device's JSON object.
     for (const std::map<GemmDType, double>* by_dtype : {&h.peak_flops, &h.gemm_efficiency}) {
       for (const auto& [d, dtype] : dtypes) {

@@ -47,14 +47,47 @@ std::optional<double> HardwareSpec::Peak(GemmDType dtype) const {
   return it->second;
 }
 
+const char* NvlsName(NvlsArch arch) {
+  switch (arch) {
+    case NvlsArch::kHopper:
+      return "hopper";
+    case NvlsArch::kBlackwell:
+      return "blackwell";
+    case NvlsArch::kNone:
+      break;
+  }
+  return "";
+}
+
+double HardwareSpec::IntraNodeCollectiveBandwidth() const {
+  const double link = intra_node_bandwidth > 0 ? intra_node_bandwidth : interconnect_bandwidth;
+  return link * (intra_node_collective_share > 0 ? intra_node_collective_share : 1);
+}
+
 HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) {
   YAML::Node root = ParseYaml(file, text);
   if (root.IsNull()) throw InputError({file, 1, 1}, "the hardware file is empty");
-  ConfigMap m(
-      root, file, "hardware",
-      {"name", "aliases", "description", "kind", "memory_bytes", "memory_bandwidth", "interconnect_bandwidth",
-       "peak_flops", "achieved_flops", "sources", "intra_node_bandwidth", "inter_node_bandwidth", "board_power_w",
-       "gemm_efficiency", "host_bandwidth", "field_sources", "attention_efficiency", "decode_bandwidth_efficiency"});
+  ConfigMap m(root, file, "hardware",
+              {"name",
+               "aliases",
+               "description",
+               "kind",
+               "memory_bytes",
+               "memory_bandwidth",
+               "interconnect_bandwidth",
+               "peak_flops",
+               "achieved_flops",
+               "sources",
+               "intra_node_bandwidth",
+               "inter_node_bandwidth",
+               "board_power_w",
+               "gemm_efficiency",
+               "host_bandwidth",
+               "field_sources",
+               "attention_efficiency",
+               "decode_bandwidth_efficiency",
+               "intra_node_collective_share",
+               "nvls"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -100,9 +133,13 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
     h.attention_efficiency =
         ratio_of(m.Get("attention_efficiency"), m.Loc("attention_efficiency"), "'attention_efficiency'");
   }
-  if (m.Has("decode_bandwidth_efficiency")) {
-    h.decode_bandwidth_efficiency = ratio_of(m.Get("decode_bandwidth_efficiency"), m.Loc("decode_bandwidth_efficiency"),
-                                             "'decode_bandwidth_efficiency'");
+  for (auto [key, into] :
+       {std::pair<const char*, double*>{"decode_bandwidth_efficiency", &h.decode_bandwidth_efficiency},
+        {"intra_node_collective_share", &h.intra_node_collective_share}}) {
+    if (m.Has(key)) *into = ratio_of(m.Get(key), m.Loc(key), std::string("'") + key + "'");
+  }
+  if (m.Has("nvls")) {
+    h.nvls = m.Choice("nvls", {"hopper", "blackwell"}, 0) == 0 ? NvlsArch::kHopper : NvlsArch::kBlackwell;
   }
   ConfigMap peaks(m.Get("peak_flops"), file, "peak_flops", PeakKeys());
   for (GemmDType d : kPeakOrder) {
@@ -153,9 +190,17 @@ const std::vector<HardwareSpec>& Catalog() {
 }
 
 std::vector<std::string> HardwareFieldKeys() {
-  std::vector<std::string> keys = {"memory_bytes",         "memory_bandwidth",     "interconnect_bandwidth",
-                                   "intra_node_bandwidth", "inter_node_bandwidth", "board_power_w",
-                                   "host_bandwidth",       "attention_efficiency", "decode_bandwidth_efficiency"};
+  std::vector<std::string> keys = {"memory_bytes",
+                                   "memory_bandwidth",
+                                   "interconnect_bandwidth",
+                                   "intra_node_bandwidth",
+                                   "inter_node_bandwidth",
+                                   "board_power_w",
+                                   "host_bandwidth",
+                                   "attention_efficiency",
+                                   "decode_bandwidth_efficiency",
+                                   "intra_node_collective_share",
+                                   "nvls"};
   for (const char* group : {"peak_flops.", "gemm_efficiency.", "achieved_flops."}) {
     for (const std::string& d : PeakKeys()) keys.push_back(group + d);
   }

@@ -12,6 +12,12 @@
 
 namespace tally {
 
+// NCCL's NVLS algorithm and the constants it runs it with on each architecture: none, Hopper's or
+// Blackwell's (src/graph/tuning.cc nvlsEfficiency, src/graph/search.cc channel speeds).
+enum class NvlsArch { kNone, kHopper, kBlackwell };
+// "hopper", "blackwell", or "" for kNone: as the catalog's `nvls:` spells it.
+const char* NvlsName(NvlsArch arch);
+
 struct HardwareSpec {
   std::string name;
   std::vector<std::string> aliases;  // other names it answers to (lower case): h100 for h100-sxm
@@ -26,6 +32,14 @@ struct HardwareSpec {
   // xGMI) and across nodes (the device's InfiniBand/Ethernet NIC share); 0 when not given.
   double intra_node_bandwidth = 0;
   double inter_node_bandwidth = 0;
+  // The share of the intra-node link NCCL's collectives and point-to-point sends move: its per-link
+  // NVLink rate over the link's signalling rate (NVIDIA/nccl src/graph/topo.h, SM80_NVLINK_BW 20 of
+  // 25 GB/s, SM90 20.6 of 25, SM100 40.1 of 50); 0 when not given (the link's full rate).
+  double intra_node_collective_share = 0;
+  // Where the node's NVSwitches reduce in the switch (NVLink SHARP, third-generation NVSwitch and
+  // later), the architecture whose NVLS constants NCCL applies (estimate/collectives.h); kNone when
+  // not given (no NVLS all-reduce).
+  NvlsArch nvls = NvlsArch::kNone;
   double board_power_w = 0;  // the board's rated power (TDP/TBP), watts; 0 when not given
   // dtype -> the fraction of the dense peak large GEMMs reach (cuBLAS at large square shapes);
   // absent: training time falls back to a fixed MFU.
@@ -48,6 +62,9 @@ struct HardwareSpec {
 
   // The dense peak for `dtype`, or nullopt when the catalog gives none.
   std::optional<double> Peak(GemmDType dtype) const;
+  // Bytes/s per direction per device that NCCL moves inside a node: intra_node_bandwidth (else
+  // interconnect_bandwidth) x intra_node_collective_share.
+  double IntraNodeCollectiveBandwidth() const;
 };
 
 // A catalog name or alias (`tally hardware`), in any case, or a path to a hardware YAML file.

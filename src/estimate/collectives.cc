@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace tally {
 namespace {
@@ -20,6 +21,17 @@ constexpr Protocol kLowLatency = {3.6, 0.47, 2.7, 0.25};
 // of the link (LL: 1 / 3.8 of that), an algorithm bandwidth of half the bus bandwidth.
 constexpr Protocol kTreeSimple = {0, 28, 50, 0.9};
 constexpr Protocol kTreeLowLatency = {4.4, 0.52, 5.0, 0.9 / 3.8};
+
+// NVLS inside one node (src/graph/tuning.cc; the channels of src/graph/search.cc): one channel per
+// GPU, c = min(n, NCCL_MAX_NVLS_ARITY 32) of them, each GPU's switch link carrying its own channel
+// twice and each other's once, at the fastest speed of the architecture's table whose (c + 1)
+// channels fit the link; the bus bandwidth c x speed x nvlsEfficiency x (c - 1) / c, twice for an
+// all-reduce (it pipelines the reduce and the broadcast). Its latency is the NVLink hop of the NVLS
+// row, 25 us, with no base.
+constexpr double kNvlsLatency = 25e-6;
+constexpr double kNvlsArity = 32;
+constexpr double kHopperNvlsSpeeds[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};  // sm90SpeedArrayIntra, GB/s
+constexpr double kBlackwellNvlsSpeeds[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};  // sm100SpeedArrayIntra
 
 // Ring steps of one call (Patarasuk & Yuan 2009; NCCL's nsteps): an all-reduce is a reduce-scatter
 // then an all-gather. An all-to-all exchanges with every peer at once: one step of latency.
@@ -73,8 +85,26 @@ double CollectiveSeconds(Collective c, double ranks, double bytes, double calls,
     for (const Protocol* p : {&kTreeSimple, &kTreeLowLatency}) {
       best = std::min(best, TreeLatency(*p, ranks, link) + 2 * bytes / calls / (link.bandwidth * p->bandwidth_share));
     }
+    // NVLS inside a node only: across nodes NCCL's NVLS tree runs, which tally does not model (the
+    // network's measured share, kNetworkCollectiveShare, holds whatever NCCL ran there).
+    if (const double nvls = link.network ? 0 : NvlsBusBandwidth(ranks, link.nvls, link.bandwidth); nvls > 0) {
+      best = std::min(best, kNvlsLatency + per_call / nvls);
+    }
   }
   return best * calls;
+}
+
+double NvlsBusBandwidth(double ranks, NvlsArch arch, double link) {
+  if (arch == NvlsArch::kNone || ranks < 2) return 0;
+  const double efficiency = arch == NvlsArch::kHopper ? 0.85 : 0.74;  // nvlsEfficiency
+  const std::span<const double> speeds = arch == NvlsArch::kHopper ? std::span<const double>(kHopperNvlsSpeeds)
+                                                                   : std::span<const double>(kBlackwellNvlsSpeeds);
+  const double channels = std::min(ranks, kNvlsArity);
+  for (double speed : speeds) {
+    if ((channels + 1) * speed * 1e9 <= link)
+      return 2 * channels * speed * 1e9 * efficiency * (channels - 1) / channels;
+  }
+  return 0;
 }
 
 }  // namespace tally

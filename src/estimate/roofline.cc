@@ -287,7 +287,7 @@ Roofline RooflineAt(const LayerGraph& graph, const ModelSpec& spec, const Settin
       const double rep = static_cast<double>(l.repeat);
       out.allreduce_seconds +=
           CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.tp), ShapeElements(l.shape) * act * rep, rep,
-                            {.bandwidth = r.interconnect});
+                            {.bandwidth = r.interconnect, .nvls = r.nvls});
     }
   }
   out.seconds += out.allreduce_seconds;

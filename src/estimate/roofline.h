@@ -72,10 +72,11 @@ struct Roofline {
 struct RooflineRates {
   double peak = 0;  // FLOP/s
   double mfu = 1;
-  double bandwidth = 0;  // bytes/s
-  double mbu = 1;        // memory-bandwidth utilization
-  double interconnect = 0;
-  double linear_peak = 0;  // the block matrices' GEMMs when they run in another dtype (W8A8); 0: peak
+  double bandwidth = 0;     // bytes/s
+  double mbu = 1;           // memory-bandwidth utilization
+  double interconnect = 0;  // bytes/s NCCL moves per direction in the node (HardwareSpec::IntraNodeCollectiveBandwidth)
+  NvlsArch nvls = NvlsArch::kNone;  // HardwareSpec::nvls: the all-reduce may run in the NVSwitches
+  double linear_peak = 0;           // the block matrices' GEMMs when they run in another dtype (W8A8); 0: peak
   // Set when `mfu` is the device's best-shape GEMM efficiency for this dtype (the catalog's
   // gemm_efficiency, no --mfu): each weight GEMM then runs at its shape's share of it
   // (estimate/gemm_shape.h), the linear_peak's at linear_mfu.

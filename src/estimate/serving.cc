@@ -73,7 +73,9 @@ RooflineRates InferenceRates(const HardwareSpec& hw, const Settings& s, std::opt
     throw InputError(std::string("--hardware: ") + hw.name + " lists no dense " + Name(dtype) +
                      " peak for --precision " + PrecisionName(s.precision) + "; choose another precision or device");
   }
-  RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, DecodeMbu(hw, mbu), hw.interconnect_bandwidth};
+  RooflineRates r{*peak, mfu.value_or(kDefaultMfu), hw.memory_bandwidth, DecodeMbu(hw, mbu),
+                  hw.IntraNodeCollectiveBandwidth()};
+  r.nvls = hw.nvls;
   if (hw.kind == "gpu") {
     r.floors = kGpuKernelFloors;
     r.dequant = DequantCostOf(

@@ -118,15 +118,19 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   // memory-bound ops) and, load-balanced, 1/cp of the attention core's score blocks.
   const double cp = static_cast<double>(s.cp);
   const bool flash = s.attention == Attention::kFlash;
-  // A collective inside a node runs over NVLink/xGMI, one spanning nodes over the NIC. Without the
+  // A collective inside a node runs over NVLink/xGMI at what NCCL moves over it (the catalog's
+  // intra_node_collective_share of the link), one spanning nodes over the NIC. Without the
   // catalog's fields, the scale-up interconnect stands in for both.
-  out.intra_bandwidth = hw.intra_node_bandwidth > 0 ? hw.intra_node_bandwidth : hw.interconnect_bandwidth;
+  out.intra_bandwidth = hw.IntraNodeCollectiveBandwidth();
+  out.intra_share = hw.intra_node_collective_share > 0 ? hw.intra_node_collective_share : 1;
+  out.nvls = hw.nvls;
   out.inter_bandwidth = hw.inter_node_bandwidth > 0 ? hw.inter_node_bandwidth : out.intra_bandwidth;
   const auto link = [&](uint64_t span) {
     const bool network = span > o.gpus_per_node;
     const double b = network ? out.inter_bandwidth : out.intra_bandwidth;
     if (b <= 0) throw InputError("--hardware: " + hw.name + " gives no interconnect bandwidth for the collectives");
-    return Link{.bandwidth = b, .network = network, .ranks_per_node = static_cast<double>(o.gpus_per_node)};
+    return Link{
+        .bandwidth = b, .network = network, .ranks_per_node = static_cast<double>(o.gpus_per_node), .nvls = out.nvls};
   };
   // A group of `ranks` devices `stride` apart in Megatron-Core's rank order (tp, cp, ep, dp, pp from
   // the innermost; FSDP's and DDP's groups are consecutive, stride 1). Across nodes each member
@@ -467,10 +471,18 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
   // block; sequence parallelism replaces each by a reduce-scatter + all-gather of the same volume
   // (Korthikanti et al. 2022, §4.2.2). Not overlapped with compute.
   const double stage_micro = micro * stage_share;
+  // NVLS serves NCCL's all-reduces only: not sequence parallelism's reduce-scatters and all-gathers
+  // (priced here at the all-reduce's ring volume, which is theirs), nor --tp-overlap's userbuffers,
+  // which are Transformer Engine's own exchanges, not NCCL's.
+  const auto tp_link = [&](uint64_t ranks, bool all_reduce) {
+    Link l = link(ranks);
+    if (!all_reduce) l.nvls = NvlsArch::kNone;
+    return l;
+  };
   if (s.tp > 1) {
-    out.tp_comm =
-        CollectiveSeconds(Collective::kAllReduce, tp, (2 * row_parallel_bytes + rerun_row_bytes) * stage_micro,
-                          (2 * row_parallel_calls + rerun_row_calls) * stage_micro, link(s.tp));
+    out.tp_comm = CollectiveSeconds(
+        Collective::kAllReduce, tp, (2 * row_parallel_bytes + rerun_row_bytes) * stage_micro,
+        (2 * row_parallel_calls + rerun_row_calls) * stage_micro, tp_link(s.tp, !s.sp && !o.tp_overlap));
   }
   const double dense_tp_comm = out.tp_comm;
   // --etp other than --tp: the routed experts' tensor-parallel collectives (Megatron-Core's token
@@ -481,7 +493,7 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
     out.tp_comm +=
         CollectiveSeconds(Collective::kAllReduce, static_cast<double>(s.expert_tp()),
                           (2 * expert_row_bytes + rerun_expert_row_bytes) * stage_micro,
-                          (2 * expert_row_calls + rerun_expert_row_calls) * stage_micro, link(s.expert_tp()));
+                          (2 * expert_row_calls + rerun_expert_row_calls) * stage_micro, tp_link(s.expert_tp(), false));
   }
   // Overlapped, the collectives run in chunks under the tensor-parallel linears' GEMMs (Wang et al.
   // 2022, "Overlap communication with dependent computation via decomposition"; Megatron-LM's

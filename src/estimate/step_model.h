@@ -81,7 +81,10 @@ struct StepTime {
   // step, how far they have fallen toward their power-limited rates (0 where not priced), and the
   // seconds that adds to the step (its compute, and the pipeline bubble that grows with it).
   double tensor_duty = 0, power_weight = 0, power_limit = 0;
-  double intra_bandwidth = 0, inter_bandwidth = 0;
+  // The links per device: inside a node what NCCL moves over it (HardwareSpec::
+  // IntraNodeCollectiveBandwidth), its share of the link, and whether its all-reduces may take NVLS.
+  double intra_bandwidth = 0, inter_bandwidth = 0, intra_share = 1;
+  NvlsArch nvls = NvlsArch::kNone;
   // The data-parallel group's link per device (its members' NICs in a node across nodes, else
   // NVLink), whether it crosses nodes, the members of the group in one node, and the gradient
   // bucket's bytes (--dp-bucket); all 0 without a data-parallel group.

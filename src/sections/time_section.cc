@@ -90,7 +90,9 @@ std::string DpText(E e) {
 }
 
 std::string AllReduceText(E) {
-  return "one all-reduce per row-parallel linear, NCCL's latency and bandwidth model (estimate/collectives.h)";
+  return "one all-reduce per row-parallel linear, NCCL's latency and bandwidth model (estimate/collectives.h) over "
+         "what NCCL moves on the device's link (intra_node_bandwidth, else interconnect_bandwidth, x "
+         "intra_node_collective_share; NVLS where the device has it and it is faster)";
 }
 
 // The power limit's cost, for training steps and prefills alike (estimate/power_limit.h).
@@ -337,9 +339,12 @@ KeyTable<TimeEstimate> StepRows() {
        .explain = [](E) -> std::string {
          return "2 (t - 1) / t x activation bytes / link bandwidth per row-parallel linear, forward and backward (and "
                 "each recomputed block's forward again), plus NCCL's latency per call (8.4 us + 3.4 us a ring step, "
-                "Simple; 3.6 + 0.47 us, "
-                "LL: NVIDIA/nccl src/graph/tuning.cc); sequence parallel: reduce-scatter + all-gather, the same "
-                "volume; whole (time.comm.tp_exposed_seconds: what the step waits for)";
+                "Simple; 3.6 + 0.47 us, LL; in an NVSwitch node an all-reduce by NVLS where faster, 25 us and "
+                "2 (c - 1) x a channel's speed x nvlsEfficiency of bus bandwidth, c = min(t, 32) channels: "
+                "NVIDIA/nccl src/graph/tuning.cc, search.cc) over the link NCCL sees "
+                "(time.comm.intra_node_bandwidth); sequence parallel: reduce-scatter + all-gather, the same "
+                "volume as a ring, never NVLS (nor under --tp-overlap, Transformer Engine's own exchanges); whole "
+                "(time.comm.tp_exposed_seconds: what the step waits for)";
        }},
       {.key = "time.comm.tp_exposed_seconds",
        .label = "tensor-parallel: exposed",
@@ -413,19 +418,34 @@ KeyTable<TimeEstimate> StepRows() {
                     "link";
            }},
       {.key = "time.comm.intra_node_bandwidth",
-       .label = "intra-node link per device",
+       .label = "intra-node link per device (what NCCL moves)",
        .unit = Unit::kBytePerSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.intra_bandwidth; }); },
        .explain =
            [](E e) {
-             return "from " + e.training->source + " (a group of up to --gpus-per-node " +
-                    std::to_string(Step(e)->gpus_per_node) + " devices stays inside a node)";
+             const StepTime& t = Step(e)->time;
+             std::string text = "from " + e.training->source + ": intra_node_bandwidth (else interconnect_bandwidth)";
+             if (t.intra_share != 1) {
+               text += " x intra_node_collective_share " + FormatDouble(t.intra_share) +
+                       " (NCCL's per-link NVLink rate over the link's, src/graph/topo.h)";
+             }
+             if (t.nvls != NvlsArch::kNone) {
+               text += std::string("; an NCCL all-reduce inside a node may reduce in the NVSwitches (NVLS, ") +
+                       NvlsName(t.nvls) + "'s constants), where that is faster";
+             }
+             return text + " (a group of up to --gpus-per-node " + std::to_string(Step(e)->gpus_per_node) +
+                    " devices stays inside a node)";
            }},
       {.key = "time.comm.inter_node_bandwidth",
        .label = "inter-node link per device",
        .unit = Unit::kBytePerSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.inter_bandwidth; }); },
-       .explain = [](E e) { return "from " + e.training->source; }},
+       .explain =
+           [](E e) {
+             return "from " + e.training->source +
+                    ": inter_node_bandwidth; a file without it gets the intra-node link here, as if the nodes "
+                    "shared one NVLink domain";
+           }},
       {.key = "time.gemm_efficiency",
        .unit = Unit::kRatio,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.efficiency; }); },

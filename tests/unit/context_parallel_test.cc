@@ -27,10 +27,10 @@ std::vector<std::string> Args(const char* command, const char* cp, std::vector<s
 }
 
 // Llama-3.1-8B (Meta's model card: 8,030,261,248 parameters; config.json: 32 layers, 8 K/V heads of
-// head_dim 128), h100-sxm (catalog: NVLink 4 at 450 GB/s per direction, 400 Gb/s NDR = 50 GB/s
-// per GPU across nodes).
+// head_dim 128), h100-sxm (catalog: NVLink 4 at 18 x 25 GB/s per direction, of which NCCL moves
+// 18 x 20.6; 400 Gb/s NDR = 50 GB/s per GPU across nodes).
 constexpr double kParams = 8'030'261'248;
-constexpr double kLayers = 32, kNvlink = 450e9, kInfiniBand = 50e9;
+constexpr double kLayers = 32, kNvlink = testing::kH100NcclNvlink, kInfiniBand = 50e9;
 // One hop: K and V of s/cp = 32,768 tokens x 8 heads x 128 x 2 bytes (bf16), micro-batch 1.
 constexpr double kHop = 2.0 * 32768 * 8 * 128 * 2;
 static_assert(kHop == 134'217'728);  // 128 MiB
@@ -77,16 +77,18 @@ TEST_CASE("cp: the K/V ring's hops, by hand from the catalog's bandwidth") {
   CHECK(t["comm"]["cp_hop_bytes"].get<double>() == kHop);
   // tp x cp = 4 <= 8 GPUs a node: NVLink. Per block, (cp - 1) = 3 hops forward and 2 (cp - 1) = 6
   // backward; 32 blocks, one micro-batch.
-  const double ring = 9 * kHop / kNvlink * kLayers;  // 85.899 ms
+  const double ring = 9 * kHop / kNvlink * kLayers;  // 104.25 ms
   CHECK(t["comm"]["cp_seconds"].get<double>() == doctest::Approx(ring).epsilon(1e-12));
   // At 131,072 tokens a block's attention core (a quarter of 4·s²·h/2 causal FLOPs = 3.5e13, tens of
   // ms) hides its 3 hops (0.9 ms) forward and 6 backward: nothing exposed.
   CHECK(t["breakdown"]["cp_ring"].get<double>() == 0);
   // The gradients reduce over dp x cp = 8 ranks inside the node: 2 (n - 1) / n x 2 bytes x P, in
-  // 25 MiB buckets of 14 ring steps each.
+  // 25 MiB buckets, each by NVLS (the switches reduce): 25 us and 476 GB/s of bus bandwidth, where a
+  // ring would take 14 steps at the link's 370.8.
+  const double buckets = testing::Buckets(2 * kParams), wire = 2 * 7.0 / 8 * 2 * kParams;
   CHECK(t["comm"]["dp_seconds"].get<double>() ==
-        doctest::Approx(testing::NcclRing(14, 0, testing::Buckets(2 * kParams), 2 * 7.0 / 8 * 2 * kParams, kNvlink))
-            .epsilon(1e-12));
+        doctest::Approx(testing::NcclNvls(buckets, wire, testing::kH100x8Nvls)).epsilon(1e-12));
+  CHECK(testing::NcclNvls(buckets, wire, testing::kH100x8Nvls) < testing::NcclRing(14, 0, buckets, wire, kNvlink));
 
   // time is training time unless --mode infer: the same ring without --mode train.
   const nlohmann::json plain =

@@ -46,6 +46,9 @@ nlohmann::json Train(const std::string& model, std::vector<std::string> extra) {
   return RunJson(args)["memory"]["train"];
 }
 
+// What NCCL moves per direction over an H100's NVLink (tests/unit/test_util.h).
+constexpr double kNvlink = testing::kH100NcclNvlink;
+
 TEST_CASE("ep: Mixtral's routed experts split over the expert-parallel ranks, the rest replicated") {
   // mixed-bf16, AdamW: 2-byte weights and gradients, a 4-byte master copy, two 4-byte states per
   // trainable parameter (docs/memory.md). 8 devices, no ZeRO: without --ep every device holds all
@@ -109,19 +112,20 @@ nlohmann::json Time(const std::string& model, std::vector<std::string> extra) {
 }
 
 TEST_CASE("ep: the dispatch and combine all-to-alls, by hand from the catalog's bandwidths") {
-  // configs/hardware/h100-sxm.yaml: NVLink 450 GB/s per direction inside a node, 50 GB/s (400 Gb/s
-  // InfiniBand) across nodes.
+  // configs/hardware/h100-sxm.yaml: NVLink 450 GB/s per direction inside a node, of which NCCL moves
+  // 18 links x 20.6 GB/s = 370.8 (kNvlink), 50 GB/s (400 Gb/s InfiniBand) across nodes.
   const HardwareSpec h100 = ResolveHardware("h100-sxm");
   REQUIRE(h100.intra_node_bandwidth == 450e9);
+  REQUIRE(h100.IntraNodeCollectiveBandwidth() == doctest::Approx(kNvlink));
   REQUIRE(h100.inter_node_bandwidth == 50e9);
   // Mixtral, micro-batch 1 of 4096 tokens, top-2, hidden 4096, bf16 activations: each all-to-all
   // moves 4096 · 2 · 4096 · 2 B, 7/8 of it off the device; 4 per block (dispatch, combine, forward and
   // backward), 32 blocks. tp · ep = 8 fits the 8-device node: NVLink.
   const double bytes = 4096.0 * 2 * 4096 * 2 * 7 / 8;
   const nlohmann::json intra = Time("mixtral-8x7b", {"--gpus", "8", "--ep", "8"});
-  CHECK(intra["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * bytes / 450e9));
+  CHECK(intra["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * bytes / kNvlink));
   // With 4 devices per node the group spans two nodes: of the 8 equal shares, 3 go to the node's
-  // other devices over NVLink (3/8 at 450 GB/s) while 4 cross InfiniBand (4/8 at 50 GB/s), which
+  // other devices over NVLink (3/8 at 370.8 GB/s) while 4 cross InfiniBand (4/8 at 50 GB/s), which
   // takes longer. A full recompute runs the forward's two again: 6 per block. Two micro-batches
   // (--grad-accum 2): twice.
   const double copies = 4096.0 * 2 * 4096 * 2;
@@ -132,7 +136,7 @@ TEST_CASE("ep: the dispatch and combine all-to-alls, by hand from the catalog's 
   CHECK(pairs["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * copies * 6 / 8 / 50e9));
   const nlohmann::json full =
       Time("mixtral-8x7b", {"--gpus", "8", "--ep", "8", "--recompute", "full", "--grad-accum", "2", "--batch", "2"});
-  CHECK(full["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(2 * 6 * 32 * bytes / 450e9));
+  CHECK(full["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(2 * 6 * 32 * bytes / kNvlink));
   // It is part of the exposed communication and of the step.
   const double parts = intra["breakdown"]["compute"].get<double>() + intra["breakdown"]["communication"].get<double>() +
                        intra["breakdown"]["pipeline_bubble"].get<double>();
@@ -145,7 +149,7 @@ TEST_CASE("ep: the dispatch and combine all-to-alls, by hand from the catalog's 
   // The synthetic MoE: 3 MoE blocks of 4096 · 2 · 64 · 2 B, half of it off the device with --ep 2.
   const nlohmann::json tiny = Time(Tiny(), {"--gpus", "2", "--ep", "2", "--seq", "256"});
   CHECK(tiny["breakdown"]["ep_all_to_all"].get<double>() ==
-        doctest::Approx(4 * 3 * 256.0 * 2 * 64 * 2 / 2 / 450e9).scale(0));
+        doctest::Approx(4 * 3 * 256.0 * 2 * 64 * 2 / 2 / kNvlink).scale(0));
 }
 
 TEST_CASE("ep: --ep-dispatch deepep sends a token across nodes once per other node it reaches") {
@@ -282,7 +286,7 @@ TEST_CASE("ep with cp: a rank exchanges its s / cp tokens, and ZeRO spans dp x c
   // an all-to-all moves 2048 · 2 · 4096 · 2 B, 3/4 of it off the device; tp · ep = 4: NVLink.
   const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "16", "--cp", "2", "--ep", "4"});
   CHECK(t["breakdown"]["ep_all_to_all"].get<double>() ==
-        doctest::Approx(4 * 32 * 2048.0 * 2 * 4096 * 2 * 3 / 4 / 450e9));
+        doctest::Approx(4 * 32 * 2048.0 * 2 * 4096 * 2 * 3 / 4 / kNvlink));
   // ZeRO-1: two 4-byte states and a 4-byte master per parameter, each category's two parts rounded up.
   const nlohmann::json m = Train("mixtral-8x7b", {"--gpus", "16", "--cp", "2", "--ep", "4", "--zero", "1"});
   const uint64_t experts_local = kMixtralExperts / 4;
@@ -355,13 +359,13 @@ TEST_CASE("etp: the all-to-all of an expert group that spans tensor-parallel ran
   // The synthetic MoE, micro-batch 1 of 256 tokens, --tp 2 --sp: a device holds 256 / 2 = 128 tokens
   // and sends their top-2 copies at hidden 64, bf16: 128 · 2 · 64 · 2 B per all-to-all, a quarter to
   // each of the ep 4 ranks; 4 per MoE block, 3 blocks. The expert group is ep x etp = 4 devices: in an
-  // 8-device node 3 quarters cross NVLink (450 GB/s); with 2 devices a node 1 quarter crosses NVLink
+  // 8-device node 3 quarters cross NVLink (370.8 GB/s); with 2 devices a node 1 quarter crosses NVLink
   // and 2 InfiniBand (50 GB/s), the longer.
   const double bytes = 128.0 * 2 * 64 * 2;
   const std::vector<std::string> folded = {"--gpus", "4",     "--tp", "2",     "--sp", "--ep",
                                            "4",      "--etp", "1",    "--seq", "256"};
   CHECK(Time(Tiny(), folded)["breakdown"]["ep_all_to_all"].get<double>() ==
-        doctest::Approx(4 * 3 * bytes * 3 / 4 / 450e9).scale(0));
+        doctest::Approx(4 * 3 * bytes * 3 / 4 / kNvlink).scale(0));
   std::vector<std::string> spread = folded;
   spread.insert(spread.end(), {"--gpus-per-node", "2"});
   CHECK(Time(Tiny(), spread)["breakdown"]["ep_all_to_all"].get<double>() ==
@@ -372,7 +376,7 @@ TEST_CASE("etp: the all-to-all of an expert group that spans tensor-parallel ran
   // 4096 / 2 tokens' top-2 copies.
   const double mixtral = 2048.0 * 2 * 4096 * 2;
   const nlohmann::json one = Time("mixtral-8x7b", {"--gpus", "16", "--tp", "2", "--sp", "--ep", "8", "--etp", "1"});
-  CHECK(one["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * mixtral * 7 / 8 / 450e9));
+  CHECK(one["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * mixtral * 7 / 8 / kNvlink));
   const nlohmann::json two = Time("mixtral-8x7b", {"--gpus", "16", "--tp", "2", "--sp", "--ep", "8"});
   CHECK(two["breakdown"]["ep_all_to_all"].get<double>() == doctest::Approx(4 * 32 * mixtral * 4 / 8 / 50e9));
 }
@@ -385,12 +389,13 @@ TEST_CASE("etp: the experts' tensor-parallel collective runs over etp ranks, non
   // (NCCL's Simple protocol, tests/unit/test_util.h).
   const double buffer = 2.0 * 4096 * 2 * 4096 * 2;
   const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "8", "--ep", "4", "--etp", "2"});
-  CHECK(t["comm"]["tp_seconds"].get<double>() == doctest::Approx(testing::NcclRing(2, 0, 64, 64 * buffer, 450e9)));
+  CHECK(t["comm"]["tp_seconds"].get<double>() == doctest::Approx(testing::NcclRing(2, 0, 64, 64 * buffer, kNvlink)));
   // --tp 2 --sp --ep 8 --etp 1: the experts need no tensor-parallel collective; the dense part's
   // row-parallel all-reduce, attention's output projection of 4096 · 4096 bf16 values per block, stays.
   const nlohmann::json one = Time("mixtral-8x7b", {"--gpus", "16", "--tp", "2", "--sp", "--ep", "8", "--etp", "1"});
   const double attention = 4096.0 * 4096 * 2;
-  CHECK(one["comm"]["tp_seconds"].get<double>() == doctest::Approx(testing::NcclRing(2, 0, 64, 64 * attention, 450e9)));
+  CHECK(one["comm"]["tp_seconds"].get<double>() ==
+        doctest::Approx(testing::NcclRing(2, 0, 64, 64 * attention, kNvlink)));
 }
 
 TEST_CASE("etp: --etp equal to --tp gives the answers of no --etp") {
@@ -435,7 +440,7 @@ TEST_CASE("moe: the pipeline passes a block's [b, s, hidden], not the routed exp
   // each micro-batch sends its 4096 x 4096 bf16 activation forward and its gradient back across the
   // one stage boundary (Narayanan et al. 2021), over NVLink (tp x pp = 2 devices).
   const nlohmann::json t = Time("mixtral-8x7b", {"--gpus", "2", "--pp", "2"});
-  CHECK(t["comm"]["pp_seconds"].get<double>() == doctest::Approx(2 * 4096.0 * 4096 * 2 / 450e9));
+  CHECK(t["comm"]["pp_seconds"].get<double>() == doctest::Approx(2 * 4096.0 * 4096 * 2 / kNvlink));
 }
 
 TEST_CASE("etp: fit --solve gpus keeps ep x etp dividing tp x cp x dp") {

@@ -32,7 +32,9 @@ TEST_CASE("hardware sources: every figure in the catalog names where it comes fr
                                                        {"inter_node_bandwidth", h.inter_node_bandwidth},
                                                        {"board_power_w", h.board_power_w},
                                                        {"host_bandwidth", h.host_bandwidth},
-                                                       {"attention_efficiency", h.attention_efficiency}};
+                                                       {"attention_efficiency", h.attention_efficiency},
+                                                       {"intra_node_collective_share", h.intra_node_collective_share},
+                                                       {"nvls", h.nvls == NvlsArch::kNone ? 0.0 : 1.0}};
     for (const auto& field : optional) {
       CAPTURE(field.first);
       CHECK(h.field_sources.contains(field.first) == (field.second > 0));

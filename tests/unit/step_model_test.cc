@@ -144,7 +144,8 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
   const uint64_t params = CountParams(g).trainable;
   const double bytes = 2.0 * static_cast<double>(params);
   const StepTime intra = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
-  CHECK(intra.dp_comm == doctest::Approx(NcclRing(30, 0, Buckets(bytes), 2 * 15.0 / 16 * bytes, 300e9)));
+  CHECK(intra.dp_comm ==
+        doctest::Approx(NcclRing(30, 0, Buckets(bytes), 2 * 15.0 / 16 * bytes, testing::kA100NcclNvlink)));
   const StepTime inter = TrainingStep(g, s, a100, 312e12, 0.8, params, {});
   CHECK(inter.dp_comm == doctest::Approx(NcclRing(30, 2, Buckets(bytes), 2 * 15.0 / 16 * bytes, kEightNics)));
   CHECK(inter.dp_bandwidth == doctest::Approx(kEightNics));
@@ -155,18 +156,19 @@ TEST_CASE("step: data-parallel gradients by ring all-reduce, over the node's lin
 }
 
 TEST_CASE("step: ZeRO-1 reduce-scatters the gradients and all-gathers the updated weights") {
-  // 16 replicas on one 16-device A100 node (300 GB/s): the gradients reduce-scattered to the owners
-  // of their optimizer shard, then the new weights all-gathered, each (16 - 1) / 16 of the buffer in
-  // calls of 15 ring steps: with bf16 gradients and weights the all-reduce's volume (Rajbhandari et
-  // al. 2020, §5.1); with fp32 gradients, as Megatron-LM keeps them under --bf16, 4 + 2 bytes a
-  // parameter where an all-reduce would move 2 x 4, the weights in the gradients' buckets (the same
-  // parameters: 25 MiB of fp32 gradients, 12.5 MiB of bf16 weights).
+  // 16 replicas on one 16-device A100 node (NCCL moves 240 of NVLink's 300 GB/s): the gradients reduce-scattered to the
+  // owners of their optimizer shard, then the new weights all-gathered, each (16 - 1) / 16 of the buffer in calls of 15
+  // ring steps: with bf16 gradients and weights the all-reduce's volume (Rajbhandari et al. 2020, §5.1); with fp32
+  // gradients, as Megatron-LM keeps them under --bf16, 4 + 2 bytes a parameter where an all-reduce would move 2 x 4,
+  // the weights in the gradients' buckets (the same parameters: 25 MiB of fp32 gradients, 12.5 MiB of bf16 weights).
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 1);
   s.zero = 1;
   const LayerGraph g = Micro(Gpt(1024, 8, 16), s);
   const uint64_t params = CountParams(g).trainable;
-  const auto ring = [](double bytes, double calls) { return NcclRing(15, 0, calls, 15.0 / 16 * bytes, 300e9); };
+  const auto ring = [](double bytes, double calls) {
+    return NcclRing(15, 0, calls, 15.0 / 16 * bytes, testing::kA100NcclNvlink);
+  };
   const double p = static_cast<double>(params);
   const StepTime bf16 = TrainingStep(g, s, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
   CHECK(bf16.dp_comm == doctest::Approx(2 * ring(2 * p, Buckets(2 * p))));
@@ -194,9 +196,9 @@ TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank ord
   CHECK(wide.dp_bandwidth == doctest::Approx(25e9 * kNcclShare));
   CHECK(wide.dp_ranks_per_node == 1);
   // --tp 2 --pp 4 --dp 4 on 32 devices: a pipeline stage's tp x dp = 8 devices fill one node, so its
-  // gradients reduce over NVLink (300 GB/s), though the job spans 4 nodes.
+  // gradients reduce over NVLink (NCCL's 12 x 20 GB/s), though the job spans 4 nodes.
   const StepTime staged = TrainingStep(g, Parallel(2, 4, 4, 1), a100, 312e12, 0.8, params, {});
-  CHECK(staged.dp_bandwidth == 300e9);
+  CHECK(staged.dp_bandwidth == testing::kA100NcclNvlink);
   CHECK(staged.dp_ranks_per_node == 4);
   // --tp 4 over 16 devices: 4 groups of 4 members, 2 of each a node: 2 NICs. With --cp 2 too (32
   // devices), each gradient group is cp x dp = 8 ranks tp = 4 apart: still 2 a node, over 4 nodes.
@@ -228,7 +230,7 @@ TEST_CASE("step: LoRA's fp32 adapters all-reduce 4-byte gradients, the policy's 
   // adapters train, 8 blocks x 4 projections (q, k, v, out) x (1024 x 8 + 8 x 1024) = 524,288
   // parameters; PEFT keeps them in fp32 (4 B gradients), --lora-dtype base in the policy's bf16. At
   // 1-2 MiB in one bucket NCCL's LL ring is the fastest (collectives.cc, from NCCL's tuning model):
-  // 3.6 us + 30 hops of 0.47 us, the wire bytes at a quarter of the 300 GB/s link.
+  // 3.6 us + 30 hops of 0.47 us, the wire bytes at a quarter of the link's 240 GB/s (NCCL's rate).
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(1, 1, 16, 1);
   s.lora_rank = 8;
@@ -241,7 +243,8 @@ TEST_CASE("step: LoRA's fp32 adapters all-reduce 4-byte gradients, the policy's 
     const double bytes = bytes_per_param * static_cast<double>(params);
     const StepTime t = TrainingStep(g, d, a100, 312e12, 0.8, params, {.gpus_per_node = 16});
     REQUIRE(Buckets(bytes) == 1);
-    CHECK(t.dp_comm == doctest::Approx((3.6 + 30 * 0.47) * 1e-6 + 2 * 15.0 / 16 * bytes / (0.25 * 300e9)));
+    CHECK(t.dp_comm ==
+          doctest::Approx((3.6 + 30 * 0.47) * 1e-6 + 2 * 15.0 / 16 * bytes / (0.25 * testing::kA100NcclNvlink)));
   };
   reduced(LoraDtype::kFp32, 4);
   reduced(LoraDtype::kBase, 2);
@@ -274,8 +277,8 @@ TEST_CASE("step: ZeRO-3 reduce-scatters the gradients and gathers the parameters
 TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapped") {
   // Llama-2-7B at seq 2048, micro-batch 1, tp 2 on one A100 node: 64 row-parallel linears (attention
   // out and MLP down in 32 blocks), each a 2048 x 4096 bf16 output all-reduced in the forward and
-  // its twin in the backward: 2 x 64 x 2 (2 - 1) / 2 x 2048 x 4096 x 2 B / 300 GB/s, and 128 calls of
-  // 2 ring steps each.
+  // its twin in the backward: 2 x 64 x 2 (2 - 1) / 2 x 2048 x 4096 x 2 B / 240 GB/s (NCCL's rate over the 300 GB/s
+  // NVLink), and 128 calls of 2 ring steps each.
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   Settings s = Parallel(2, 1, 1, 1);
   const ModelSpec spec = ResolveModel("llama-2-7b");
@@ -283,18 +286,70 @@ TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapp
   micro.batch = 1;
   const LayerGraph g = ResolvedGraph(spec, micro);
   const StepTime st = TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {});
-  CHECK(st.tp_comm == doctest::Approx(NcclRing(2, 0, 128, 2 * 64 * (2048.0 * 4096 * 2), 300e9)));
+  CHECK(st.tp_comm == doctest::Approx(NcclRing(2, 0, 128, 2 * 64 * (2048.0 * 4096 * 2), testing::kA100NcclNvlink)));
   // Sequence parallelism swaps each for a reduce-scatter + all-gather of the same volume.
   s.sp = true;
   CHECK(TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {}).tp_comm == doctest::Approx(st.tp_comm));
 }
 
+TEST_CASE("step: a plain tensor-parallel all-reduce may take NVLS, sequence parallelism and --tp-overlap never") {
+  // Llama-2-7B at tp 8 on one H100 node: 128 all-reduces of a 2048 x 4096 bf16 output; each by NVLS,
+  // 25 us and 476 GB/s of bus bandwidth (tests/unit/test_util.h), where the ring has 370.8.
+  const HardwareSpec h100 = ResolveHardware("h100-sxm");
+  HardwareSpec no_nvls = h100;
+  no_nvls.nvls = NvlsArch::kNone;
+  Settings s = Parallel(8, 1, 1, 1);
+  Settings micro = s;
+  micro.batch = 1;
+  const LayerGraph g = ResolvedGraph(ResolveModel("llama-2-7b"), micro);
+  const uint64_t params = CountParams(g).trainable;
+  const auto tp = [&](const Settings& at, const HardwareSpec& hw, StepOptions o = {}) {
+    o.power_limit = false;
+    return TrainingStep(g, at, hw, 989.5e12, 0.8, params, o).tp_comm;
+  };
+  const double wire = 128 * 2 * 7.0 / 8 * (2048.0 * 4096 * 2);
+  CHECK(tp(s, h100) == doctest::Approx(testing::NcclNvls(128, wire, testing::kH100x8Nvls)));
+  CHECK(tp(s, no_nvls) == doctest::Approx(NcclRing(14, 0, 128, wire, testing::kH100NcclNvlink)));
+  // Under --sp a reduce-scatter and an all-gather, which NCCL runs as rings in a node; under
+  // --tp-overlap Transformer Engine's own exchanges: the ring's rate either way.
+  Settings sp = s;
+  sp.sp = true;
+  CHECK(tp(sp, h100) == doctest::Approx(tp(sp, no_nvls)));
+  CHECK(tp(s, h100, {.tp_overlap = true}) == doctest::Approx(tp(s, no_nvls, {.tp_overlap = true})));
+  CHECK(tp(sp, h100) == doctest::Approx(tp(s, no_nvls)));
+}
+
 TEST_CASE("step: the hardware catalog carries the collective links, board power and GEMM efficiency") {
   const HardwareSpec a100 = ResolveHardware("a100-80gb");
   CHECK(a100.intra_node_bandwidth == 300e9);                 // NVLink 3: 12 links x 25 GB/s per direction
+  CHECK(a100.intra_node_collective_share == 0.8);            // NCCL's topo.h: SM80_NVLINK_BW 20 of the link's 25
   CHECK(a100.inter_node_bandwidth == 25e9);                  // one 200 Gb/s HDR NIC per GPU
   CHECK(a100.board_power_w == 400);                          // A100 SXM datasheet, max TDP
   CHECK(a100.gemm_efficiency.at(GemmDType::kBf16) == 0.87);  // Bekman's MAMF, A100 SXM: 271.2 of 312
+  CHECK(a100.nvls == NvlsArch::kNone);                       // NVLS: third-generation NVSwitch and sm90 on
+  // NCCL's per-link NVLink rates (src/graph/topo.h) over the links' 25 and 50 GB/s: Hopper 20.6,
+  // Blackwell 40.1; NVLS in their switch nodes.
+  for (const std::string hopper : {"h100-sxm", "h200", "h800", "h20"}) {
+    CAPTURE(hopper);
+    CHECK(ResolveHardware(hopper).intra_node_collective_share == doctest::Approx(20.6 / 25).epsilon(1e-12));
+    CHECK(ResolveHardware(hopper).nvls == NvlsArch::kHopper);
+  }
+  for (const std::string blackwell : {"b200", "b300", "gb200"}) {
+    CAPTURE(blackwell);
+    CHECK(ResolveHardware(blackwell).intra_node_collective_share == doctest::Approx(40.1 / 50).epsilon(1e-3));
+    CHECK(ResolveHardware(blackwell).nvls == NvlsArch::kBlackwell);
+  }
+  CHECK(ResolveHardware("h800").IntraNodeCollectiveBandwidth() == doctest::Approx(8 * 20.6e9));  // 8 links
+  CHECK(ResolveHardware("h100-pcie").nvls == NvlsArch::kNone);  // NVLink bridges, no switch
+  // Across nodes a B200 (DGX B200: 8 ConnectX-7 at 400 Gb/s) has 50 GB/s, where NVLink's 900 had stood
+  // in for want of the field. The GB200 gives none: its NVLink domain is the 72-GPU rack.
+  CHECK(ResolveHardware("b200").inter_node_bandwidth == 50e9);
+  CHECK(ResolveHardware("gb200").inter_node_bandwidth == 0);
+  CHECK(ResolveHardware("b200").board_power_w == 1000);
+  CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
+                                        "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
+                                        "nvls: ampere\n"),
+                       "x.yaml:4:7: error: 'nvls' must be one of hopper, blackwell, got 'ampere'", InputError);
   // Blackwell's attention: FlashAttention-4's best, 1,605 of 2,250 TFLOP/s on a B200 (Zadouri et al.
   // 2026, arXiv 2603.05451); the GB200 carries it over (the same SMs), the B300 takes none.
   CHECK(ResolveHardware("b200").attention_efficiency == 0.71);

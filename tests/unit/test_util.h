@@ -27,6 +27,21 @@ inline double NcclRing(double steps, double network_steps, double calls, double 
   return calls * (8.4e-6 + (steps - network_steps) * 3.4e-6 + network_steps * 9.6e-6) + wire_bytes / bandwidth;
 }
 
+// NCCL's NVLS all-reduce inside an NVSwitch node (src/graph/tuning.cc): 25 us a call, the wire bytes
+// at its bus bandwidth.
+inline double NcclNvls(double calls, double wire_bytes, double bus_bandwidth) {
+  return calls * 25e-6 + wire_bytes / bus_bandwidth;
+}
+
+// What NCCL moves per direction over a node's NVLink (src/graph/topo.h, the per-link rate x links):
+// A100 12 x 20 GB/s (SM80_NVLINK_BW), H100 and H200 18 x 20.6 (SM90_NVLINK_BW).
+inline constexpr double kA100NcclNvlink = 12 * 20e9, kH100NcclNvlink = 18 * 20.6e9;
+// NVLS's bus bandwidth on 8 H100 by hand (tuning.cc, search.cc): 8 channels, one a GPU, each GPU's
+// switch link carrying its own twice and each other's once, so 9 x speed <= 370.8 GB/s: 40 GB/s, the
+// fastest of sm90SpeedArrayIntra that fits; 2 x 8 x 40 x nvlsEfficiency 0.85 x 7/8 = 476 GB/s
+// (nccl-tests report 460-480 on HGX H100).
+inline constexpr double kH100x8Nvls = 2 * 8 * 40e9 * 0.85 * 7 / 8;
+
 // The calls a buffer is reduced in: PyTorch DDP's 25 MiB buckets.
 inline double Buckets(double bytes) {
   const double bucket = 25.0 * 1024 * 1024;

@@ -436,6 +436,48 @@ TEST_CASE("time parts: NCCL picks the tree for a large all-reduce across nodes, 
   CHECK(CollectiveSeconds(Collective::kAllReduce, 8, 0, 1, nvlink) == 0);  // nothing to move, no call
 }
 
+TEST_CASE("time parts: inside an NVSwitch node NCCL reduces in the switches (NVLS) where that is faster") {
+  // NVIDIA/nccl src/graph/tuning.cc and search.cc, by hand: c = min(n, 32) channels, one a GPU; each
+  // GPU's switch link carries its own channel twice and each other's once, so (c + 1) x speed fits
+  // the link, speed the fastest of the architecture's table that does; bus bandwidth 2 c speed e
+  // (c - 1) / c, e = nvlsEfficiency (Hopper 0.85, Blackwell 0.74).
+  const double h100 = 18 * 20.6e9, h800 = 8 * 20.6e9, b200 = 18 * 40.1e9;
+  // 8 H100: 370.8 / 9 = 41.2 -> 40 GB/s (sm90: 60, 50, 40, ...): 476 GB/s; nccl-tests report 460-480.
+  CHECK(NvlsBusBandwidth(8, NvlsArch::kHopper, h100) == doctest::Approx(2 * 8 * 40e9 * 0.85 * 7 / 8));
+  // 4 H100: 370.8 / 5 = 74.2 -> 60: 306 GB/s, under the ring's 370.8.
+  CHECK(NvlsBusBandwidth(4, NvlsArch::kHopper, h100) == doctest::Approx(2 * 4 * 60e9 * 0.85 * 3 / 4));
+  // 8 H800 (8 links): 164.8 / 9 = 18.3 -> 15: 178.5 GB/s.
+  CHECK(NvlsBusBandwidth(8, NvlsArch::kHopper, h800) == doctest::Approx(2 * 8 * 15e9 * 0.85 * 7 / 8));
+  // 8 B200: 721.8 / 9 = 80.2 -> 80 (sm100: 90, 80, ...): 828.8 GB/s; 72 in a GB200 rack: 32 channels,
+  // 721.8 / 33 = 21.9 -> 20: 917.6 GB/s.
+  CHECK(NvlsBusBandwidth(8, NvlsArch::kBlackwell, b200) == doctest::Approx(2 * 8 * 80e9 * 0.74 * 7 / 8));
+  CHECK(NvlsBusBandwidth(72, NvlsArch::kBlackwell, b200) == doctest::Approx(2 * 32 * 20e9 * 0.74 * 31 / 32));
+  CHECK(NvlsBusBandwidth(8, NvlsArch::kNone, h100) == 0);
+
+  // 256 MiB over 8 H100: NVLS, 25 us a call, faster than the ring.
+  const double mib256 = 256.0 * 1024 * 1024;
+  const Link hopper{.bandwidth = h100, .nvls = NvlsArch::kHopper};
+  const double wire = 2 * 7.0 / 8 * mib256;
+  const double ring = 8.4e-6 + 14 * 3.4e-6 + wire / h100;
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 8, mib256, 1, hopper) ==
+        doctest::Approx(25e-6 + wire / (2 * 8 * 40e9 * 0.85 * 7 / 8)));
+  CHECK(25e-6 + wire / (2 * 8 * 40e9 * 0.85 * 7 / 8) < ring);
+  // 4 H100 and 2: the ring, as NCCL's model picks.
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 4, mib256, 1, hopper) ==
+        doctest::Approx(8.4e-6 + 6 * 3.4e-6 + 2 * 3.0 / 4 * mib256 / h100));
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 2, mib256, 1, hopper) ==
+        doctest::Approx(8.4e-6 + 2 * 3.4e-6 + mib256 / h100));
+  // A reduce-scatter, or a group across nodes: no NVLS.
+  const Link plain{.bandwidth = h100};
+  CHECK(CollectiveSeconds(Collective::kReduceScatter, 8, mib256, 1, hopper) ==
+        CollectiveSeconds(Collective::kReduceScatter, 8, mib256, 1, plain));
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 8, mib256, 1, plain) == doctest::Approx(ring));
+  const Link nic{.bandwidth = 50e9, .network = true, .ranks_per_node = 8, .nvls = NvlsArch::kHopper};
+  const Link nic_plain{.bandwidth = 50e9, .network = true, .ranks_per_node = 8};
+  CHECK(CollectiveSeconds(Collective::kAllReduce, 16, mib256, 1, nic) ==
+        CollectiveSeconds(Collective::kAllReduce, 16, mib256, 1, nic_plain));
+}
+
 TEST_CASE("time parts: the pipeline bubbles of 1F1B, interleaving, ZB-H1 and DualPipe by hand") {
   // 8 stages; a micro-batch's forward F = 1, whole backward B = 2 of which weight gradients W = 1.
   // 1F1B: (p - 1) = 7 (Narayanan et al. 2021, §2.2); interleaved over 2: 3.5; ZB-H1: (p - 1)(F + B -
