@@ -524,9 +524,12 @@ StepTime StepAt(const LayerGraph& g, const Settings& s, const HardwareSpec& hw, 
                                 : out.ep_comm;
   // Pipeline: each micro-batch sends its activation forward and its gradient back across every
   // stage boundary, 1/tp of it per rank with the scatter/gather optimization (Narayanan et al.
-  // 2021, §4.1); interleaving crosses vp times as many boundaries.
+  // 2021, §4.1); interleaving crosses vp times as many boundaries. Adjacent stages are tp x cp x dp
+  // ranks apart (the pipeline is the outermost dimension in Megatron-Core's order tp, cp, ep, dp, pp,
+  // in DeepSpeed's and in torchtitan's meshes), so some boundary crosses nodes, and paces the
+  // stages behind it, unless the whole grid fits one node.
   if (s.pp > 1) {
-    out.pp_comm = 2 * hidden / tp / link(s.tp * s.pp).bandwidth * micro * static_cast<double>(o.vp);
+    out.pp_comm = 2 * hidden / tp / link(s.tp * GradientRanks(s) * s.pp).bandwidth * micro * static_cast<double>(o.vp);
   }
   // Context parallel: per block, the ring's hops run under the attention core of the same block
   // (Liu et al. 2023, §3: each hop overlaps the blockwise attention of the chunk in hand), forward,

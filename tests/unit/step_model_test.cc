@@ -200,6 +200,13 @@ TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank ord
   const StepTime staged = TrainingStep(g, Parallel(2, 4, 4, 1), a100, 312e12, 0.8, params, {});
   CHECK(staged.dp_bandwidth == testing::kA100NcclNvlink);
   CHECK(staged.dp_ranks_per_node == 4);
+  // Its pipeline's adjacent stages are tp x dp = 8 ranks apart, a node apart: each micro-batch's
+  // activation (2048 x 1024 bf16, 1/tp of it a rank) goes forward and its gradient back over the NIC,
+  // 25 GB/s. With 32 devices a node (one node) the same sends stay on NVLink.
+  const double send = 2 * 2048.0 * 1024 * 2 / 2;
+  CHECK(staged.pp_comm == doctest::Approx(send / 25e9));
+  CHECK(TrainingStep(g, Parallel(2, 4, 4, 1), a100, 312e12, 0.8, params, {.gpus_per_node = 32}).pp_comm ==
+        doctest::Approx(send / testing::kA100NcclNvlink));
   // --tp 4 over 16 devices: 4 groups of 4 members, 2 of each a node: 2 NICs. With --cp 2 too (32
   // devices), each gradient group is cp x dp = 8 ranks tp = 4 apart: still 2 a node, over 4 nodes.
   Settings cp = Parallel(4, 1, 4, 1);
