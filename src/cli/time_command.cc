@@ -44,9 +44,10 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
       "inference: prompt tokens per sequence (default 512, an encoder-decoder's decoder 1; 4Ki = 4,096)", "N");
   opt("--generate", f.generate, "inference: generated tokens per sequence (default 128)", "N");
   opt("--gpus-per-node", f.gpus_per_node,
-      "training: devices per node; collectives within one use the intra-node link at NCCL's rate (its "
-      "all-reduces NVLS where the device has it), larger ones the inter-node link (default 8; give 72 for a "
-      "GB200 NVL72 rack)",
+      "training: devices per node; collectives take NCCL's model (a latency per call and ring step, the "
+      "bytes over the link): within one node the intra-node link at NCCL's rate (its all-reduces by NVLS "
+      "where the device has it), larger ones the inter-node link (default 8; give 72 for a GB200 NVL72 "
+      "rack)",
       "N");
   opt("--vp", f.vp, "training: virtual pipeline stages per device (interleaved 1F1B; default 1)", "N");
   opt("--pp-schedule", f.pp_schedule,
