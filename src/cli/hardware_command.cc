@@ -40,6 +40,7 @@ std::string FieldValue(const HardwareSpec& h, const std::string& key) {
     if (key == name) return v > 0 ? FormatDouble(v) : "";
   }
   if (key == "nvls") return NvlsName(h.nvls);
+  if (key == "gpus_per_node") return h.gpus_per_node > 0 ? std::to_string(h.gpus_per_node) : "";
   const size_t dot = key.find('.');
   const std::string group = key.substr(0, dot);
   const std::optional<GemmDType> dtype = FindName<GemmDType>(key.substr(dot + 1));
@@ -103,7 +104,8 @@ Report HardwareReport() {
                                  {.key = "attention_efficiency", .unit = Unit::kRatio, .shown = false},
                                  {.key = "decode_bandwidth_efficiency", .unit = Unit::kRatio, .shown = false},
                                  {.key = "intra_node_collective_share", .unit = Unit::kRatio, .shown = false},
-                                 {.key = "nvls", .shown = false}};
+                                 {.key = "nvls", .shown = false},
+                                 {.key = "gpus_per_node", .unit = Unit::kNumber, .shown = false}};
   for (const auto& [d, dtype] : dtypes) {
     columns.push_back(
         {.key = "peak." + d, .label = d + " peak", .unit = Unit::kFlopPerSecond, .shown = d == "bf16" || d == "fp8"});
@@ -141,6 +143,7 @@ Report HardwareReport() {
       }
     }
     row.push_back(h.nvls == NvlsArch::kNone ? Cell() : Cell(std::string(NvlsName(h.nvls))));
+    row.push_back(h.gpus_per_node > 0 ? Cell(h.gpus_per_node) : Cell());
     // A dtype without a peak (or an efficiency) is absent from the device's JSON object.
     for (const std::map<GemmDType, double>* by_dtype : {&h.peak_flops, &h.gemm_efficiency}) {
       for (const auto& [d, dtype] : dtypes) {

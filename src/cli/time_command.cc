@@ -46,8 +46,8 @@ void AddTimeFlags(CLI::App* cmd, TimeFlags& f) {
   opt("--gpus-per-node", f.gpus_per_node,
       "training: devices per node; collectives take NCCL's model (a latency per call and ring step, the "
       "bytes over the link): within one node the intra-node link at NCCL's rate (its all-reduces by NVLS "
-      "where the device has it), larger ones the inter-node link (default 8; give 72 for a GB200 NVL72 "
-      "rack)",
+      "where the device has it), larger ones the inter-node link (default the device's scale-up domain: a "
+      "GB200's NVL72 rack 72, else 8)",
       "N");
   opt("--vp", f.vp, "training: virtual pipeline stages per device (interleaved 1F1B; default 1)", "N");
   opt("--pp-schedule", f.pp_schedule,

@@ -87,7 +87,8 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
                "attention_efficiency",
                "decode_bandwidth_efficiency",
                "intra_node_collective_share",
-               "nvls"});
+               "nvls",
+               "gpus_per_node"});
   HardwareSpec h;
   h.source = file;
   h.name = m.String("name", std::filesystem::path(file).stem().string());
@@ -138,6 +139,7 @@ HardwareSpec LoadHardwareText(const std::string& file, const std::string& text) 
         {"intra_node_collective_share", &h.intra_node_collective_share}}) {
     if (m.Has(key)) *into = ratio_of(m.Get(key), m.Loc(key), std::string("'") + key + "'");
   }
+  if (m.Has("gpus_per_node")) h.gpus_per_node = m.PositiveInt("gpus_per_node");
   if (m.Has("nvls")) {
     h.nvls = m.Choice("nvls", {"hopper", "blackwell"}, 0) == 0 ? NvlsArch::kHopper : NvlsArch::kBlackwell;
   }
@@ -200,7 +202,8 @@ std::vector<std::string> HardwareFieldKeys() {
                                    "attention_efficiency",
                                    "decode_bandwidth_efficiency",
                                    "intra_node_collective_share",
-                                   "nvls"};
+                                   "nvls",
+                                   "gpus_per_node"};
   for (const char* group : {"peak_flops.", "gemm_efficiency.", "achieved_flops."}) {
     for (const std::string& d : PeakKeys()) keys.push_back(group + d);
   }

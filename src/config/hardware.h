@@ -40,6 +40,9 @@ struct HardwareSpec {
   // later), the architecture whose NVLS constants NCCL applies (estimate/collectives.h); kNone when
   // not given (no NVLS all-reduce).
   NvlsArch nvls = NvlsArch::kNone;
+  // The devices one scale-up link joins (an NVL72 rack's 72): a training run's default
+  // --gpus-per-node; 0 when not given (8, an HGX board's).
+  uint64_t gpus_per_node = 0;
   double board_power_w = 0;  // the board's rated power (TDP/TBP), watts; 0 when not given
   // dtype -> the fraction of the dense peak large GEMMs reach (cuBLAS at large square shapes);
   // absent: training time falls back to a fixed MFU.

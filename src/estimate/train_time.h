@@ -20,7 +20,8 @@ struct TrainQuery {
   // The modelled seconds of one replica's optimizer step (estimate/step_model.h): used when neither
   // mfu nor achieved is given.
   std::optional<double> step_seconds;
-  uint64_t gpus_per_node = 8;
+  // --gpus-per-node; 0 when not given: the device's own (HardwareSpec::gpus_per_node), else 8.
+  uint64_t gpus_per_node = 0;
   uint64_t vp = 1;  // virtual pipeline stages (interleaved 1F1B)
   PipelineSchedule schedule = PipelineSchedule::k1f1b;
   Kernels kernels = Kernels::kEager;               // what the step's non-GEMM ops run as (estimate/kernel_costs.h)

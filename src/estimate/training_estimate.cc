@@ -229,9 +229,13 @@ TimeFit CheckFit(uint64_t needed, const HardwareSpec& hw, const Settings& s, con
   return fit;
 }
 
-TrainingEstimate EstimateTraining(Evaluation& ev, const Settings& s, const TimeRequest& req) {
+TrainingEstimate EstimateTraining(Evaluation& ev, const Settings& s, const TimeRequest& given) {
   static const HardwareSpec kNoDevice;
   const HardwareSpec& hw = s.device != nullptr ? *s.device : kNoDevice;
+  // A node is what --gpus-per-node says, else the devices one scale-up link joins on this device
+  // (a GB200 NVL72 rack's 72), else an HGX board's 8.
+  TimeRequest req = given;
+  if (req.train.gpus_per_node == 0) req.train.gpus_per_node = hw.gpus_per_node > 0 ? hw.gpus_per_node : 8;
   TrainingEstimate e;
   e.settings = &s;
   e.hardware = hw.name;

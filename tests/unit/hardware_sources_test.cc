@@ -34,7 +34,8 @@ TEST_CASE("hardware sources: every figure in the catalog names where it comes fr
                                                        {"host_bandwidth", h.host_bandwidth},
                                                        {"attention_efficiency", h.attention_efficiency},
                                                        {"intra_node_collective_share", h.intra_node_collective_share},
-                                                       {"nvls", h.nvls == NvlsArch::kNone ? 0.0 : 1.0}};
+                                                       {"nvls", h.nvls == NvlsArch::kNone ? 0.0 : 1.0},
+                                                       {"gpus_per_node", static_cast<double>(h.gpus_per_node)}};
     for (const auto& field : optional) {
       CAPTURE(field.first);
       CHECK(h.field_sources.contains(field.first) == (field.second > 0));

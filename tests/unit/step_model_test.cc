@@ -9,6 +9,7 @@
 #include "estimate/flops.h"
 #include "estimate/kernel_costs.h"
 #include "estimate/params.h"
+#include "unit/run_tally.h"
 #include "unit/test_util.h"
 
 namespace tally {
@@ -299,6 +300,19 @@ TEST_CASE("step: tensor-parallel all-reduces, forward and backward, not overlapp
   CHECK(TrainingStep(g, s, a100, 312e12, 0.8, CountParams(g).trainable, {}).tp_comm == doctest::Approx(st.tp_comm));
 }
 
+TEST_CASE("step: a GB200's node is its NVL72 rack unless --gpus-per-node says otherwise") {
+  // Llama 3 70B on 64 GB200 at --tp 8: the 8 data-parallel ranks of a stage, tp = 8 apart, span 64
+  // devices. In one 72-GPU rack they reduce over NVLink (NCCL's 18 x 40.1 GB/s); with 8 a node, one
+  // member a node on its NIC (50 GB/s at nccl-tests' share, kNetworkCollectiveShare).
+  const std::vector<std::string> args = {"time", "llama-3-70b", "--hardware", "gb200", "--gpus", "64", "--tp", "8"};
+  const nlohmann::json rack = testing::RunJson(args)["time"]["comm"];
+  CHECK(rack["dp_bandwidth"].get<double>() == doctest::Approx(18 * 40.1e9));
+  std::vector<std::string> boards = args;
+  boards.insert(boards.end(), {"--gpus-per-node", "8"});
+  CHECK(testing::RunJson(boards)["time"]["comm"]["dp_bandwidth"].get<double>() ==
+        doctest::Approx(50e9 * kNetworkCollectiveShare));
+}
+
 TEST_CASE("step: a plain tensor-parallel all-reduce may take NVLS, sequence parallelism and --tp-overlap never") {
   // Llama-2-7B at tp 8 on one H100 node: 128 all-reduces of a 2048 x 4096 bf16 output; each by NVLS,
   // 25 us and 476 GB/s of bus bandwidth (tests/unit/test_util.h), where the ring has 370.8.
@@ -349,9 +363,11 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
   CHECK(ResolveHardware("h800").IntraNodeCollectiveBandwidth() == doctest::Approx(8 * 20.6e9));  // 8 links
   CHECK(ResolveHardware("h100-pcie").nvls == NvlsArch::kNone);  // NVLink bridges, no switch
   // Across nodes a B200 (DGX B200: 8 ConnectX-7 at 400 Gb/s) has 50 GB/s, where NVLink's 900 had stood
-  // in for want of the field. The GB200 gives none: its NVLink domain is the 72-GPU rack.
+  // in for want of the field; a GB200 between racks the same, its NVLink domain the 72-GPU rack.
   CHECK(ResolveHardware("b200").inter_node_bandwidth == 50e9);
-  CHECK(ResolveHardware("gb200").inter_node_bandwidth == 0);
+  CHECK(ResolveHardware("gb200").inter_node_bandwidth == 50e9);
+  CHECK(ResolveHardware("gb200").gpus_per_node == 72);
+  CHECK(ResolveHardware("b200").gpus_per_node == 0);  // an HGX board: --gpus-per-node's 8
   CHECK(ResolveHardware("b200").board_power_w == 1000);
   CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
