@@ -377,7 +377,9 @@ KeyTable<TimeEstimate> StepRows() {
        .unit = Unit::kSecond,
        .value = [](E e) { return If(Step(e), [](M m) { return m.time.pp_comm; }); },
        .explain = [](E) -> std::string {
-         return "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp)";
+         return "2 x micro-batch activation / tp / link bandwidth per micro-batch (x vp); the inter-node link "
+                "unless the whole grid fits one node (adjacent stages are tp x cp x dp ranks apart, the pipeline "
+                "outermost in Megatron-Core's rank order), the slowest boundary pacing the pipeline";
        }},
       {.key = "time.comm.dp_seconds",
        .label = "data-parallel gradient reduction (whole)",

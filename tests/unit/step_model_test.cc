@@ -208,6 +208,12 @@ TEST_CASE("step: the data-parallel group's link follows Megatron-Core's rank ord
   CHECK(staged.pp_comm == doctest::Approx(send / 25e9));
   CHECK(TrainingStep(g, Parallel(2, 4, 4, 1), a100, 312e12, 0.8, params, {.gpus_per_node = 32}).pp_comm ==
         doctest::Approx(send / testing::kA100NcclNvlink));
+  // --tp 2 --cp 2 --pp 2 over 16 devices (dp 2): stages of tp x cp x dp = 8, a node each, so the one
+  // boundary crosses the NIC, though tp x dp x pp = 8 would fit a node. The context-parallel rank holds
+  // s / cp of the tokens: half the send.
+  Settings context_pp = Parallel(2, 2, 4, 1);
+  context_pp.cp = 2;
+  CHECK(TrainingStep(g, context_pp, a100, 312e12, 0.8, params, {}).pp_comm == doctest::Approx(send / 2 / 25e9));
   // --tp 4 over 16 devices: 4 groups of 4 members, 2 of each a node: 2 NICs. With --cp 2 too (32
   // devices), each gradient group is cp x dp = 8 ranks tp = 4 apart: still 2 a node, over 4 nodes.
   Settings cp = Parallel(4, 1, 4, 1);
@@ -373,6 +379,10 @@ TEST_CASE("step: the hardware catalog carries the collective links, board power 
                                         "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
                                         "nvls: ampere\n"),
                        "x.yaml:4:7: error: 'nvls' must be one of hopper, blackwell, got 'ampere'", InputError);
+  CHECK_THROWS_WITH_AS(LoadHardwareText("x.yaml",
+                                        "memory_bytes: 1\nmemory_bandwidth: 1e9\npeak_flops: {bf16: 1e12}\n"
+                                        "gpus_per_node: 0\n"),
+                       "x.yaml:4:16: error: 'gpus_per_node' must be a positive whole number, got '0'", InputError);
   // Blackwell's attention: FlashAttention-4's best, 1,605 of 2,250 TFLOP/s on a B200 (Zadouri et al.
   // 2026, arXiv 2603.05451); the GB200 carries it over (the same SMs), the B300 takes none.
   CHECK(ResolveHardware("b200").attention_efficiency == 0.71);
