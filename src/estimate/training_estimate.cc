@@ -191,6 +191,14 @@ void Finish(const HardwareSpec& hw, const Settings& s, const TrainQuery& query, 
         "--moe-imbalance changes nothing without --ep: every device computes every expert's tokens (or its "
         "--etp slice of them), so no device waits for a busier one");
   }
+  // An expert group smaller than a node that does not divide it: some groups straddle two nodes, yet
+  // ExpertAllToAllSeconds puts min(ep, nodes' ranks) of each in one node.
+  const uint64_t expert_group = s.ep * s.expert_tp();
+  if (e.step && s.ep > 1 && s.gpus > per_node && expert_group < per_node && per_node % expert_group != 0) {
+    e.notes.push_back("an expert group's ep x etp = " + std::to_string(expert_group) +
+                      " devices do not fall evenly into nodes of --gpus-per-node " + std::to_string(per_node) +
+                      ": some groups straddle two nodes, and their all-to-all is priced as if each sat in one");
+  }
   if (query.ep_dispatch == EpDispatch::kDeepEp && s.ep * s.expert_tp() <= query.gpus_per_node) {
     e.notes.push_back("--ep-dispatch deepep changes nothing here: the expert group (ep x etp = " +
                       std::to_string(s.ep * s.expert_tp()) +
